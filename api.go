@@ -1,0 +1,160 @@
+package calltrail
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Func describes a traced function to the fast path. Generated code
+// declares one per function, statically initialised, and passes its
+// address to Enter:
+//
+//	var _ctf = [...]calltrail.Func{{Name: "main.A1", File: "main.go", Line: 12}}
+//
+//	func A1() {
+//		if calltrail.Enabled { if c := calltrail.Enter(&_ctf[0]); c != 0 { defer calltrail.Exit(c) } }
+//		...
+//	}
+//
+// Name is the function's name as Go's runtime gives it ("main.(*T).M",
+// "main.main.func1"). The function gets its id the first time it is
+// entered.
+type Func struct {
+	Name string
+	File string
+	Line int
+
+	id atomic.Uint32
+}
+
+// tr is the program's tracer, set once by init when tracing starts.
+var tr *tracer
+
+// recording is true while Enter records calls.
+var recording atomic.Bool
+
+// Enter records that the calling goroutine entered f, and returns the Call
+// to pass to Exit when f is left. It returns the zero Call, on which Exit
+// does nothing, when tracing is off or its buffers are full.
+func Enter(f *Func) Call {
+	if !Enabled || !recording.Load() {
+		return 0
+	}
+	id := f.id.Load()
+	if id == 0 {
+		id = register(f)
+		if id == 0 {
+			return 0
+		}
+	}
+	return tr.enter(id)
+}
+
+func register(f *Func) uint32 {
+	id := tr.reg.id(f.Name, f.File, f.Line)
+	f.id.Store(id)
+	return id
+}
+
+// Exit records the end of call c, whether its function returned, panicked
+// or called runtime.Goexit. It must run on the goroutine that entered, as
+// a deferred call does.
+func Exit(c Call) {
+	if Enabled && c != 0 {
+		tr.exit(c)
+	}
+}
+
+// Trace records entry into the function that calls it, and returns the
+// function that records its exit:
+//
+//	func D() {
+//		defer calltrail.Trace()()
+//		...
+//	}
+//
+// It finds its caller from the return address and caches the answer per
+// call site, so only the first call of each site pays for the lookup.
+//
+//go:noinline
+func Trace() func() {
+	if !Enabled || !recording.Load() {
+		return nop
+	}
+	var pc uintptr
+	if fpHops >= 0 {
+		pc = fpcaller(uintptr(fpHops))
+	} else {
+		var pcs [1]uintptr
+		runtime.Callers(2, pcs[:])
+		pc = pcs[0]
+	}
+	s := siteFor(pc)
+	if s == nil || tr.enter(s.id) == 0 {
+		return nop
+	}
+	return s.exit
+}
+
+func nop() {}
+
+// A site is a call site of Trace, with its function id and its exit
+// function, made once so that Trace does not allocate.
+type site struct {
+	id   uint32
+	exit func()
+}
+
+var sites sync.Map // return pc -> *site
+
+func siteFor(pc uintptr) *site {
+	if s, ok := sites.Load(pc); ok {
+		return s.(*site)
+	}
+	f := runtime.FuncForPC(pc - 1)
+	if f == nil {
+		return nil
+	}
+	file, line := f.FileLine(f.Entry())
+	id := tr.reg.id(f.Name(), file, line)
+	if id == 0 {
+		return nil
+	}
+	s := &site{id: id}
+	s.exit = func() { tr.exit(Call(curGoid()&(1<<gBits-1)<<fidBits | uint64(s.id))) }
+	actual, _ := sites.LoadOrStore(pc, s)
+	return actual.(*site)
+}
+
+// Pause stops recording new calls; calls already entered still record
+// their exits. Resume starts recording again. Both are cheap, and safe to
+// call from any goroutine.
+func Pause() { recording.Store(false) }
+
+// Resume starts recording again after Pause. It does nothing if tracing
+// never started (CALLTRAIL=off, or built without the calltrail tag) or
+// has been stopped.
+func Resume() {
+	if Enabled && tr != nil && !tr.w.closed() {
+		recording.Store(true)
+	}
+}
+
+// Flush writes everything recorded so far to the trace file and returns
+// when it is written.
+func Flush() {
+	if Enabled && tr != nil {
+		tr.w.request("", false)
+	}
+}
+
+// Stop ends tracing: it writes everything recorded so far, ends and
+// closes the trace file. Tracing stops by itself when main.main returns;
+// call Stop before os.Exit, which Go gives no way to notice.
+func Stop() {
+	if Enabled && tr != nil {
+		recording.Store(false)
+		tr.w.request("stopped", true)
+	}
+}

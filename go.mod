@@ -1,0 +1,3 @@
+module github.com/calltrail/calltrail
+
+go 1.22

@@ -1,0 +1,72 @@
+// Package seedview formats calls in the indented view of the original
+// functrace tool, which both the runtime's live output and
+// "calltrail replay" print:
+//
+//	g[01]:	->main.A1
+//	g[01]:		->main.B1
+//	g[01]:		<-main.B1 1.25ms
+//	g[01]:	<-main.A1 1.31ms
+//
+// It uses the standard library only, because the runtime depends on it.
+package seedview
+
+import (
+	"strconv"
+	"time"
+)
+
+// AppendEnter appends the line for goroutine g entering name at depth
+// (1 for a goroutine's outermost traced call).
+func AppendEnter(b []byte, g uint64, depth int, name string) []byte {
+	b = appendPrefix(b, g, depth)
+	b = append(b, "->"...)
+	b = append(b, name...)
+	return append(b, '\n')
+}
+
+// AppendExit appends the line for goroutine g leaving name after d. note,
+// when not empty, is added in parentheses ("panic", "unfinished").
+func AppendExit(b []byte, g uint64, depth int, name string, d time.Duration, note string) []byte {
+	b = appendPrefix(b, g, depth)
+	b = append(b, "<-"...)
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = AppendDuration(b, d)
+	if note != "" {
+		b = append(b, " ("...)
+		b = append(b, note...)
+		b = append(b, ')')
+	}
+	return append(b, '\n')
+}
+
+func appendPrefix(b []byte, g uint64, depth int) []byte {
+	b = append(b, "g["...)
+	if g < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendUint(b, g, 10)
+	b = append(b, "]:"...)
+	for i := 0; i < depth; i++ {
+		b = append(b, '\t')
+	}
+	return b
+}
+
+// AppendDuration appends d rounded to three significant digits, in the
+// style of time.Duration: 812ns, 12.3µs, 1.25ms, 2.5s.
+func AppendDuration(b []byte, d time.Duration) []byte {
+	return append(b, Round(d).String()...)
+}
+
+// Round rounds d to three significant digits.
+func Round(d time.Duration) time.Duration {
+	if d < 0 {
+		return -Round(-d)
+	}
+	unit := time.Duration(1)
+	for d >= 1000*unit && unit < time.Hour {
+		unit *= 10
+	}
+	return d.Round(unit)
+}

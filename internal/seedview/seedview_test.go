@@ -1,0 +1,39 @@
+package seedview
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRound(t *testing.T) {
+	tests := []struct {
+		in   time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{812, "812ns"},
+		{1234, "1.23µs"},
+		{12345, "12.3µs"},
+		{1254 * time.Microsecond, "1.25ms"},
+		{1250 * time.Microsecond, "1.25ms"},
+		{999999, "1ms"},
+		{2500 * time.Millisecond, "2.5s"},
+		{90 * time.Second, "1m30s"},
+		{-1234, "-1.23µs"},
+	}
+	for _, tt := range tests {
+		if got := Round(tt.in).String(); got != tt.want {
+			t.Errorf("Round(%d) = %s, want %s", int64(tt.in), got, tt.want)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	b := AppendEnter(nil, 1, 1, "main.A1")
+	b = AppendExit(b, 1, 2, "main.B1", 1254*time.Microsecond, "")
+	b = AppendExit(b, 123, 1, "main.D", 80, "panic")
+	want := "g[01]:\t->main.A1\ng[01]:\t\t<-main.B1 1.25ms\ng[123]:\t<-main.D 80ns (panic)\n"
+	if string(b) != want {
+		t.Errorf("got %q, want %q", b, want)
+	}
+}

@@ -1,0 +1,77 @@
+package calltrail
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// registry assigns function ids. It is used off the hot path only: once
+// per function, and by the writer to name goroutine creators.
+type registry struct {
+	mu      sync.Mutex
+	ids     map[string]uint32
+	funcs   []tracefile.Func // index is id; funcs[0] is unused
+	written int              // funcs[1:written] are in the file; writer only
+	full    atomic.Uint64    // functions left untraced because ids ran out
+	mainID  atomic.Uint32    // id of main.main, 0 until registered
+}
+
+func (r *registry) init() {
+	r.ids = make(map[string]uint32)
+	r.funcs = []tracefile.Func{{}}
+	r.written = 1
+}
+
+// id returns the id of the named function, adding it if needed. It returns
+// 0 when no more ids are left.
+func (r *registry) id(name, file string, line int) uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id, ok := r.ids[name]; ok {
+		return id
+	}
+	if len(r.funcs) > maxFid {
+		r.full.Add(1)
+		return 0
+	}
+	id := uint32(len(r.funcs))
+	r.funcs = append(r.funcs, tracefile.Func{Name: name, File: file, Line: line})
+	r.ids[name] = id
+	if name == "main.main" {
+		r.mainID.Store(id)
+	}
+	return id
+}
+
+// forPC returns the id of the function holding pc.
+func (r *registry) forPC(pc uintptr) uint32 {
+	f := runtime.FuncForPC(pc)
+	if f == nil {
+		return 0
+	}
+	file, line := f.FileLine(f.Entry())
+	return r.id(f.Name(), file, line)
+}
+
+// unwritten returns the functions registered since the last call, and the
+// id of the first.
+func (r *registry) unwritten() (uint32, []tracefile.Func) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := r.written
+	fs := append([]tracefile.Func(nil), r.funcs[first:]...)
+	r.written = len(r.funcs)
+	return uint32(first), fs
+}
+
+func (r *registry) name(id uint32) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if int(id) < len(r.funcs) {
+		return r.funcs[id].Name
+	}
+	return "?"
+}

@@ -1,0 +1,218 @@
+package calltrail
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// gBits is how many bits of a goroutine id a Call keeps.
+const gBits = 64 - fidBits - 3
+
+// options come from the environment of the traced program.
+type options struct {
+	out    string        // CALLTRAIL_OUT: trace file, default calltrail.out
+	text   string        // CALLTRAIL_TEXT: "stderr" or a path for the live view
+	buffer int           // CALLTRAIL_BUFFER: bytes of ring memory, default 32 MiB
+	every  time.Duration // CALLTRAIL_FLUSH: write interval, default 100ms
+}
+
+const (
+	defaultBuffer = 32 << 20
+	slotSize      = 16
+)
+
+func optionsFromEnv() (options, error) {
+	o := options{out: "calltrail.out", buffer: defaultBuffer, every: 100 * time.Millisecond}
+	if v := os.Getenv("CALLTRAIL_OUT"); v != "" {
+		o.out = v
+	}
+	o.text = os.Getenv("CALLTRAIL_TEXT")
+	if v := os.Getenv("CALLTRAIL_BUFFER"); v != "" {
+		n, err := parseSize(v)
+		if err != nil {
+			return o, fmt.Errorf("CALLTRAIL_BUFFER=%q: %v", v, err)
+		}
+		o.buffer = n
+	}
+	if v := os.Getenv("CALLTRAIL_FLUSH"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Minute {
+			return o, fmt.Errorf("CALLTRAIL_FLUSH=%q: want a duration such as 100ms, at most 1m", v)
+		}
+		o.every = d
+	}
+	return o, nil
+}
+
+// parseSize reads "64MiB", "64M", "1G", "65536".
+func parseSize(s string) (int, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	u = strings.TrimSuffix(strings.TrimSuffix(u, "B"), "I")
+	mult := 1
+	switch {
+	case strings.HasSuffix(u, "K"):
+		mult = 1 << 10
+	case strings.HasSuffix(u, "M"):
+		mult = 1 << 20
+	case strings.HasSuffix(u, "G"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		u = u[:len(u)-1]
+	}
+	n, err := strconv.Atoi(u)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("want a size such as 64MiB")
+	}
+	return n * mult, nil
+}
+
+var setupOnce sync.Once
+
+// setup probes the runtime and the machine; it runs once per process.
+func setup() {
+	setupOnce.Do(func() {
+		probeG()
+		probeCallers()
+		setupClock()
+	})
+}
+
+// newTracer builds the rings for o and starts the writer on out.
+func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Closer) (*tracer, error) {
+	setup()
+	nshards := 1 << bits.Len(uint(4*runtime.GOMAXPROCS(0)-1))
+	nshards = min(max(nshards, 4), 256)
+	per := o.buffer / slotSize / nshards
+	per = 1 << (bits.Len(uint(max(per, 1024))) - 1) // a power of two, at least 1024
+	t := &tracer{shards: make([]shard, nshards), shardMask: uint64(nshards - 1)}
+	for i := range t.shards {
+		t.shards[i] = newShard(per)
+	}
+	t.seen = make([]atomic.Uint64, 1<<12)
+	t.seenMask = 1<<12 - 1
+	t.reg.init()
+
+	exe, _ := os.Executable()
+	goid := "g"
+	if !fastG {
+		goid = "stack"
+	}
+	meta := map[string]string{
+		"program":    filepath.Base(exe),
+		"path":       exe,
+		"args":       strings.Join(os.Args[1:], " "),
+		"go":         runtime.Version(),
+		"goos":       runtime.GOOS,
+		"goarch":     runtime.GOARCH,
+		"gomaxprocs": strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"pid":        strconv.Itoa(os.Getpid()),
+		"start":      time.Now().Format(time.RFC3339Nano),
+		"clock":      clockName,
+		"goid":       goid,
+		"parents":    strconv.FormatBool(parentOff != 0),
+		"buffer":     strconv.Itoa(nshards * per * slotSize),
+		"shards":     strconv.Itoa(nshards),
+	}
+	w := &writer{t: t, out: &sink{w: out}, every: o.every, reqs: make(chan flushReq, 4)}
+	w.batches = make([]tracefile.Batch, nshards)
+	for i := range w.batches {
+		w.batches[i].Shard = i
+	}
+	enc, err := tracefile.NewEncoder(w.out, meta)
+	if err != nil {
+		return nil, err
+	}
+	if w.out.err != nil {
+		return nil, w.out.err
+	}
+	w.enc = enc
+	w.startNs = nanotime()
+	enc.Clock(now(), 0)
+	if text != nil {
+		nsPer := 1.0
+		if useCounter {
+			nsPer = roughNsPerUnit()
+		}
+		w.text = &textView{w: bufio.NewWriter(text), c: textCloser, reg: &t.reg, nsPer: nsPer, stacks: map[uint64][]textFrame{}}
+	}
+	t.w = w
+	go w.run()
+	return t, nil
+}
+
+// roughNsPerUnit measures the length of a trace unit over a millisecond,
+// for the live view; the file gets exact calibration points instead.
+func roughNsPerUnit() float64 {
+	u0, n0 := now(), nanotime()
+	for nanotime()-n0 < 1_000_000 {
+	}
+	return float64(nanotime()-n0) / float64(now()-u0)
+}
+
+func init() {
+	if !Enabled {
+		return
+	}
+	if v := os.Getenv("CALLTRAIL"); v == "off" || v == "0" {
+		return
+	}
+	if err := start(); err != nil {
+		fmt.Fprintf(os.Stderr, "calltrail: not tracing: %v\n", err)
+	}
+}
+
+// start begins tracing the program as the environment says.
+func start() error {
+	o, err := optionsFromEnv()
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return err
+	}
+	var text io.Writer
+	var textCloser io.Closer
+	switch o.text {
+	case "":
+	case "stderr":
+		text = os.Stderr
+	case "stdout":
+		text = os.Stdout
+	default:
+		tf, err := os.Create(o.text)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		text, textCloser = tf, tf
+	}
+	t, err := newTracer(o, f, text, textCloser)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	tr = t
+	recording.Store(true)
+	handleSignals(t)
+	return nil
+}
+
+func (w *writer) closed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done
+}

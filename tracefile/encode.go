@@ -1,0 +1,205 @@
+package tracefile
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"sort"
+	"time"
+)
+
+// Encoder writes a trace file. It is not safe for concurrent use: the
+// runtime drives it from its single background writer.
+type Encoder struct {
+	w   io.Writer
+	buf []byte // chunks not yet written
+}
+
+// NewEncoder writes the header and the metadata chunk to w. Metadata keys
+// are free-form; the runtime writes the keys listed in docs/format.md.
+func NewEncoder(w io.Writer, meta map[string]string) (*Encoder, error) {
+	e := &Encoder{w: w}
+	e.buf = append(e.buf, Magic...)
+	e.buf = binary.AppendUvarint(e.buf, Version)
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	p := e.begin(chunkMeta)
+	p = binary.AppendUvarint(p, uint64(len(keys)))
+	for _, k := range keys {
+		p = appendString(p, k)
+		p = appendString(p, meta[k])
+	}
+	e.end(p)
+	return e, e.Flush()
+}
+
+// begin starts a chunk in e.buf and returns the buffer to append the
+// payload to; end finishes it. The payload length is not known in advance,
+// so begin reserves the largest uvarint the length can need and end moves
+// the payload down if the length turned out shorter.
+func (e *Encoder) begin(typ byte) []byte {
+	e.buf = append(e.buf, typ, 0, 0, 0, 0)
+	return e.buf
+}
+
+func (e *Encoder) end(p []byte) {
+	start := len(e.buf) // payload starts here
+	typAt := start - 5
+	n := len(p) - start
+	var lb [binary.MaxVarintLen32]byte
+	ln := binary.PutUvarint(lb[:], uint64(n))
+	copy(p[typAt+1+ln:], p[start:])
+	copy(p[typAt+1:], lb[:ln])
+	p = p[:typAt+1+ln+n]
+	crc := crc32.Update(0, castagnoli, p[typAt:typAt+1])
+	crc = crc32.Update(crc, castagnoli, p[typAt+1+ln:])
+	e.buf = binary.LittleEndian.AppendUint32(p, crc)
+}
+
+// Funcs appends a function table chunk defining ids first, first+1, ...
+func (e *Encoder) Funcs(first uint32, fs []Func) {
+	if len(fs) == 0 {
+		return
+	}
+	p := e.begin(chunkFuncs)
+	p = binary.AppendUvarint(p, uint64(first))
+	p = binary.AppendUvarint(p, uint64(len(fs)))
+	for _, f := range fs {
+		p = appendString(p, f.Name)
+		p = appendString(p, f.File)
+		p = binary.AppendUvarint(p, uint64(f.Line))
+	}
+	e.end(p)
+}
+
+// Clock appends a calibration point: at the given tick count, the
+// monotonic clock read ns nanoseconds since the trace started. The first
+// point defines tick and time zero of the trace; times of events are
+// interpolated between the first and the latest point read.
+func (e *Encoder) Clock(ticks int64, ns int64) {
+	p := e.begin(chunkClock)
+	p = binary.AppendVarint(p, ticks)
+	p = binary.AppendVarint(p, ns)
+	e.end(p)
+}
+
+// Events appends the events of b as one chunk and resets b.
+func (e *Encoder) Events(b *Batch) {
+	if b.n == 0 {
+		return
+	}
+	p := e.begin(chunkEvents)
+	p = binary.AppendUvarint(p, uint64(b.Shard))
+	p = binary.AppendVarint(p, b.base)
+	p = binary.AppendUvarint(p, uint64(b.n))
+	p = append(p, b.buf...)
+	e.end(p)
+	b.reset()
+}
+
+// Stats appends the cumulative counters.
+func (e *Encoder) Stats(s Stats) {
+	p := e.begin(chunkStats)
+	p = binary.AppendUvarint(p, s.Calls)
+	p = binary.AppendUvarint(p, s.DroppedCalls)
+	p = binary.AppendUvarint(p, s.Flushes)
+	e.end(p)
+}
+
+// End appends an end-of-trace chunk. A trace may hold more than one (a
+// program that went on after SIGINT was handled); the last one counts.
+func (e *Encoder) End(reason string, wall time.Time) {
+	p := e.begin(chunkEnd)
+	p = appendString(p, reason)
+	p = binary.AppendVarint(p, wall.UnixNano())
+	e.end(p)
+}
+
+// Buffered reports how many bytes are waiting for Flush.
+func (e *Encoder) Buffered() int { return len(e.buf) }
+
+// Flush writes the buffered chunks with a single Write, so that a reader
+// of a file being written sees whole chunks or nothing of them in the
+// common case, and never a chunk it cannot detect as cut.
+func (e *Encoder) Flush() error {
+	if len(e.buf) == 0 {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+	return err
+}
+
+func appendString(p []byte, s string) []byte {
+	p = binary.AppendUvarint(p, uint64(len(s)))
+	return append(p, s...)
+}
+
+// Batch accumulates the events of one shard between two writes. Within a
+// batch, a goroutine's events must be appended in the order they happened;
+// events of different goroutines may interleave.
+type Batch struct {
+	Shard int
+	buf   []byte
+	n     int    // events in buf
+	base  int64  // time of the first event
+	last  int64  // time of the previous event
+	g     uint64 // goroutine of the previous event
+}
+
+func (b *Batch) reset() {
+	b.buf = b.buf[:0]
+	b.n = 0
+	b.g = 0
+}
+
+// Len reports the number of events in b.
+func (b *Batch) Len() int { return b.n }
+
+// Size reports the encoded size of b in bytes.
+func (b *Batch) Size() int { return len(b.buf) }
+
+func (b *Batch) stamp(g uint64, t int64) {
+	if b.n == 0 {
+		b.base, b.last = t, t
+	}
+	if g != b.g {
+		b.buf = binary.AppendUvarint(b.buf, g<<2|opSwitch)
+		b.g = g
+	}
+	b.n++
+}
+
+func (b *Batch) delta(t int64) {
+	d := t - b.last
+	b.last = t
+	b.buf = binary.AppendUvarint(b.buf, uint64(d<<1)^uint64(d>>63))
+}
+
+// Enter appends the entry of goroutine g into function fn at tick t.
+func (b *Batch) Enter(g uint64, fn uint32, t int64) {
+	b.stamp(g, t)
+	b.buf = binary.AppendUvarint(b.buf, uint64(fn)<<2|opEnter)
+	b.delta(t)
+}
+
+// Exit appends the exit of goroutine g from its innermost open call.
+func (b *Batch) Exit(g uint64, k ExitKind, t int64) {
+	b.stamp(g, t)
+	b.buf = binary.AppendUvarint(b.buf, uint64(k)<<2|opExit)
+	b.delta(t)
+}
+
+// Goroutine appends what is known of goroutine gr.ID, first seen at tick t.
+func (b *Batch) Goroutine(gr Goroutine, t int64) {
+	b.stamp(gr.ID, t)
+	b.buf = binary.AppendUvarint(b.buf, extGoroutine<<2|opExt)
+	b.buf = binary.AppendUvarint(b.buf, gr.Parent)
+	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorFunc))
+	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorLine))
+	b.buf = binary.AppendUvarint(b.buf, uint64(gr.StartFunc))
+	b.delta(t)
+}

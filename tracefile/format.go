@@ -1,0 +1,113 @@
+package tracefile
+
+import (
+	"errors"
+	"hash/crc32"
+)
+
+// Magic opens every trace file.
+const Magic = "calltrail trace\n"
+
+// Version is the format version this package writes and the newest it reads.
+const Version = 1
+
+// Chunk types. Each chunk is: type byte, uvarint payload length, payload,
+// CRC-32C of the type byte and payload (4 bytes, little endian).
+const (
+	chunkMeta   = 'M' // key/value strings describing the program
+	chunkFuncs  = 'F' // function table entries
+	chunkClock  = 'C' // clock calibration point
+	chunkEvents = 'E' // events of one shard
+	chunkStats  = 'S' // cumulative counters
+	chunkEnd    = 'Z' // tracing ended; the reason
+)
+
+// Event opcodes inside an events chunk. Every op starts with a uvarint v
+// whose low two bits select the op; the rest of v is the op's argument.
+const (
+	opEnter  = 0 // v>>2 = function id; then zigzag time delta
+	opExit   = 1 // v>>2 = ExitKind; then zigzag time delta
+	opSwitch = 2 // v>>2 = goroutine id of the events that follow
+	opExt    = 3 // v>>2 = extended op below
+)
+
+// Extended ops.
+const (
+	extGoroutine = 0 // goroutine id, parent id, creator func, creator line, start func; then zigzag time delta
+)
+
+// maxChunk bounds a chunk's payload, so that a corrupt length cannot make a
+// reader allocate without limit.
+const maxChunk = 64 << 20
+
+// maxFuncID bounds function ids; ids are dense, so anything larger is
+// corruption rather than a big program.
+const maxFuncID = 1 << 22
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrCorrupt is wrapped by every error about malformed input.
+var ErrCorrupt = errors.New("corrupt trace")
+
+// ErrTruncated is returned when the file ends in the middle of a chunk:
+// everything before that chunk has been read.
+var ErrTruncated = errors.New("trace is truncated")
+
+// ErrNotTrace is returned for input that is not a calltrail trace at all.
+var ErrNotTrace = errors.New("not a calltrail trace")
+
+// ErrEmpty is returned for an empty input.
+var ErrEmpty = errors.New("trace file is empty")
+
+// ExitKind says how a call ended.
+type ExitKind uint8
+
+const (
+	Return     ExitKind = iota // the function returned
+	Panic                      // the function was left by a panic
+	Goexit                     // the function was left by runtime.Goexit
+	Unfinished                 // the trace ended while the call was running
+)
+
+func (k ExitKind) String() string {
+	switch k {
+	case Return:
+		return "return"
+	case Panic:
+		return "panic"
+	case Goexit:
+		return "goexit"
+	case Unfinished:
+		return "unfinished"
+	}
+	return "unknown"
+}
+
+// Func describes a traced function, or a place where a goroutine was
+// created. Name is the name Go's runtime gives the function
+// ("main.(*T).M", "main.main.func1").
+type Func struct {
+	Name string
+	File string
+	Line int
+}
+
+// Goroutine describes a goroutine as the runtime saw it when the goroutine
+// first made a traced call. Fields other than ID are zero when the Go runtime
+// did not make them available.
+type Goroutine struct {
+	ID          uint64
+	Parent      uint64 // goroutine that ran the go statement
+	CreatorFunc uint32 // function that holds the go statement (a function id)
+	CreatorLine int    // line of the go statement
+	StartFunc   uint32 // function the goroutine started with (a function id)
+	FirstSeen   int64  // nanoseconds since the trace started
+}
+
+// Stats are the counters the runtime keeps. They are cumulative: each
+// stats chunk replaces the previous one.
+type Stats struct {
+	Calls        uint64 // calls recorded (enters written)
+	DroppedCalls uint64 // calls not recorded because the buffers were full
+	Flushes      uint64 // write cycles of the background writer
+}

@@ -1,0 +1,517 @@
+package tracefile
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sort"
+	"time"
+)
+
+// EventKind tells what an Event records.
+type EventKind uint8
+
+const (
+	EnterEvent     EventKind = iota + 1 // a call began
+	ExitEvent                           // a call ended (see Event.Exit)
+	GoroutineEvent                      // a goroutine made its first traced call (see Reader.Goroutine)
+)
+
+// Event is one thing that happened in the traced program. Times are
+// nanoseconds since the trace started.
+type Event struct {
+	Kind  EventKind
+	G     uint64 // goroutine
+	Func  uint32 // function id (enter and exit events); see Reader.Func
+	Time  int64
+	Depth int // nesting of the call among the goroutine's traced calls, 1 for the outermost
+
+	// For exit events only.
+	Exit  ExitKind
+	Start int64 // when the call began
+}
+
+// Duration is the wall time of the call ended by an exit event.
+func (e *Event) Duration() time.Duration { return time.Duration(e.Time - e.Start) }
+
+type frame struct {
+	fn    uint32
+	start int64
+}
+
+// Reader decodes a trace file as a stream of events.
+type Reader struct {
+	r   *bufio.Reader
+	off int64 // bytes consumed so far
+
+	version int
+	meta    map[string]string
+	funcs   []Func // index is the function id; id 0 is unused
+	gs      map[uint64]*Goroutine
+	stats   Stats
+	end     string
+	ended   bool // the last chunk read was an end chunk
+	chunks  int
+
+	// Clock calibration: first and latest points.
+	t0, ns0, tl, nsl int64
+	clocks           int
+	rate             float64 // nanoseconds per tick
+
+	// The events chunk being decoded.
+	buf     []byte
+	ev      []byte
+	left    int // events still to decode in ev
+	g       uint64
+	last    int64
+	maxTime int64
+
+	stacks map[uint64][]frame
+	calls  uint64
+
+	// After the input ends: synthetic exits for calls still open, then err.
+	done    bool
+	pending []Event
+	err     error
+}
+
+// NewReader reads the header and metadata of a trace. The events are read
+// by calling Next.
+func NewReader(r io.Reader) (*Reader, error) {
+	rd := &Reader{
+		r:      bufio.NewReaderSize(r, 256<<10),
+		funcs:  []Func{{}},
+		gs:     make(map[uint64]*Goroutine),
+		stacks: make(map[uint64][]frame),
+		rate:   1,
+	}
+	var magic [len(Magic)]byte
+	n, err := io.ReadFull(rd.r, magic[:])
+	rd.off += int64(n)
+	switch {
+	case n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF):
+		return nil, ErrEmpty
+	case err == io.ErrUnexpectedEOF || err == nil && string(magic[:]) != Magic:
+		if string(magic[:n]) == Magic[:n] && err != nil {
+			return nil, fmt.Errorf("%w: header cut after %d bytes", ErrTruncated, n)
+		}
+		return nil, ErrNotTrace
+	case err != nil:
+		return nil, err
+	}
+	v, err := binary.ReadUvarint(rd.r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: header cut in its version", ErrTruncated)
+	}
+	rd.off += int64(uvarintLen(v))
+	if v == 0 {
+		return nil, fmt.Errorf("%w: format version 0", ErrCorrupt)
+	}
+	if v > Version {
+		return nil, fmt.Errorf("trace format version %d is newer than this calltrail reads (%d): update calltrail", v, Version)
+	}
+	rd.version = int(v)
+	typ, p, err := rd.chunk()
+	if err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("%w: no metadata", ErrTruncated)
+		}
+		return nil, err
+	}
+	if typ != chunkMeta {
+		return nil, fmt.Errorf("%w: first chunk is %q, not metadata", ErrCorrupt, typ)
+	}
+	if err := rd.readMeta(p); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+func uvarintLen(v uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], v)
+}
+
+// chunk reads the next chunk. It returns io.EOF at a clean end of input
+// and an error wrapping ErrTruncated when the input ends inside a chunk.
+func (rd *Reader) chunk() (byte, []byte, error) {
+	start := rd.off
+	typ, err := rd.r.ReadByte()
+	if err == io.EOF {
+		return 0, nil, io.EOF
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	rd.off++
+	n, err := binary.ReadUvarint(rd.r)
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return 0, nil, rd.truncated(start)
+		}
+		return 0, nil, fmt.Errorf("%w: bad chunk length at byte %d", ErrCorrupt, start)
+	}
+	rd.off += int64(uvarintLen(n))
+	if n > maxChunk {
+		return 0, nil, fmt.Errorf("%w: chunk of %d bytes at byte %d", ErrCorrupt, n, start)
+	}
+	// Grow the buffer as bytes arrive rather than trusting the length, so
+	// that a short corrupt input cannot make us allocate much.
+	rd.buf = rd.buf[:0]
+	for need := int(n); need > 0; {
+		step := min(need, 1<<20)
+		l := len(rd.buf)
+		rd.buf = append(rd.buf, make([]byte, step)...)
+		m, err := io.ReadFull(rd.r, rd.buf[l:])
+		rd.off += int64(m)
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return 0, nil, rd.truncated(start)
+			}
+			return 0, nil, err
+		}
+		need -= step
+	}
+	var sum [4]byte
+	m, err := io.ReadFull(rd.r, sum[:])
+	rd.off += int64(m)
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return 0, nil, rd.truncated(start)
+		}
+		return 0, nil, err
+	}
+	crc := crc32.Update(0, castagnoli, []byte{typ})
+	crc = crc32.Update(crc, castagnoli, rd.buf)
+	if crc != binary.LittleEndian.Uint32(sum[:]) {
+		return 0, nil, fmt.Errorf("%w: checksum mismatch in chunk at byte %d", ErrCorrupt, start)
+	}
+	rd.chunks++
+	return typ, rd.buf, nil
+}
+
+func (rd *Reader) truncated(at int64) error {
+	return fmt.Errorf("%w: file ends inside the chunk at byte %d (read %d whole chunks)", ErrTruncated, at, rd.chunks)
+}
+
+// dec decodes fields of a chunk payload, remembering the first error.
+type dec struct {
+	p   []byte
+	err error
+}
+
+func (d *dec) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.p)
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad varint", ErrCorrupt)
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *dec) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.p)
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad varint", ErrCorrupt)
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *dec) string() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.p)) {
+		d.err = fmt.Errorf("%w: string runs past its chunk", ErrCorrupt)
+		return ""
+	}
+	s := string(d.p[:n])
+	d.p = d.p[n:]
+	return s
+}
+
+func (d *dec) finish(what string) error {
+	if d.err == nil && len(d.p) != 0 {
+		d.err = fmt.Errorf("%w: %d stray bytes after %s", ErrCorrupt, len(d.p), what)
+	}
+	return d.err
+}
+
+func (rd *Reader) readMeta(p []byte) error {
+	d := dec{p: p}
+	n := d.uvarint()
+	if n > uint64(len(p)) {
+		return fmt.Errorf("%w: metadata count", ErrCorrupt)
+	}
+	rd.meta = make(map[string]string, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		k := d.string()
+		rd.meta[k] = d.string()
+	}
+	return d.finish("metadata")
+}
+
+// Next returns the next event. At the end of the input it first returns an
+// Unfinished exit for every call still open (innermost first, goroutines
+// in order of id), then io.EOF, or the error that stopped reading: one
+// wrapping ErrTruncated for a file cut short, ErrCorrupt for damage.
+func (rd *Reader) Next() (Event, error) {
+	for {
+		if rd.left > 0 {
+			ev, ok, err := rd.decodeOne()
+			if err != nil {
+				rd.fail(err)
+				continue
+			}
+			if ok {
+				return ev, nil
+			}
+			continue
+		}
+		if rd.done {
+			if len(rd.pending) > 0 {
+				ev := rd.pending[0]
+				rd.pending = rd.pending[1:]
+				return ev, nil
+			}
+			return Event{}, rd.err
+		}
+		if len(rd.ev) != 0 {
+			rd.fail(fmt.Errorf("%w: %d stray bytes after the events of a chunk", ErrCorrupt, len(rd.ev)))
+			continue
+		}
+		typ, p, err := rd.chunk()
+		if err != nil {
+			rd.fail(err)
+			continue
+		}
+		if err := rd.handle(typ, p); err != nil {
+			rd.fail(err)
+		}
+	}
+}
+
+// fail ends the stream: the open calls are closed as unfinished and err is
+// returned after them.
+func (rd *Reader) fail(err error) {
+	rd.done = true
+	rd.err = err
+	rd.left = 0
+	rd.ev = nil
+	ids := make([]uint64, 0, len(rd.stacks))
+	for g := range rd.stacks {
+		ids = append(ids, g)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, g := range ids {
+		st := rd.stacks[g]
+		for i := len(st) - 1; i >= 0; i-- {
+			rd.pending = append(rd.pending, Event{Kind: ExitEvent, G: g, Func: st[i].fn, Time: max(rd.maxTime, st[i].start), Depth: i + 1, Exit: Unfinished, Start: st[i].start})
+		}
+		delete(rd.stacks, g)
+	}
+}
+
+func (rd *Reader) handle(typ byte, p []byte) error {
+	rd.ended = false
+	d := dec{p: p}
+	switch typ {
+	case chunkMeta:
+		return fmt.Errorf("%w: second metadata chunk", ErrCorrupt)
+	case chunkFuncs:
+		first := d.uvarint()
+		n := d.uvarint()
+		if d.err == nil && (first != uint64(len(rd.funcs)) || n > uint64(len(p)) || first+n > maxFuncID) {
+			return fmt.Errorf("%w: function table out of order", ErrCorrupt)
+		}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			f := Func{Name: d.string(), File: d.string()}
+			f.Line = int(d.uvarint() & (1<<31 - 1))
+			rd.funcs = append(rd.funcs, f)
+		}
+		return d.finish("function table")
+	case chunkClock:
+		t, ns := d.varint(), d.varint()
+		if err := d.finish("clock"); err != nil {
+			return err
+		}
+		if rd.clocks == 0 {
+			rd.t0, rd.ns0 = t, ns
+		}
+		rd.tl, rd.nsl = t, ns
+		rd.clocks++
+		if rd.tl > rd.t0 && rd.nsl > rd.ns0 {
+			rd.rate = float64(rd.nsl-rd.ns0) / float64(rd.tl-rd.t0)
+		}
+		return nil
+	case chunkEvents:
+		d.uvarint() // shard: not needed to decode
+		rd.last = d.varint()
+		n := d.uvarint()
+		if d.err != nil {
+			return d.err
+		}
+		if n == 0 || n > uint64(len(d.p)) {
+			return fmt.Errorf("%w: events chunk claims %d events in %d bytes", ErrCorrupt, n, len(d.p))
+		}
+		rd.ev, rd.left, rd.g = d.p, int(n), 0
+		return nil
+	case chunkStats:
+		s := Stats{Calls: d.uvarint(), DroppedCalls: d.uvarint(), Flushes: d.uvarint()}
+		if err := d.finish("stats"); err != nil {
+			return err
+		}
+		rd.stats = s
+		return nil
+	case chunkEnd:
+		reason := d.string()
+		d.varint()
+		if err := d.finish("end"); err != nil {
+			return err
+		}
+		rd.end, rd.ended = reason, true
+		return nil
+	}
+	return nil // a chunk type from a later minor revision: skip it
+}
+
+func (rd *Reader) nanos(ticks int64) int64 {
+	return rd.ns0 + int64(float64(ticks-rd.t0)*rd.rate)
+}
+
+// decodeOne decodes one op of the current events chunk. ok is false for
+// ops that change decoder state without producing an event.
+func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
+	d := dec{p: rd.ev}
+	v := d.uvarint()
+	op := v & 3
+	if op == opSwitch {
+		if d.err != nil || v>>2 == 0 {
+			return ev, false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
+		}
+		rd.g = v >> 2
+		rd.ev = d.p
+		return ev, false, nil
+	}
+	if rd.g == 0 {
+		return ev, false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
+	}
+	var gr Goroutine
+	if op == opExt {
+		if v>>2 != extGoroutine {
+			return ev, false, fmt.Errorf("%w: unknown extended op %d", ErrCorrupt, v>>2)
+		}
+		gr = Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
+	}
+	dt := d.uvarint()
+	if d.err != nil {
+		return ev, false, d.err
+	}
+	rd.ev = d.p
+	rd.left--
+	rd.last += int64(dt>>1) ^ -int64(dt&1)
+	t := rd.nanos(rd.last)
+	rd.maxTime = max(rd.maxTime, t)
+	ev = Event{G: rd.g, Time: t}
+	st := rd.stacks[rd.g]
+	switch op {
+	case opEnter:
+		fn := v >> 2
+		if fn == 0 || fn >= uint64(len(rd.funcs)) {
+			return ev, false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
+		}
+		ev.Kind, ev.Func = EnterEvent, uint32(fn)
+		st = append(st, frame{fn: uint32(fn), start: t})
+		ev.Depth = len(st)
+		rd.stacks[rd.g] = st
+		rd.calls++
+	case opExit:
+		k := ExitKind(v >> 2)
+		if v>>2 > uint64(Goexit) {
+			return ev, false, fmt.Errorf("%w: unknown exit kind %d", ErrCorrupt, v>>2)
+		}
+		if len(st) == 0 {
+			return ev, false, fmt.Errorf("%w: exit without a call in goroutine %d", ErrCorrupt, rd.g)
+		}
+		top := st[len(st)-1]
+		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(st)
+		ev.Start = min(top.start, t)
+		if len(st) == 1 {
+			delete(rd.stacks, rd.g)
+		} else {
+			rd.stacks[rd.g] = st[:len(st)-1]
+		}
+	case opExt:
+		if uint64(gr.CreatorFunc) >= uint64(len(rd.funcs)) || uint64(gr.StartFunc) >= uint64(len(rd.funcs)) {
+			return ev, false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
+		}
+		gr.FirstSeen = t
+		rd.gs[gr.ID] = &gr
+		ev.Kind = GoroutineEvent
+	}
+	return ev, true, nil
+}
+
+// Meta returns the metadata the runtime wrote: program, Go version and so
+// on (see docs/format.md for the keys).
+func (rd *Reader) Meta() map[string]string { return rd.meta }
+
+// Version returns the format version of the file.
+func (rd *Reader) Version() int { return rd.version }
+
+// Func returns the function with the given id. Ids come from events.
+func (rd *Reader) Func(id uint32) Func {
+	if int(id) < len(rd.funcs) {
+		return rd.funcs[id]
+	}
+	return Func{Name: fmt.Sprintf("func#%d", id)}
+}
+
+// NumFuncs reports how many functions have been defined so far; their ids
+// are 1 to NumFuncs.
+func (rd *Reader) NumFuncs() int { return len(rd.funcs) - 1 }
+
+// Goroutine returns what is known of goroutine id, and whether anything is.
+func (rd *Reader) Goroutine(id uint64) (Goroutine, bool) {
+	g, ok := rd.gs[id]
+	if !ok {
+		return Goroutine{ID: id}, false
+	}
+	return *g, true
+}
+
+// Stats returns the latest counters read.
+func (rd *Reader) Stats() Stats { return rd.stats }
+
+// End returns the reason tracing ended and whether the trace ended with an
+// end chunk at all; a trace without one comes from a program that was
+// killed, or that is still running.
+func (rd *Reader) End() (reason string, ok bool) { return rd.end, rd.ended }
+
+// Offset reports how many bytes of the input have been consumed.
+func (rd *Reader) Offset() int64 { return rd.off }
+
+// Calls reports how many calls (enter events) have been read so far.
+func (rd *Reader) Calls() uint64 { return rd.calls }
+
+// MaxTime reports the latest event time read so far.
+func (rd *Reader) MaxTime() int64 { return rd.maxTime }
+
+// IsIncomplete reports whether err says the trace was cut short or damaged
+// after some events could be read, as opposed to not being readable at all.
+func IsIncomplete(err error) bool {
+	return errors.Is(err, ErrTruncated) || errors.Is(err, ErrCorrupt)
+}

@@ -1,0 +1,177 @@
+package calltrail
+
+import (
+	"runtime"
+	"strings"
+	"sync/atomic"
+)
+
+// A tracer owns the rings of one trace and the writer that empties them.
+// A program has one, started by init when built with the calltrail tag;
+// tests make their own.
+type tracer struct {
+	shards    []shard
+	shardMask uint64
+	seen      []atomic.Uint64 // goroutines whose creation record is in a ring
+	seenMask  uint64
+	reg       registry
+	w         *writer
+}
+
+// enter records the calling goroutine's entry into function id.
+func (t *tracer) enter(id uint32) Call {
+	var g uint64
+	var ts int64
+	if fastG {
+		g, _, ts = gstate(goidOff)
+		if useCounter {
+			ts >>= tickShift
+		} else {
+			ts = nanotime()
+		}
+	} else {
+		g, ts = stackGoid(), nanotime()
+	}
+	g &= 1<<gBits - 1
+	s := &t.shards[g&t.shardMask]
+	if parentOff != 0 && t.seen[g&t.seenMask].Load() != g {
+		t.noteGoroutine(s, g, ts)
+	}
+	pos, ok := s.reserve(1, 1)
+	if !ok {
+		s.dropped.Add(1)
+		return 0
+	}
+	c := Call(g<<fidBits | uint64(id))
+	s.slots[pos&s.mask].put(uint64(c)<<3|kEnter, ts)
+	return c
+}
+
+// noteGoroutine writes the record of a goroutine's parent and creator
+// before its first event. It is skipped, to be retried on a later call,
+// when the ring is full.
+func (t *tracer) noteGoroutine(s *shard, g uint64, ts int64) {
+	pos, ok := s.reserve(3, 0)
+	if !ok {
+		return
+	}
+	t.seen[g&t.seenMask].Store(g)
+	parent, gopc, startpc := gInfo()
+	b, c := &s.slots[(pos+1)&s.mask], &s.slots[(pos+2)&s.mask]
+	b.w1, c.w1 = int64(gopc), int64(startpc)
+	b.w0.Store(parent)
+	c.w0.Store(0)
+	s.slots[pos&s.mask].put((g<<fidBits)<<3|kGoroutine, ts)
+}
+
+// exit records the end of call c, on the goroutine that entered it.
+func (t *tracer) exit(c Call) {
+	var panicking uintptr
+	var ts int64
+	if fastG {
+		_, panicking, ts = gstate(goidOff)
+		if useCounter {
+			ts >>= tickShift
+		} else {
+			ts = nanotime()
+		}
+	} else {
+		panicking, ts = 1, nanotime() // without g, ask the stack every time
+	}
+	kind := uint64(kExit)
+	fatal := false
+	id := uint32(c) & fidMask
+	if panicking != 0 {
+		kind, fatal = exitKind(t.reg.mainID.Load() == id, func() string { return t.reg.name(id) })
+	}
+	g := uint64(c) >> fidBits
+	t.shards[g&t.shardMask].claimOwed().put(uint64(c)<<3|kind, ts)
+	if id == t.reg.mainID.Load() && g == 1 {
+		t.mainReturned(kind)
+	} else if fatal {
+		t.w.request("panic", false)
+	}
+}
+
+// mainReturned ends the trace when main.main of the main goroutine is left:
+// by returning (the program ends), or by a panic (it is about to die).
+func (t *tracer) mainReturned(kind uint64) {
+	switch kind {
+	case kExit:
+		recording.Store(false)
+		t.w.request("main returned", true)
+	case kPanic:
+		t.w.request("panic", false)
+	case kGoexit:
+		t.w.request("", false) // the program goes on until a deadlock
+	}
+}
+
+// exitKind tells, from the stack, whether a deferred exit runs because its
+// function returned, panicked or called runtime.Goexit. The hot path calls
+// it only while the goroutine has a panic or Goexit in progress, which may
+// belong to an outer deferred call rather than to this exit. fatal reports
+// a panic leaving the goroutine's outermost function, which kills the
+// program; name is asked for only then.
+func exitKind(isMain bool, name func() string) (kind uint64, fatal bool) {
+	var buf [32]uintptr
+	pcs := buf[:runtime.Callers(3, buf[:])]
+	frames := runtime.CallersFrames(pcs)
+	kind = kExit
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, selfPkg) || strings.Contains(f.Function, ".deferwrap") {
+			if more {
+				continue
+			}
+			break
+		}
+		switch f.Function {
+		case "runtime.gopanic":
+			kind = kPanic
+		case "runtime.Goexit":
+			kind = kGoexit
+		}
+		break
+	}
+	if kind != kPanic || isMain {
+		return kind, isMain && kind == kPanic
+	}
+	return kind, rootFunc() == name()
+}
+
+// rootFunc returns the outermost function of the calling goroutine.
+func rootFunc() string {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(1, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	root := ""
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function != "runtime.goexit" && f.Function != "runtime.main" {
+			root = f.Function
+		}
+		if !more {
+			return root
+		}
+	}
+}
+
+// selfPkg is this package's prefix in function names.
+var selfPkg = func() string {
+	name := funcName(funcEntryOf())
+	return name[:strings.LastIndexByte(name, '.')+1]
+}()
+
+func funcEntryOf() uintptr {
+	var pcs [1]uintptr
+	runtime.Callers(1, pcs[:])
+	return pcs[0]
+}

@@ -1,0 +1,312 @@
+package calltrail
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// writer is the background goroutine that empties the rings into the
+// trace file. It is the only reader of the rings and the only user of the
+// encoder.
+type writer struct {
+	t       *tracer
+	out     *sink
+	enc     *tracefile.Encoder
+	batches []tracefile.Batch
+	text    *textView // the live indented view, or nil
+	every   time.Duration
+	startNs int64 // nanotime() when tracing started
+	calls   uint64
+	flushes uint64
+
+	reqs chan flushReq
+	mu   sync.Mutex
+	done bool // the file is closed
+}
+
+// flushReq asks the writer to write everything recorded so far, then an
+// end chunk if end is not empty, and to close the file if stop is set.
+type flushReq struct {
+	end  string
+	stop bool
+	ack  chan struct{}
+}
+
+const (
+	minSleep   = 50 * time.Microsecond
+	maxSleep   = 5 * time.Millisecond
+	flushBytes = 4 << 20               // write when this much is encoded
+	settle     = 50 * time.Millisecond // how long a final flush waits for slots being written
+)
+
+// request hands r to the writer and waits until it is done. It returns at
+// once if the trace is already closed.
+func (w *writer) request(end string, stop bool) {
+	w.mu.Lock()
+	closed := w.done
+	w.mu.Unlock()
+	if closed {
+		return
+	}
+	ack := make(chan struct{})
+	w.reqs <- flushReq{end: end, stop: stop, ack: ack}
+	<-ack
+}
+
+func (w *writer) run() {
+	sleep := minSleep
+	timer := time.NewTimer(sleep)
+	last := time.Now()
+	for {
+		n := w.drain()
+		if w.pendingBytes() >= flushBytes || time.Since(last) >= w.every {
+			w.write()
+			last = time.Now()
+		}
+		if n >= 4096 {
+			sleep = minSleep
+			select {
+			case r := <-w.reqs:
+				w.serve(r)
+			default:
+			}
+			continue
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(sleep)
+		select {
+		case r := <-w.reqs:
+			w.serve(r)
+		case <-timer.C:
+		}
+		sleep = min(sleep*2, maxSleep)
+	}
+}
+
+func (w *writer) serve(r flushReq) {
+	w.mu.Lock()
+	closed := w.done
+	w.mu.Unlock()
+	if !closed {
+		// Slots handed out but not yet filled belong to goroutines
+		// between reserve and put; give them a moment.
+		deadline := time.Now().Add(settle)
+		for {
+			w.drain()
+			if !w.anyPending() || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		w.write()
+		if r.end != "" {
+			w.enc.End(r.end, time.Now())
+			w.flushFile()
+		}
+		if r.stop {
+			if w.text != nil {
+				w.text.close()
+			}
+			if err := w.out.w.Close(); err != nil && w.out.err == nil {
+				w.out.err = err
+			}
+			if w.out.err != nil {
+				fmt.Fprintf(os.Stderr, "calltrail: writing the trace: %v\n", w.out.err)
+			}
+			w.mu.Lock()
+			w.done = true
+			w.mu.Unlock()
+		}
+	}
+	close(r.ack)
+}
+
+func (w *writer) anyPending() bool {
+	for i := range w.t.shards {
+		if w.t.shards[i].pending() {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *writer) pendingBytes() int {
+	n := 0
+	for i := range w.batches {
+		n += w.batches[i].Size()
+	}
+	return n
+}
+
+// drain moves every complete event out of the rings into the batches and
+// returns how many it moved.
+func (w *writer) drain() int {
+	n := 0
+	for i := range w.t.shards {
+		n += w.drainShard(&w.t.shards[i], &w.batches[i])
+	}
+	return n
+}
+
+func (w *writer) drainShard(s *shard, b *tracefile.Batch) int {
+	tail := s.tail.Load()
+	head := s.state.Load() >> owedBits
+	n := 0
+	for (head-tail)&headMask != 0 {
+		sl := &s.slots[tail&s.mask]
+		w0 := sl.w0.Load()
+		if w0 == 0 {
+			break // handed out, not yet filled
+		}
+		ts := sl.w1
+		g := w0 >> (3 + fidBits)
+		switch w0 & 7 {
+		case kEnter:
+			id := uint32(w0>>3) & fidMask
+			b.Enter(g, id, ts)
+			w.calls++
+			if w.text != nil {
+				w.text.enter(g, id, ts)
+			}
+		case kExit, kPanic, kGoexit:
+			k := tracefile.ExitKind(w0&7 - kExit)
+			b.Exit(g, k, ts)
+			if w.text != nil {
+				w.text.exit(g, k, ts)
+			}
+		case kGoroutine:
+			pb, pc := &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask]
+			parent, gopc, startpc := pb.w0.Load(), uintptr(pb.w1), uintptr(pc.w1)
+			gr := tracefile.Goroutine{ID: g, Parent: parent}
+			if gopc != 0 {
+				gr.CreatorFunc = w.t.reg.forPC(gopc)
+				if f := runtime.FuncForPC(gopc); f != nil {
+					_, gr.CreatorLine = f.FileLine(gopc)
+				}
+			}
+			if startpc != 0 {
+				gr.StartFunc = w.t.reg.forPC(startpc)
+			}
+			b.Goroutine(gr, ts)
+			pb.w0.Store(0)
+			pc.w0.Store(0)
+			tail += 2
+		}
+		sl.w0.Store(0)
+		tail++
+		n++
+	}
+	s.tail.Store(tail)
+	return n
+}
+
+// write puts everything drained so far in the file: new functions, a clock
+// point, the events and the counters.
+func (w *writer) write() {
+	first, fs := w.t.reg.unwritten()
+	w.enc.Funcs(first, fs)
+	w.enc.Clock(now(), nanotime()-w.startNs)
+	for i := range w.batches {
+		w.enc.Events(&w.batches[i])
+	}
+	w.flushes++
+	w.enc.Stats(w.stats())
+	w.flushFile()
+	if w.text != nil {
+		w.text.flush()
+	}
+}
+
+func (w *writer) stats() tracefile.Stats {
+	var dropped uint64
+	for i := range w.t.shards {
+		dropped += w.t.shards[i].dropped.Load()
+	}
+	return tracefile.Stats{Calls: w.calls, DroppedCalls: dropped, Flushes: w.flushes}
+}
+
+func (w *writer) flushFile() {
+	w.enc.Flush() // errors are kept by w.out
+}
+
+// textView prints the seed's indented view of calls as they are drained.
+// Lines of different goroutines interleave in the order the writer meets
+// them; "calltrail replay" groups them per goroutine.
+type textView struct {
+	w      *bufio.Writer
+	c      io.Closer // nil for stderr
+	reg    *registry
+	nsPer  float64 // nanoseconds per trace unit, approximately
+	stacks map[uint64][]textFrame
+	line   []byte
+}
+
+type textFrame struct {
+	id    uint32
+	start int64
+}
+
+func (v *textView) enter(g uint64, id uint32, ts int64) {
+	st := append(v.stacks[g], textFrame{id, ts})
+	v.stacks[g] = st
+	v.line = seedview.AppendEnter(v.line[:0], g, len(st), v.reg.name(id))
+	v.w.Write(v.line)
+}
+
+func (v *textView) exit(g uint64, k tracefile.ExitKind, ts int64) {
+	st := v.stacks[g]
+	if len(st) == 0 {
+		return
+	}
+	f := st[len(st)-1]
+	note := ""
+	if k != tracefile.Return {
+		note = k.String()
+	}
+	d := time.Duration(float64(ts-f.start) * v.nsPer)
+	v.line = seedview.AppendExit(v.line[:0], g, len(st), v.reg.name(f.id), d, note)
+	v.w.Write(v.line)
+	if len(st) == 1 {
+		delete(v.stacks, g)
+	} else {
+		v.stacks[g] = st[:len(st)-1]
+	}
+}
+
+func (v *textView) flush() {
+	v.w.Flush()
+}
+
+func (v *textView) close() {
+	v.w.Flush()
+	if v.c != nil {
+		v.c.Close()
+	}
+}
+
+// sink keeps the first write error and discards everything after it: a
+// trace file that cannot be written must not disturb the traced program.
+type sink struct {
+	w   io.WriteCloser
+	err error
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	if s.err == nil {
+		_, s.err = s.w.Write(p)
+	}
+	return len(p), nil
+}
