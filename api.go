@@ -41,20 +41,21 @@ func Enter(f *Func) Call {
 	if !Enabled || !recording.Load() {
 		return 0
 	}
+	return enter(f)
+}
+
+// enter is Enter past the check that tracing is on, kept out of line so
+// that the check alone is inlined into every traced function.
+func enter(f *Func) Call {
 	id := f.id.Load()
 	if id == 0 {
-		id = register(f)
+		id = tr.reg.id(f.Name, f.File, f.Line)
 		if id == 0 {
 			return 0
 		}
+		f.id.Store(id)
 	}
 	return tr.enter(id)
-}
-
-func register(f *Func) uint32 {
-	id := tr.reg.id(f.Name, f.File, f.Line)
-	f.id.Store(id)
-	return id
 }
 
 // Exit records the end of call c, whether its function returned, panicked

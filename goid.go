@@ -81,10 +81,18 @@ func (p *probe) fill() {
 	p.self = pcs[0]
 }
 
+// probeOut and probeDone pass results from probeChild, which takes no
+// arguments so that the goroutine starts at probeChild itself rather than
+// at a wrapper the compiler makes for a go statement with arguments.
+var (
+	probeOut  *probe
+	probeDone chan struct{}
+)
+
 //go:noinline
-func probeChild(out *probe, done chan<- struct{}) {
-	out.fill()
-	close(done)
+func probeChild() {
+	probeOut.fill()
+	close(probeDone)
 }
 
 // probeParent starts a goroutine from a known function, so that the
@@ -93,9 +101,9 @@ func probeChild(out *probe, done chan<- struct{}) {
 //go:noinline
 func probeParent(self, child *probe) {
 	self.fill()
-	done := make(chan struct{})
-	go probeChild(child, done)
-	<-done
+	probeOut, probeDone = child, make(chan struct{})
+	go probeChild()
+	<-probeDone
 }
 
 // probeG sets fastG, goidOff and the optional offsets.

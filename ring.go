@@ -23,11 +23,12 @@ const (
 	kGoroutine = 4 // three slots: the goroutine, its parent and gopc, its startpc
 )
 
-// A slot holds one event. w1 is written first, then w0 with an atomic
-// store; a non-zero w0 tells the writer the slot is complete. w0 is
-// Call<<3 | kind, never zero because goroutine ids start at 1.
+// A slot holds one event. w1 is written first, then w0 is published (see
+// publish); a non-zero w0 tells the writer the slot is complete. w0 is
+// Call<<3 | kind, never zero because goroutine ids start at 1. The writer
+// zeroes consumed slots before it moves the shard's tail past them.
 type slot struct {
-	w0 atomic.Uint64
+	w0 uint64
 	w1 int64
 }
 
@@ -87,8 +88,11 @@ func (s *shard) claimOwed() *slot {
 // put completes a slot.
 func (sl *slot) put(w0 uint64, w1 int64) {
 	sl.w1 = w1
-	sl.w0.Store(w0)
+	publish(&sl.w0, w0)
 }
+
+// load reads a slot's first word, pairing with publish.
+func (sl *slot) load() uint64 { return atomic.LoadUint64(&sl.w0) }
 
 // pending reports whether slots have been handed out that the writer has
 // not consumed.

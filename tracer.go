@@ -58,9 +58,8 @@ func (t *tracer) noteGoroutine(s *shard, g uint64, ts int64) {
 	t.seen[g&t.seenMask].Store(g)
 	parent, gopc, startpc := gInfo()
 	b, c := &s.slots[(pos+1)&s.mask], &s.slots[(pos+2)&s.mask]
-	b.w1, c.w1 = int64(gopc), int64(startpc)
-	b.w0.Store(parent)
-	c.w0.Store(0)
+	b.w0, b.w1 = parent, int64(gopc)
+	c.w0, c.w1 = 0, int64(startpc)
 	s.slots[pos&s.mask].put((g<<fidBits)<<3|kGoroutine, ts)
 }
 

@@ -41,9 +41,9 @@ type flushReq struct {
 }
 
 const (
-	minSleep   = 50 * time.Microsecond
-	maxSleep   = 5 * time.Millisecond
-	flushBytes = 4 << 20               // write when this much is encoded
+	minSleep   = 20 * time.Microsecond
+	maxSleep   = 2 * time.Millisecond
+	flushBytes = 1 << 20               // write when this much is encoded
 	settle     = 50 * time.Millisecond // how long a final flush waits for slots being written
 )
 
@@ -71,7 +71,7 @@ func (w *writer) run() {
 			w.write()
 			last = time.Now()
 		}
-		if n >= 4096 {
+		if n >= 1024 {
 			sleep = minSleep
 			select {
 			case r := <-w.reqs:
@@ -164,10 +164,10 @@ func (w *writer) drain() int {
 func (w *writer) drainShard(s *shard, b *tracefile.Batch) int {
 	tail := s.tail.Load()
 	head := s.state.Load() >> owedBits
-	n := 0
+	start := tail
 	for (head-tail)&headMask != 0 {
 		sl := &s.slots[tail&s.mask]
-		w0 := sl.w0.Load()
+		w0 := sl.load()
 		if w0 == 0 {
 			break // handed out, not yet filled
 		}
@@ -177,7 +177,6 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch) int {
 		case kEnter:
 			id := uint32(w0>>3) & fidMask
 			b.Enter(g, id, ts)
-			w.calls++
 			if w.text != nil {
 				w.text.enter(g, id, ts)
 			}
@@ -188,29 +187,42 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch) int {
 				w.text.exit(g, k, ts)
 			}
 		case kGoroutine:
-			pb, pc := &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask]
-			parent, gopc, startpc := pb.w0.Load(), uintptr(pb.w1), uintptr(pc.w1)
-			gr := tracefile.Goroutine{ID: g, Parent: parent}
-			if gopc != 0 {
-				gr.CreatorFunc = w.t.reg.forPC(gopc)
-				if f := runtime.FuncForPC(gopc); f != nil {
-					_, gr.CreatorLine = f.FileLine(gopc)
-				}
-			}
-			if startpc != 0 {
-				gr.StartFunc = w.t.reg.forPC(startpc)
-			}
-			b.Goroutine(gr, ts)
-			pb.w0.Store(0)
-			pc.w0.Store(0)
+			w.goroutine(b, g, ts, &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask])
 			tail += 2
 		}
-		sl.w0.Store(0)
 		tail++
-		n++
+	}
+	if tail == start {
+		return 0
+	}
+	// Zero what was read, then hand it back: the producers' atomic load of
+	// the tail orders these plain stores before their next use of a slot.
+	i, j := start&s.mask, tail&s.mask
+	if i < j {
+		clear(s.slots[i:j])
+	} else {
+		clear(s.slots[i:])
+		clear(s.slots[:j])
 	}
 	s.tail.Store(tail)
-	return n
+	return int(tail - start)
+}
+
+// goroutine encodes a goroutine's creation record, naming the functions
+// at its pcs.
+func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *slot) {
+	parent, gopc, startpc := pb.w0, uintptr(pb.w1), uintptr(pc.w1)
+	gr := tracefile.Goroutine{ID: g, Parent: parent}
+	if gopc != 0 {
+		gr.CreatorFunc = w.t.reg.forPC(gopc)
+		if f := runtime.FuncForPC(gopc); f != nil {
+			_, gr.CreatorLine = f.FileLine(gopc)
+		}
+	}
+	if startpc != 0 {
+		gr.StartFunc = w.t.reg.forPC(startpc)
+	}
+	b.Goroutine(gr, ts)
 }
 
 // write puts everything drained so far in the file: new functions, a clock
@@ -220,6 +232,7 @@ func (w *writer) write() {
 	w.enc.Funcs(first, fs)
 	w.enc.Clock(now(), nanotime()-w.startNs)
 	for i := range w.batches {
+		w.calls += uint64(w.batches[i].Enters())
 		w.enc.Events(&w.batches[i])
 	}
 	w.flushes++

@@ -141,65 +141,92 @@ func appendString(p []byte, s string) []byte {
 // Batch accumulates the events of one shard between two writes. Within a
 // batch, a goroutine's events must be appended in the order they happened;
 // events of different goroutines may interleave.
+//
+// Enter and Exit are the runtime writer's inner loop, so they write
+// varints straight into spare capacity rather than through append.
 type Batch struct {
-	Shard int
-	buf   []byte
-	n     int    // events in buf
-	base  int64  // time of the first event
-	last  int64  // time of the previous event
-	g     uint64 // goroutine of the previous event
+	Shard  int
+	buf    []byte
+	n      int    // events in buf
+	enters int    // enter events in buf
+	base   int64  // time of the first event
+	last   int64  // time of the previous event
+	g      uint64 // goroutine of the previous event
 }
+
+// maxEvent bounds the encoded size of an enter or exit event, with a
+// goroutine switch before it: three varints.
+const maxEvent = 3 * binary.MaxVarintLen64
 
 func (b *Batch) reset() {
 	b.buf = b.buf[:0]
 	b.n = 0
+	b.enters = 0
 	b.g = 0
 }
 
 // Len reports the number of events in b.
 func (b *Batch) Len() int { return b.n }
 
+// Enters reports the number of enter events in b.
+func (b *Batch) Enters() int { return b.enters }
+
 // Size reports the encoded size of b in bytes.
 func (b *Batch) Size() int { return len(b.buf) }
 
-func (b *Batch) stamp(g uint64, t int64) {
+// put appends the event op (a goroutine switch first if g changed) with
+// its zigzag time delta.
+func (b *Batch) put(g uint64, op uint64, t int64) {
+	if cap(b.buf)-len(b.buf) < maxEvent {
+		b.buf = append(b.buf, make([]byte, maxEvent+len(b.buf))...)[:len(b.buf)]
+	}
 	if b.n == 0 {
 		b.base, b.last = t, t
 	}
+	b.n++
+	n := len(b.buf)
+	p := b.buf[n : n+maxEvent]
+	i := 0
 	if g != b.g {
-		b.buf = binary.AppendUvarint(b.buf, g<<2|opSwitch)
+		i = putUvarint(p, g<<2|opSwitch)
 		b.g = g
 	}
-	b.n++
-}
-
-func (b *Batch) delta(t int64) {
+	i += putUvarint(p[i:], op)
 	d := t - b.last
 	b.last = t
-	b.buf = binary.AppendUvarint(b.buf, uint64(d<<1)^uint64(d>>63))
+	i += putUvarint(p[i:], uint64(d<<1)^uint64(d>>63))
+	b.buf = b.buf[:n+i]
+}
+
+func putUvarint(p []byte, v uint64) int {
+	if v < 0x80 {
+		p[0] = byte(v)
+		return 1
+	}
+	if v < 0x4000 {
+		p[0] = byte(v) | 0x80
+		p[1] = byte(v >> 7)
+		return 2
+	}
+	return binary.PutUvarint(p, v)
 }
 
 // Enter appends the entry of goroutine g into function fn at tick t.
 func (b *Batch) Enter(g uint64, fn uint32, t int64) {
-	b.stamp(g, t)
-	b.buf = binary.AppendUvarint(b.buf, uint64(fn)<<2|opEnter)
-	b.delta(t)
+	b.put(g, uint64(fn)<<2|opEnter, t)
+	b.enters++
 }
 
 // Exit appends the exit of goroutine g from its innermost open call.
 func (b *Batch) Exit(g uint64, k ExitKind, t int64) {
-	b.stamp(g, t)
-	b.buf = binary.AppendUvarint(b.buf, uint64(k)<<2|opExit)
-	b.delta(t)
+	b.put(g, uint64(k)<<2|opExit, t)
 }
 
 // Goroutine appends what is known of goroutine gr.ID, first seen at tick t.
 func (b *Batch) Goroutine(gr Goroutine, t int64) {
-	b.stamp(gr.ID, t)
-	b.buf = binary.AppendUvarint(b.buf, extGoroutine<<2|opExt)
+	b.put(gr.ID, extGoroutine<<2|opExt, t)
 	b.buf = binary.AppendUvarint(b.buf, gr.Parent)
 	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorFunc))
 	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorLine))
 	b.buf = binary.AppendUvarint(b.buf, uint64(gr.StartFunc))
-	b.delta(t)
 }

@@ -33,7 +33,7 @@ const (
 
 // Extended ops.
 const (
-	extGoroutine = 0 // goroutine id, parent id, creator func, creator line, start func; then zigzag time delta
+	extGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
 )
 
 // maxChunk bounds a chunk's payload, so that a corrupt length cannot make a

@@ -409,6 +409,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	if rd.g == 0 {
 		return ev, false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
 	}
+	dt := d.uvarint()
 	var gr Goroutine
 	if op == opExt {
 		if v>>2 != extGoroutine {
@@ -416,7 +417,6 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		}
 		gr = Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
 	}
-	dt := d.uvarint()
 	if d.err != nil {
 		return ev, false, d.err
 	}

@@ -1,0 +1,204 @@
+package calltrail
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// The functions below are what benchmarks call: plain is untraced, guarded
+// carries exactly the guard the instrumenter inserts. Built without the
+// calltrail tag, guarded compiles to plain's machine code (see
+// TestCompiledOut); with it, it is traced.
+
+var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}}
+
+var benchSink int
+
+//go:noinline
+func plain(x int) int {
+	benchSink += x
+	return x + 1
+}
+
+//go:noinline
+func guarded(x int) int {
+	if Enabled {
+		if c := Enter(&benchFuncs[0]); c != 0 {
+			defer Exit(c)
+		}
+	}
+	benchSink += x
+	return x + 1
+}
+
+//go:noinline
+func manual(x int) int {
+	defer Trace()()
+	benchSink += x
+	return x + 1
+}
+
+// benchTrace starts a fresh tracer for a benchmark and returns a function
+// that stops it and reports dropped calls and bytes per call.
+func benchTrace(b *testing.B) func() {
+	b.Helper()
+	if !Enabled {
+		return func() {}
+	}
+	path := filepath.Join(b.TempDir(), "bench.out")
+	stop := useTracer(b, path, options{buffer: 64 << 20, every: 100e6})
+	return func() {
+		b.StopTimer()
+		stop()
+		s := summarize(b, path)
+		total := s.Calls + s.Stats.DroppedCalls
+		if total > 0 {
+			b.ReportMetric(100*float64(s.Stats.DroppedCalls)/float64(total), "%dropped")
+		}
+		if s.Calls > 0 {
+			b.ReportMetric(float64(s.Bytes)/float64(s.Calls), "B/call")
+		}
+	}
+}
+
+func BenchmarkUntraced(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		plain(i)
+	}
+}
+
+// BenchmarkGuarded is the generated fast path: traced with the calltrail
+// tag, compiled out without it.
+func BenchmarkGuarded(b *testing.B) {
+	defer benchTrace(b)()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		guarded(i)
+	}
+}
+
+// BenchmarkGuardedParallel runs the fast path on every P at once.
+func BenchmarkGuardedParallel(b *testing.B) {
+	defer benchTrace(b)()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			guarded(i)
+			i++
+		}
+	})
+}
+
+// BenchmarkGuardedOff is the fast path switched off at run time.
+func BenchmarkGuardedOff(b *testing.B) {
+	defer benchTrace(b)()
+	Pause()
+	defer Resume()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		guarded(i)
+	}
+}
+
+// BenchmarkTrace is the manual API, defer calltrail.Trace()().
+func BenchmarkTrace(b *testing.B) {
+	defer benchTrace(b)()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		manual(i)
+	}
+}
+
+// seedTrace is the original functrace: caller from runtime.Caller and
+// FuncForPC, goroutine id parsed from runtime.Stack, a global mutex and
+// map for the depth, and Printf of every line.
+var (
+	seedMu    sync.Mutex
+	seedDepth = map[uint64]int{}
+	seedOut   io.Writer = io.Discard
+)
+
+func seedGID() uint64 {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	b = b[:bytes.IndexByte(b, ' ')]
+	n, _ := strconv.ParseUint(string(b), 10, 64)
+	return n
+}
+
+func seedTraceFn() func() {
+	pc, _, _, ok := runtime.Caller(1)
+	if !ok {
+		panic("not found caller")
+	}
+	name := runtime.FuncForPC(pc).Name()
+	gid := seedGID()
+	seedMu.Lock()
+	indents := seedDepth[gid]
+	seedDepth[gid] = indents + 1
+	fmt.Fprintf(seedOut, "g[%02d]:%s->%s\n", gid, indentTabs(indents+1), name)
+	seedMu.Unlock()
+	return func() {
+		seedMu.Lock()
+		indents := seedDepth[gid]
+		seedDepth[gid] = indents - 1
+		fmt.Fprintf(seedOut, "g[%02d]:%s<-%s\n", gid, indentTabs(indents), name)
+		seedMu.Unlock()
+	}
+}
+
+func indentTabs(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '\t'
+	}
+	return string(b)
+}
+
+//go:noinline
+func seeded(x int) int {
+	defer seedTraceFn()()
+	benchSink += x
+	return x + 1
+}
+
+// BenchmarkSeed is the original tool, for comparison in the same run.
+func BenchmarkSeed(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		seeded(i)
+	}
+}
+
+func summarize(tb testing.TB, path string) tracefile.Summary {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := tracefile.Summarize(r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}

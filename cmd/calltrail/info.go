@@ -1,0 +1,84 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+func init() {
+	register(&verb{
+		name:    "info",
+		args:    "[FILE]",
+		summary: "describe a trace: program, Go version, duration, goroutines, calls, drops, size",
+		run: func(_ *flag.FlagSet, args []string) error {
+			name, err := traceArg(args)
+			if err != nil {
+				return err
+			}
+			file, r, err := openTrace(name)
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			s, err := tracefile.Summarize(r)
+			if err != nil {
+				return readError(name, err)
+			}
+			printInfo(name, s)
+			return nil
+		},
+	})
+}
+
+func printInfo(name string, s tracefile.Summary) {
+	m := s.Meta
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	row("file", "%s (format version %d)", name, s.Version)
+	row("program", "%s %s", m["path"], m["args"])
+	row("go", "%s %s/%s, GOMAXPROCS %s", m["go"], m["goos"], m["goarch"], m["gomaxprocs"])
+	if t, err := time.Parse(time.RFC3339Nano, m["start"]); err == nil {
+		row("started", "%s", t.Format("2006-01-02 15:04:05.000 MST"))
+	}
+	row("duration", "%s", seedview.Round(s.Duration))
+	row("goroutines", "%d", s.Goroutines)
+	row("functions", "%d", s.Funcs)
+	row("calls", "%d (%d left by panic, %d unfinished)", s.Calls, s.Panics, s.Unfinished)
+	total := s.Calls + s.Stats.DroppedCalls
+	pct := 0.0
+	if total > 0 {
+		pct = 100 * float64(s.Stats.DroppedCalls) / float64(total)
+	}
+	row("dropped", "%d calls (%.2f%%)", s.Stats.DroppedCalls, pct)
+	perCall := "-"
+	if s.Calls > 0 {
+		perCall = fmt.Sprintf("%.2f", float64(s.Bytes)/float64(s.Calls))
+	}
+	row("size", "%d bytes, %s bytes per call", s.Bytes, perCall)
+	row("clock", "%s; goroutine ids from %s; parents %s", m["clock"], goidSource(m["goid"]), known(m["parents"]))
+	end := s.End
+	if end == "" {
+		end = "no end record: the program was killed or is still running"
+	}
+	row("ended", "%s", end)
+	tw.Flush()
+}
+
+func goidSource(s string) string {
+	if s == "g" {
+		return "the runtime's g"
+	}
+	return "runtime.Stack (slow fallback)"
+}
+
+func known(s string) string {
+	if s == "true" {
+		return "recorded"
+	}
+	return "not available"
+}

@@ -1,0 +1,119 @@
+// Command calltrail records every function call of a Go program and
+// answers questions about the trace: which chain of calls led to a
+// function, in which goroutine, and where the time went.
+//
+// Usage:
+//
+//	calltrail replay [flags] [FILE]   print the call tree of each goroutine
+//	calltrail info [FILE]             describe a trace
+//
+// FILE defaults to calltrail.out. Run "calltrail help VERB" for a verb's
+// flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// A verb is one subcommand.
+type verb struct {
+	name    string
+	args    string
+	summary string
+	run     func(fs *flag.FlagSet, args []string) error
+	flags   func(fs *flag.FlagSet)
+}
+
+var verbs = map[string]*verb{}
+
+func register(v *verb) { verbs[v.name] = v }
+
+// usageError is an error in how calltrail was called.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	out, errOut = stdout, stderr
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	name := args[0]
+	if name == "help" {
+		name = args[1]
+		args = []string{name, "-h"}
+	}
+	v, ok := verbs[name]
+	if !ok {
+		fmt.Fprintf(stderr, "calltrail: unknown command %q; run \"calltrail help\" for the list\n", name)
+		return 2
+	}
+	fs := flag.NewFlagSet("calltrail "+v.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: calltrail %s %s\n\n%s\n", v.name, v.args, v.summary)
+		if hasFlags(fs) {
+			fmt.Fprintf(stderr, "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	if v.flags != nil {
+		v.flags(fs)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := v.run(fs, fs.Args()); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "calltrail %s: %s\n", v.name, ue.msg)
+			return 2
+		}
+		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// out and errOut are where verbs print; tests replace them.
+var out, errOut io.Writer = os.Stdout, os.Stderr
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "calltrail records every function call of a Go program and analyses the trace.\n\nusage: calltrail COMMAND [flags] [args]\n\ncommands:\n")
+	names := make([]string, 0, len(verbs))
+	for n := range verbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, verbs[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun \"calltrail help COMMAND\" for a command's flags. FILE defaults to calltrail.out.\n")
+}

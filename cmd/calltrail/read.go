@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+const defaultTrace = "calltrail.out"
+
+// traceArg returns the one trace file named in args, or the default.
+func traceArg(args []string) (string, error) {
+	switch len(args) {
+	case 0:
+		return defaultTrace, nil
+	case 1:
+		return args[0], nil
+	}
+	return "", usageError{fmt.Sprintf("want one trace file, got %d arguments", len(args))}
+}
+
+// openTrace opens a trace and reads its header, with errors that name the
+// file and say what is wrong in one line.
+func openTrace(name string) (*os.File, *tracefile.Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: no such trace file (record one with CALLTRAIL_OUT=%s, or name the file)", name, name)
+		}
+		return nil, nil, err
+	}
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return f, r, nil
+}
+
+// readError describes an error that stopped reading a trace after part
+// of it had been used.
+func readError(name string, err error) error {
+	if errors.Is(err, tracefile.ErrTruncated) {
+		return fmt.Errorf("%s: %w; output shows the calls before that point", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// filterFlags are the filters every command that reads calls accepts.
+type filterFlags struct {
+	g     uint64
+	focus string
+	hide  string
+	depth int
+	min   time.Duration
+}
+
+func (ff *filterFlags) register(fs *flag.FlagSet) {
+	fs.Func("g", "show only goroutine `GID`", func(s string) error {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n == 0 {
+			return fmt.Errorf("want a goroutine id such as 1")
+		}
+		ff.g = n
+		return nil
+	})
+	fs.StringVar(&ff.focus, "F", "", "show only calls of functions matching `REGEX`, and their callees")
+	fs.StringVar(&ff.hide, "N", "", "hide calls of functions matching `REGEX`, and their callees")
+	fs.IntVar(&ff.depth, "D", 0, "show calls nested at most `DEPTH` deep (0: no limit)")
+	fs.DurationVar(&ff.min, "t", 0, "show only calls lasting at least `DURATION` (e.g. 1ms)")
+}
+
+func (ff *filterFlags) filter() (*filter.Filter, error) {
+	f := &filter.Filter{G: ff.g, MaxDepth: ff.depth, MinTime: ff.min}
+	var err error
+	if ff.focus != "" {
+		if f.Focus, err = regexp.Compile(ff.focus); err != nil {
+			return nil, usageError{fmt.Sprintf("-F: %v", err)}
+		}
+	}
+	if ff.hide != "" {
+		if f.Hide, err = regexp.Compile(ff.hide); err != nil {
+			return nil, usageError{fmt.Sprintf("-N: %v", err)}
+		}
+	}
+	if ff.depth < 0 {
+		return nil, usageError{"-D: want a depth of 0 or more"}
+	}
+	return f, nil
+}
+
+// warnIncomplete tells on stderr that a trace has no end chunk: the
+// program was killed, or is still running.
+func warnIncomplete(name string, r *tracefile.Reader) {
+	if _, ok := r.End(); !ok {
+		fmt.Fprintf(errOut, "calltrail: warning: %s has no end record: the program was killed or is still running; showing what was written\n", name)
+	}
+}

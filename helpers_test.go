@@ -1,0 +1,48 @@
+package calltrail
+
+import (
+	"os"
+	"sync"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	// init traced this test binary into calltrail.out in the package
+	// directory; tests make their own tracers instead.
+	if Enabled && tr != nil {
+		Stop()
+		if os.Getenv("CALLTRAIL_OUT") == "" {
+			os.Remove("calltrail.out")
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// useTracer makes a fresh tracer writing to path the program's tracer
+// until the returned function stops it.
+func useTracer(tb testing.TB, path string, o options) (stop func()) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if o.every == 0 {
+		o.every = 100e6
+	}
+	if o.buffer == 0 {
+		o.buffer = defaultBuffer
+	}
+	t, err := newTracer(o, f, nil, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	old := tr
+	tr = t
+	sites = sync.Map{}
+	recording.Store(true)
+	return func() {
+		Stop()
+		tr = old
+		sites = sync.Map{}
+	}
+}

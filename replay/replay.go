@@ -1,0 +1,128 @@
+// Package replay prints a trace as the call tree of each goroutine, in
+// the indented view of the original functrace tool, with the calls of one
+// goroutine together:
+//
+//	g[01]:	->main.A1
+//	g[01]:		->main.B1
+//	g[01]:		<-main.B1 1.25ms
+//	g[01]:	<-main.A1 1.31ms
+//
+// Goroutines are printed in order of id. A call cut short by the end of
+// the trace is marked "(unfinished)", one left by a panic "(panic)".
+package replay
+
+import (
+	"bufio"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// call is one shown call, kept until its goroutine is printed: 16 bytes,
+// so that grouping by goroutine costs little for traces of many calls.
+type call struct {
+	dur   int64
+	fn    uint32
+	depth uint16
+	kind  tracefile.ExitKind
+	shown bool
+}
+
+type goroutine struct {
+	calls   []call
+	open    []int // indexes in calls of the calls still running; -1 for unshown
+	tracker *filter.Tracker
+}
+
+// Write reads every event of r and prints the calls f selects to w. It
+// returns the error that ended reading, nil at a clean end; what was read
+// before an error is printed.
+func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
+	gs := map[uint64]*goroutine{}
+	name := func(id uint32) string { return r.Func(id).Name }
+	var readErr error
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+		if ev.Kind == tracefile.GoroutineEvent || !f.Goroutine(ev.G) {
+			continue
+		}
+		g := gs[ev.G]
+		if g == nil {
+			g = &goroutine{tracker: f.NewTracker()}
+			gs[ev.G] = g
+		}
+		switch ev.Kind {
+		case tracefile.EnterEvent:
+			shown, depth := g.tracker.Enter(ev.Func, name)
+			if !shown {
+				g.open = append(g.open, -1)
+				continue
+			}
+			g.open = append(g.open, len(g.calls))
+			g.calls = append(g.calls, call{fn: ev.Func, depth: uint16(min(depth, 1<<16-1)), shown: true})
+		case tracefile.ExitEvent:
+			g.tracker.Exit()
+			if len(g.open) == 0 {
+				continue
+			}
+			i := g.open[len(g.open)-1]
+			g.open = g.open[:len(g.open)-1]
+			if i < 0 {
+				continue
+			}
+			c := &g.calls[i]
+			c.dur, c.kind = ev.Time-ev.Start, ev.Exit
+			if !f.Long(time.Duration(c.dur)) {
+				c.shown = false
+			}
+		}
+	}
+
+	ids := make([]uint64, 0, len(gs))
+	for id := range gs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	var stack []call
+	for _, id := range ids {
+		stack = stack[:0]
+		pop := func(depth uint16) {
+			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
+				c := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				note := ""
+				if c.kind != tracefile.Return {
+					note = c.kind.String()
+				}
+				line = seedview.AppendExit(line[:0], id, int(c.depth), name(c.fn), time.Duration(c.dur), note)
+				bw.Write(line)
+			}
+		}
+		for _, c := range gs[id].calls {
+			if !c.shown {
+				continue
+			}
+			pop(c.depth)
+			line = seedview.AppendEnter(line[:0], id, int(c.depth), name(c.fn))
+			bw.Write(line)
+			stack = append(stack, c)
+		}
+		pop(0)
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return readErr
+}
