@@ -128,7 +128,7 @@ func BenchmarkTrace(b *testing.B) {
 // map for the depth, and Printf of every line.
 var (
 	seedMu    sync.Mutex
-	seedDepth = map[uint64]int{}
+	seedDepth           = map[uint64]int{}
 	seedOut   io.Writer = io.Discard
 )
 

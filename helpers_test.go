@@ -38,6 +38,7 @@ func useTracer(tb testing.TB, path string, o options) (stop func()) {
 	}
 	old := tr
 	tr = t
+	benchFuncs[0].id.Store(0)
 	sites = sync.Map{}
 	recording.Store(true)
 	return func() {

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A tracer owns the rings of one trace and the writer that empties them.
@@ -119,7 +120,7 @@ func exitKind(isMain bool, name func() string) (kind uint64, fatal bool) {
 	kind = kExit
 	for {
 		f, more := frames.Next()
-		if strings.HasPrefix(f.Function, selfPkg) || strings.Contains(f.Function, ".deferwrap") {
+		if exitFrames[f.Function] || strings.Contains(f.Function, ".deferwrap") {
 			if more {
 				continue
 			}
@@ -137,6 +138,15 @@ func exitKind(isMain bool, name func() string) (kind uint64, fatal bool) {
 		return kind, isMain && kind == kPanic
 	}
 	return kind, rootFunc() == name()
+}
+
+// exitFrames are the frames of the runtime's own exit path, which
+// exitKind looks past (with compiler-made defer wrappers) to see who ran
+// the deferred exit.
+var exitFrames = map[string]bool{
+	selfPkg + "(*tracer).exit": true,
+	selfPkg + "Exit":           true,
+	selfPkg + "siteFor.func1":  true,
 }
 
 // rootFunc returns the outermost function of the calling goroutine.
@@ -163,14 +173,11 @@ func rootFunc() string {
 	}
 }
 
-// selfPkg is this package's prefix in function names.
+// selfPkg is this package's prefix in function names, read from the
+// entry pc of one of its functions: a func value points at a word holding
+// the code pointer.
 var selfPkg = func() string {
-	name := funcName(funcEntryOf())
+	f := stackGoid
+	name := funcName(**(**uintptr)(unsafe.Pointer(&f)))
 	return name[:strings.LastIndexByte(name, '.')+1]
 }()
-
-func funcEntryOf() uintptr {
-	var pcs [1]uintptr
-	runtime.Callers(1, pcs[:])
-	return pcs[0]
-}

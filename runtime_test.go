@@ -1,0 +1,411 @@
+//go:build calltrail
+
+package calltrail
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// trace is what a test reads back: per goroutine, its events as
+// "->name" and "<-name" or "<-name (panic)".
+type trace struct {
+	calls   map[uint64][]string
+	gs      map[uint64]tracefile.Goroutine
+	names   func(uint32) string
+	stats   tracefile.Stats
+	end     string
+	dropped uint64
+}
+
+func readTrace(t *testing.T, path string) trace {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := trace{calls: map[uint64][]string{}, gs: map[uint64]tracefile.Goroutine{}}
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("reading %s: %v", path, err)
+		}
+		name := r.Func(ev.Func).Name
+		switch ev.Kind {
+		case tracefile.EnterEvent:
+			tr.calls[ev.G] = append(tr.calls[ev.G], "->"+name)
+		case tracefile.ExitEvent:
+			s := "<-" + name
+			if ev.Exit != tracefile.Return {
+				s += " (" + ev.Exit.String() + ")"
+			}
+			if ev.Time < ev.Start {
+				t.Errorf("%s ends before it starts", name)
+			}
+			tr.calls[ev.G] = append(tr.calls[ev.G], s)
+		case tracefile.GoroutineEvent:
+			g, _ := r.Goroutine(ev.G)
+			tr.gs[ev.G] = g
+		}
+	}
+	tr.names = func(id uint32) string { return r.Func(id).Name }
+	tr.stats = r.Stats()
+	tr.end, _ = r.End()
+	return tr
+}
+
+// record runs fn with a fresh tracer and returns its trace.
+func record(t *testing.T, o options, fn func()) trace {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trace.out")
+	stop := useTracer(t, path, o)
+	for i := range funcs {
+		funcs[i].id.Store(0) // ids belong to the tracer that gave them
+	}
+	fn()
+	stop()
+	return readTrace(t, path)
+}
+
+var funcs = [...]Func{
+	{Name: "test.outer"}, {Name: "test.inner"}, {Name: "test.leaf"}, {Name: "test.rec"}, {Name: "test.panics"},
+	{Name: "test.recovers"}, {Name: "test.goexits"}, {Name: "test.deferred"}, {Name: "test.root"},
+}
+
+// call runs body as traced function f, with the instrumenter's guard.
+func call(f *Func, body func()) {
+	if Enabled {
+		if c := Enter(f); c != 0 {
+			defer Exit(c)
+		}
+	}
+	body()
+}
+
+func tree() {
+	call(&funcs[0], func() {
+		call(&funcs[1], func() { call(&funcs[2], func() {}) })
+		call(&funcs[2], func() {})
+	})
+}
+
+var treeWant = "->test.outer ->test.inner ->test.leaf <-test.leaf <-test.inner ->test.leaf <-test.leaf <-test.outer"
+
+func TestCallTree(t *testing.T) {
+	var g uint64
+	tr := record(t, options{}, func() {
+		g = curGoid()
+		tree()
+	})
+	if got := strings.Join(tr.calls[g], " "); got != treeWant {
+		t.Errorf("goroutine %d:\ngot  %s\nwant %s", g, got, treeWant)
+	}
+	if tr.stats.Calls != 4 || tr.stats.DroppedCalls != 0 {
+		t.Errorf("stats = %+v, want 4 calls, none dropped", tr.stats)
+	}
+	if tr.end != "stopped" {
+		t.Errorf("end = %q, want stopped", tr.end)
+	}
+}
+
+// TestManyGoroutines runs 1,000 goroutines, each with its own recursion
+// depth, and checks every call of every goroutine came back, in order.
+func TestManyGoroutines(t *testing.T) {
+	const n = 1000
+	ids := make([]uint64, n)
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[3], func() {
+			if d > 0 {
+				rec(d - 1)
+			}
+		})
+	}
+	tr := record(t, options{buffer: 64 << 20}, func() {
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ids[i] = curGoid()
+				rec(i % 50)
+			}()
+		}
+		wg.Wait()
+	})
+	total := 0
+	for i, g := range ids {
+		depth := i%50 + 1
+		want := strings.TrimSpace(strings.Repeat("->test.rec ", depth) + strings.Repeat("<-test.rec ", depth))
+		if got := strings.Join(tr.calls[g], " "); got != want {
+			t.Fatalf("goroutine %d (depth %d):\ngot  %.200s\nwant %.200s", g, depth, got, want)
+		}
+		total += depth
+	}
+	if tr.stats.Calls != uint64(total) {
+		t.Errorf("calls = %d, want %d", tr.stats.Calls, total)
+	}
+}
+
+func TestDeepRecursion(t *testing.T) {
+	const depth = 100_000
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[3], func() {
+			if d > 1 {
+				rec(d - 1)
+			}
+		})
+	}
+	var g uint64
+	tr := record(t, options{buffer: 64 << 20}, func() {
+		g = curGoid()
+		rec(depth)
+	})
+	if got := len(tr.calls[g]); got != 2*depth {
+		t.Fatalf("got %d events, want %d", got, 2*depth)
+	}
+	if tr.calls[g][depth-1] != "->test.rec" || tr.calls[g][depth] != "<-test.rec" {
+		t.Errorf("turning point: %v", tr.calls[g][depth-1:depth+1])
+	}
+}
+
+var errBoom = errors.New("boom")
+
+func TestPanicExits(t *testing.T) {
+	var got any
+	var g uint64
+	tr := record(t, options{}, func() {
+		g = curGoid()
+		call(&funcs[5], func() { // recovers
+			defer func() {
+				got = recover()
+				// A normal call inside a deferred function while a
+				// panic is in progress returns normally.
+				call(&funcs[7], func() {})
+			}()
+			call(&funcs[1], func() {
+				call(&funcs[4], func() { panic(errBoom) })
+			})
+		})
+	})
+	if got != errBoom {
+		t.Errorf("recover() = %v, want the panic's own value", got)
+	}
+	want := "->test.recovers ->test.inner ->test.panics <-test.panics (panic) <-test.inner (panic) ->test.deferred <-test.deferred <-test.recovers"
+	if s := strings.Join(tr.calls[g], " "); s != want {
+		t.Errorf("got  %s\nwant %s", s, want)
+	}
+}
+
+func TestGoexitExits(t *testing.T) {
+	var g uint64
+	tr := record(t, options{}, func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			g = curGoid()
+			call(&funcs[8], func() {
+				call(&funcs[6], func() { runtime.Goexit() })
+			})
+		}()
+		<-done
+	})
+	want := "->test.root ->test.goexits <-test.goexits (goexit) <-test.root (goexit)"
+	if s := strings.Join(tr.calls[g], " "); s != want {
+		t.Errorf("got  %s\nwant %s", s, want)
+	}
+}
+
+//go:noinline
+func spawner(done chan uint64) {
+	go func() {
+		call(&funcs[2], func() {})
+		done <- curGoid()
+	}()
+}
+
+func TestGoroutineParents(t *testing.T) {
+	if parentOff == 0 {
+		t.Skipf("%s on %s: the runtime does not expose parent goroutines", runtime.Version(), runtime.GOARCH)
+	}
+	var parent, child uint64
+	tr := record(t, options{}, func() {
+		parent = curGoid()
+		done := make(chan uint64)
+		spawner(done)
+		child = <-done
+	})
+	g, ok := tr.gs[child]
+	if !ok {
+		t.Fatalf("no record of goroutine %d", child)
+	}
+	if g.Parent != parent {
+		t.Errorf("parent = %d, want %d", g.Parent, parent)
+	}
+	if name := tr.names(g.CreatorFunc); !strings.HasSuffix(name, ".spawner") {
+		t.Errorf("created by %q, want calltrail.spawner", name)
+	}
+	if name := tr.names(g.StartFunc); !strings.HasSuffix(name, ".spawner.func1") {
+		t.Errorf("started at %q, want calltrail.spawner.func1", name)
+	}
+	if g.CreatorLine == 0 {
+		t.Error("no line for the go statement")
+	}
+}
+
+type T struct{}
+
+//go:noinline
+func (*T) M() { defer Trace()() }
+
+//go:noinline
+func manualOuter() {
+	defer Trace()()
+	func() {
+		defer Trace()()
+		new(T).M()
+	}()
+}
+
+func TestTraceNames(t *testing.T) {
+	var g uint64
+	tr := record(t, options{}, func() {
+		g = curGoid()
+		manualOuter()
+	})
+	p := "github.com/calltrail/calltrail."
+	want := fmt.Sprintf("->%[1]smanualOuter ->%[1]smanualOuter.func1 ->%[1]s(*T).M <-%[1]s(*T).M <-%[1]smanualOuter.func1 <-%[1]smanualOuter", p)
+	if s := strings.Join(tr.calls[g], " "); s != want {
+		t.Errorf("got  %s\nwant %s", s, want)
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	record(t, options{}, func() {
+		tree() // register the functions
+		if n := testing.AllocsPerRun(1000, func() {
+			if c := Enter(&funcs[2]); c != 0 {
+				Exit(c)
+			}
+		}); n != 0 {
+			t.Errorf("Enter+Exit: %v allocations per call", n)
+		}
+		manualOuter()
+		if n := testing.AllocsPerRun(1000, func() { (*T).M(nil) }); n != 0 {
+			t.Errorf("defer Trace()(): %v allocations per call", n)
+		}
+	})
+}
+
+func TestPauseResume(t *testing.T) {
+	var g uint64
+	tr := record(t, options{}, func() {
+		g = curGoid()
+		call(&funcs[0], func() {
+			Pause()
+			call(&funcs[1], func() {}) // not recorded
+			Resume()
+		}) // recorded: its enter was
+		Pause()
+		call(&funcs[2], func() {})
+		Resume()
+	})
+	if s := strings.Join(tr.calls[g], " "); s != "->test.outer <-test.outer" {
+		t.Errorf("got %s", s)
+	}
+}
+
+// TestDropWholeCalls fills a tiny ring while the writer is held back and
+// checks that every recorded call has its exit and the rest are counted.
+func TestDropWholeCalls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.out")
+	stop := useTracer(t, path, options{buffer: 1})
+	funcs[3].id.Store(0)
+	s := &tr.shards[curGoid()&tr.shardMask]
+	// Hold the writer back by owning the whole ring: promise every slot.
+	// Instead, fill the ring from this goroutine faster than anything can
+	// drain it: open calls pile up, each owing its exit.
+	var open []Call
+	for i := 0; i < 5000; i++ {
+		open = append(open, Enter(&funcs[3]))
+	}
+	refused := 0
+	for _, c := range open {
+		if c == 0 {
+			refused++
+		}
+	}
+	for i := len(open) - 1; i >= 0; i-- {
+		Exit(open[i])
+	}
+	_ = s
+	stop()
+	trc := readTrace(t, path)
+	if refused == 0 {
+		t.Fatalf("no call refused with a ring of %d slots", s.size)
+	}
+	if trc.stats.DroppedCalls != uint64(refused) {
+		t.Errorf("dropped = %d, want %d", trc.stats.DroppedCalls, refused)
+	}
+	if trc.stats.Calls+trc.stats.DroppedCalls != 5000 {
+		t.Errorf("calls %d + dropped %d != 5000", trc.stats.Calls, trc.stats.DroppedCalls)
+	}
+}
+
+// TestFallbacks traces with the paths used where the runtime's g or the
+// cycle counter cannot be used: goroutine ids from runtime.Stack, time
+// from the monotonic clock, exits classified from the stack.
+func TestFallbacks(t *testing.T) {
+	saved := [...]any{fastG, useCounter, parentOff, fpHops}
+	fastG, useCounter, parentOff, fpHops = false, false, 0, -1
+	defer func() {
+		fastG, useCounter, parentOff, fpHops = saved[0].(bool), saved[1].(bool), saved[2].(uintptr), saved[3].(int)
+	}()
+	TestCallTree(t)
+	TestPanicExits(t)
+	TestGoexitExits(t)
+	TestTraceNames(t)
+}
+
+func TestProbe(t *testing.T) {
+	setup()
+	switch runtime.GOARCH {
+	case "amd64", "arm64":
+		if !fastG {
+			t.Fatalf("%s/%s: goroutine id offset not found", runtime.Version(), runtime.GOARCH)
+		}
+		if parentOff == 0 {
+			t.Errorf("%s: parent goroutine offset not found", runtime.Version())
+		}
+		if fpHops < 0 {
+			t.Errorf("frame pointer walk not calibrated")
+		}
+	default:
+		if fastG {
+			t.Fatalf("fast goroutine ids on %s, which has no assembly", runtime.GOARCH)
+		}
+	}
+	done := make(chan [2]uint64)
+	go func() { done <- [2]uint64{curGoid(), stackGoid()} }()
+	if ids := <-done; ids[0] != ids[1] {
+		t.Errorf("goroutine id %d, runtime.Stack says %d", ids[0], ids[1])
+	}
+}
