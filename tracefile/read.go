@@ -82,7 +82,7 @@ type Reader struct {
 // by calling Next.
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{
-		r:      bufio.NewReaderSize(r, 256<<10),
+		r:      bufio.NewReaderSize(r, 64<<10),
 		funcs:  []Func{{}},
 		gs:     make(map[uint64]*Goroutine),
 		stacks: make(map[uint64][]frame),
