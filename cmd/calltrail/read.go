@@ -64,6 +64,7 @@ type filterFlags struct {
 }
 
 func (ff *filterFlags) register(fs *flag.FlagSet) {
+	*ff = filterFlags{}
 	fs.Func("g", "show only goroutine `GID`", func(s string) error {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || n == 0 {

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// writeChains writes the call chains of the seed, A1->B1->C1->D in
+// goroutine 1 and A2->B2->C2->D in goroutine 7 (started by goroutine 1),
+// with times in nanoseconds. It returns the file's bytes.
+func writeChains(t *testing.T, path string, end bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	e, err := tracefile.NewEncoder(&buf, map[string]string{
+		"program": "chains", "path": "/tmp/chains", "go": "go1.26.8", "goos": "linux", "goarch": "amd64",
+		"gomaxprocs": "2", "start": "2026-11-21T10:00:00Z", "clock": "monotonic", "goid": "g", "parents": "true",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"main.main", "main.A1", "main.B1", "main.C1", "main.D", "main.A2", "main.B2", "main.C2", "main.main.func1"}
+	var fs []tracefile.Func
+	for i, n := range names {
+		fs = append(fs, tracefile.Func{Name: n, File: "main.go", Line: 10 * (i + 1)})
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, fs)
+	var b tracefile.Batch
+	at := int64(0)
+	step := func(d time.Duration) int64 { at += int64(d); return at }
+	b.Enter(1, 1, step(0))
+	for _, id := range []uint32{2, 3, 4, 5} {
+		b.Enter(1, id, step(time.Microsecond))
+	}
+	for range 4 {
+		b.Exit(1, tracefile.Return, step(1250*time.Microsecond))
+	}
+	b.Goroutine(tracefile.Goroutine{ID: 7, Parent: 1, CreatorFunc: 1, CreatorLine: 15, StartFunc: 9}, step(time.Microsecond))
+	b.Enter(7, 9, at)
+	for _, id := range []uint32{6, 7, 8, 5} {
+		b.Enter(7, id, step(time.Microsecond))
+	}
+	b.Exit(7, tracefile.Panic, step(20*time.Microsecond))
+	for range 3 {
+		b.Exit(7, tracefile.Panic, step(time.Microsecond))
+	}
+	b.Exit(7, tracefile.Return, step(time.Microsecond))
+	b.Exit(1, tracefile.Return, step(time.Millisecond))
+	e.Clock(at, at)
+	e.Events(&b)
+	e.Stats(tracefile.Stats{Calls: 10, DroppedCalls: 1, Flushes: 1})
+	if end {
+		e.End("main returned", time.Unix(0, 0))
+	}
+	e.Flush()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChains(t, path, true)
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"replay.golden", nil},
+		{"replay-g7.golden", []string{"-g", "7"}},
+		{"replay-F.golden", []string{"-F", `^main\.B`}},
+		{"replay-N.golden", []string{"-N", `^main\.(B1|A2)$`}},
+		{"replay-D.golden", []string{"-D", "2"}},
+		{"replay-t.golden", []string{"-t", "1ms"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, errOut := runCmd(append(append([]string{"replay"}, tt.args...), path)...)
+			if code != 0 || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+func TestInfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	data := writeChains(t, path, true)
+	code, out, errOut := runCmd("info", path)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	out = strings.ReplaceAll(out, path, "FILE")
+	for _, want := range []string{
+		"program     /tmp/chains",
+		"go          go1.26.8 linux/amd64, GOMAXPROCS 2",
+		"goroutines  2\n",
+		"functions   9\n",
+		"calls       10 (4 left by panic, 0 unfinished)",
+		"dropped     1 calls (9.09%)",
+		"ended       main returned",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "size        "+strconv.Itoa(len(data))+" bytes") {
+		t.Errorf("info does not give the file size %d:\n%s", len(data), out)
+	}
+}
+
+// TestBadFiles checks every unusable file gets one line on stderr and
+// exit status 1, from every command that reads traces.
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := writeChains(t, filepath.Join(dir, "good.out"), true)
+	files := map[string][]byte{
+		"empty.out":     {},
+		"foreign.out":   []byte("#!/bin/sh\necho this is not a trace\n"),
+		"newer.out":     append([]byte(tracefile.Magic), 9),
+		"truncated.out": good[:len(good)-10],
+	}
+	for name, data := range files {
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	tests := []struct{ file, want string }{
+		{"missing.out", "no such trace file"},
+		{"empty.out", "trace file is empty"},
+		{"foreign.out", "not a calltrail trace"},
+		{"newer.out", "format version 9 is newer"},
+		{"truncated.out", "trace is truncated"},
+	}
+	for _, verb := range []string{"replay", "info"} {
+		for _, tt := range tests {
+			t.Run(verb+"/"+tt.file, func(t *testing.T) {
+				code, _, errOut := runCmd(verb, filepath.Join(dir, tt.file))
+				if code != 1 {
+					t.Errorf("exit status %d, want 1", code)
+				}
+				if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "calltrail: ") || !strings.Contains(errOut, tt.want) {
+					t.Errorf("stderr %q, want one line saying %q", errOut, tt.want)
+				}
+				if strings.Contains(errOut, "goroutine ") {
+					t.Errorf("a Go panic trace: %s", errOut)
+				}
+			})
+		}
+	}
+}
+
+// TestNoEnd checks a trace without an end record (a killed program) is
+// shown whole, with a warning, and exit status 0.
+func TestNoEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "killed.out")
+	writeChains(t, path, false)
+	code, out, errOut := runCmd("replay", path)
+	if code != 0 || !strings.Contains(errOut, "no end record") || !strings.Contains(out, "<-main.main ") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	if code, _, errOut := runCmd("frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd("replay", "-F", "(", "x"); code != 2 || !strings.Contains(errOut, "-F:") {
+		t.Errorf("bad regexp: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd("replay", "a", "b"); code != 2 || !strings.Contains(errOut, "want one trace file") {
+		t.Errorf("two files: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd("help", "replay"); code != 0 || !strings.Contains(errOut, "usage: calltrail replay") || !strings.Contains(errOut, "-F REGEX") {
+		t.Errorf("help replay: exit %d, %q", code, errOut)
+	}
+}
