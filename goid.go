@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The hot path reads the goroutine id straight from the runtime's g, at an
@@ -52,17 +53,24 @@ func goMinor(v string) int {
 }
 
 // stackGoid parses the id of the calling goroutine out of runtime.Stack:
-// "goroutine 18 [running]:".
+// "goroutine 18 [running]:". Buffers are pooled: runtime.Stack keeps its
+// argument reachable, so a local buffer would escape on every call.
 func stackGoid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
+	bp := stackBufs.Get().(*[64]byte)
+	b := bp[:runtime.Stack(bp[:], false)]
 	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i >= 0 {
-		b = b[:i]
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
 	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
+	stackBufs.Put(bp)
 	return id
 }
+
+var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}
 
 // probe holds what one goroutine saw of itself.
 type probe struct {

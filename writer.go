@@ -62,6 +62,15 @@ func (w *writer) request(end string, stop bool) {
 }
 
 func (w *writer) run() {
+	w.loop()
+	// The file is closed: answer late requests, and nothing else.
+	for r := range w.reqs {
+		close(r.ack)
+	}
+}
+
+// loop drains and writes until a request stops the trace.
+func (w *writer) loop() {
 	sleep := minSleep
 	timer := time.NewTimer(sleep)
 	last := time.Now()
@@ -75,7 +84,9 @@ func (w *writer) run() {
 			sleep = minSleep
 			select {
 			case r := <-w.reqs:
-				w.serve(r)
+				if w.serve(r) {
+					return
+				}
 			default:
 			}
 			continue
@@ -89,16 +100,19 @@ func (w *writer) run() {
 		timer.Reset(sleep)
 		select {
 		case r := <-w.reqs:
-			w.serve(r)
+			if w.serve(r) {
+				return
+			}
 		case <-timer.C:
 		}
 		sleep = min(sleep*2, maxSleep)
 	}
 }
 
-func (w *writer) serve(r flushReq) {
+// serve carries out r and reports whether the trace is now closed.
+func (w *writer) serve(r flushReq) (closed bool) {
 	w.mu.Lock()
-	closed := w.done
+	closed = w.done
 	w.mu.Unlock()
 	if !closed {
 		// Slots handed out but not yet filled belong to goroutines
@@ -132,6 +146,7 @@ func (w *writer) serve(r flushReq) {
 		}
 	}
 	close(r.ack)
+	return r.stop || closed
 }
 
 func (w *writer) anyPending() bool {

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs calltrail's whole test suite: formatting and static checks, the tests
+# with and without the calltrail build tag and under the race detector, a
+# short fuzzing run of the trace reader, the runtime's tests on every Go
+# release from go1.22 (toolchains come from the Go module proxy), and on
+# linux/arm64 and linux/riscv64 under qemu (installed from Debian's
+# packages when missing). Cross-builds for darwin/arm64 and windows/amd64.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step gofmt
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then
+	echo "gofmt would change:" $bad
+	exit 1
+fi
+
+step go vet
+go vet ./...
+go vet -tags calltrail ./...
+
+step staticcheck
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail ./...
+
+step "tests (without the calltrail tag: guards compiled out)"
+go test -count=1 ./...
+
+step "tests (with the calltrail tag)"
+go test -count=1 -tags calltrail ./...
+
+step "tests under the race detector"
+go test -count=1 -race -tags calltrail ./...
+
+step "benchmarks run once, as a smoke test"
+go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
+
+step "fuzzing the trace reader"
+go test -run '^$' -fuzz FuzzReader -fuzztime "${FUZZTIME:-20s}" ./tracefile
+
+step "the runtime on every supported Go release"
+for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
+	echo "-- $v"
+	GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile
+done
+
+step "other platforms"
+if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
+	else
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
+	fi
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for arch in arm64 riscv64; do
+	echo "-- linux/$arch under qemu"
+	GOARCH=$arch go test -c -tags calltrail -o "$tmp/calltrail-$arch.test" .
+	GOARCH=$arch go test -c -o "$tmp/tracefile-$arch.test" ./tracefile
+	qemu_arch=$arch
+	[ "$arch" = arm64 ] && qemu_arch=aarch64
+	# The process tests build and run host binaries; the rest run here.
+	(cd "$tmp" && "qemu-$qemu_arch" "./calltrail-$arch.test" -test.count=1 -test.skip 'TestProcess|TestCompiledOut')
+	(cd ./tracefile && "qemu-$qemu_arch" "$tmp/tracefile-$arch.test" -test.count=1)
+done
+for target in darwin/arm64 windows/amd64; do
+	echo "-- $target: build"
+	GOOS=${target%/*} GOARCH=${target#*/} go vet -tags calltrail ./...
+	GOOS=${target%/*} GOARCH=${target#*/} go test -c -tags calltrail -o "$tmp/calltrail-${target%/*}.test" .
+	GOOS=${target%/*} GOARCH=${target#*/} go build -o "$tmp/calltrail-cmd-${target%/*}" ./cmd/calltrail
+done
+
+step "all tests passed"
