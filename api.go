@@ -41,21 +41,7 @@ func Enter(f *Func) Call {
 	if !Enabled || !recording.Load() {
 		return 0
 	}
-	return enter(f)
-}
-
-// enter is Enter past the check that tracing is on, kept out of line so
-// that the check alone is inlined into every traced function.
-func enter(f *Func) Call {
-	id := f.id.Load()
-	if id == 0 {
-		id = tr.reg.id(f.Name, f.File, f.Line)
-		if id == 0 {
-			return 0
-		}
-		f.id.Store(id)
-	}
-	return tr.enter(id)
+	return tr.enter(f) // out of line, so that only the check is inlined
 }
 
 // Exit records the end of call c, whether its function returned, panicked
@@ -92,7 +78,7 @@ func Trace() func() {
 		pc = pcs[0]
 	}
 	s := siteFor(pc)
-	if s == nil || tr.enter(s.id) == 0 {
+	if s == nil || tr.enter(&s.fn) == 0 {
 		return nop
 	}
 	return s.exit
@@ -100,10 +86,10 @@ func Trace() func() {
 
 func nop() {}
 
-// A site is a call site of Trace, with its function id and its exit
+// A site is a call site of Trace, with its function and its exit
 // function, made once so that Trace does not allocate.
 type site struct {
-	id   uint32
+	fn   Func
 	exit func()
 }
 
@@ -122,8 +108,9 @@ func siteFor(pc uintptr) *site {
 	if id == 0 {
 		return nil
 	}
-	s := &site{id: id}
-	s.exit = func() { tr.exit(Call(curGoid()&(1<<gBits-1)<<fidBits | uint64(s.id))) }
+	s := &site{}
+	s.fn.id.Store(id)
+	s.exit = func() { tr.exit(Call(curGoid()&(1<<gBits-1)<<fidBits | uint64(id))) }
 	actual, _ := sites.LoadOrStore(pc, s)
 	return actual.(*site)
 }

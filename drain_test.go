@@ -30,7 +30,7 @@ func BenchmarkDrain(b *testing.B) {
 		fill()
 		batch = tracefile.Batch{}
 		b.StartTimer()
-		w.drainShard(&s, &batch)
+		w.drainShard(&s, &batch, 0)
 	}
 	b.ReportMetric(float64(batch.Size())/float64(n), "B/event")
 }

@@ -1,6 +1,9 @@
 package calltrail
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // A Call names one recorded call from Enter to Exit: the goroutine in the
 // high bits and the function id in the low fidBits. The zero Call means
@@ -47,15 +50,21 @@ const (
 // it. All events of one goroutine go to one shard, in order, so the writer
 // never has to merge. The fields written by the hot path and by the writer
 // sit on separate cache lines.
+//
+// The struct is three whole cache lines, so that in an array of shards no
+// shard's busy line is shared with its neighbour's: the hot path's CAS on
+// one line, the writer's tail on the second, and read-only fields on the
+// third.
 type shard struct {
 	state   atomic.Uint64
 	_       [56]byte
 	tail    atomic.Uint64 // next slot the writer reads; written by the writer only
-	_       [56]byte
 	dropped atomic.Uint64 // calls refused because the ring was full
+	_       [48]byte
 	slots   []slot
 	mask    uint64
 	size    uint64
+	_       [24]byte
 }
 
 func newShard(size int) shard {
@@ -99,3 +108,5 @@ func (sl *slot) load() uint64 { return atomic.LoadUint64(&sl.w0) }
 func (s *shard) pending() bool {
 	return (s.state.Load()>>owedBits-s.tail.Load())&headMask != 0
 }
+
+var _ [0]struct{} = [unsafe.Sizeof(shard{}) % 64]struct{}{} // shard is whole cache lines

@@ -31,6 +31,7 @@ type options struct {
 const (
 	defaultBuffer = 32 << 20
 	slotSize      = 16
+	lagBytes      = 512 << 10 // about a core's L2: see writer.drain
 )
 
 func optionsFromEnv() (options, error) {
@@ -127,6 +128,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		"shards":     strconv.Itoa(nshards),
 	}
 	w := &writer{t: t, out: &sink{w: out}, every: o.every, reqs: make(chan flushReq, 4)}
+	w.lag = uint64(min(per/8, lagBytes/slotSize))
 	w.batches = make([]tracefile.Batch, nshards)
 	for i := range w.batches {
 		w.batches[i].Shard = i

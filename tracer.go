@@ -19,8 +19,15 @@ type tracer struct {
 	w         *writer
 }
 
-// enter records the calling goroutine's entry into function id.
-func (t *tracer) enter(id uint32) Call {
+// enter records the calling goroutine's entry into f, giving f its id the
+// first time.
+func (t *tracer) enter(f *Func) Call {
+	id := f.id.Load()
+	if id == 0 {
+		if id = t.register(f); id == 0 {
+			return 0
+		}
+	}
 	var g uint64
 	var ts int64
 	if fastG {
@@ -46,6 +53,12 @@ func (t *tracer) enter(id uint32) Call {
 	c := Call(g<<fidBits | uint64(id))
 	s.slots[pos&s.mask].put(uint64(c)<<3|kEnter, ts)
 	return c
+}
+
+func (t *tracer) register(f *Func) uint32 {
+	id := t.reg.id(f.Name, f.File, f.Line)
+	f.id.Store(id)
+	return id
 }
 
 // noteGoroutine writes the record of a goroutine's parent and creator

@@ -23,7 +23,8 @@ type writer struct {
 	batches []tracefile.Batch
 	text    *textView // the live indented view, or nil
 	every   time.Duration
-	startNs int64 // nanotime() when tracing started
+	startNs int64  // nanotime() when tracing started
+	lag     uint64 // slots drain leaves to settle, see drain
 	calls   uint64
 	flushes uint64
 
@@ -75,8 +76,9 @@ func (w *writer) loop() {
 	timer := time.NewTimer(sleep)
 	last := time.Now()
 	for {
-		n := w.drain()
+		n := w.drain(w.lag)
 		if w.pendingBytes() >= flushBytes || time.Since(last) >= w.every {
+			w.drain(0)
 			w.write()
 			last = time.Now()
 		}
@@ -119,7 +121,7 @@ func (w *writer) serve(r flushReq) (closed bool) {
 		// between reserve and put; give them a moment.
 		deadline := time.Now().Add(settle)
 		for {
-			w.drain()
+			w.drain(0)
 			if !w.anyPending() || time.Now().After(deadline) {
 				break
 			}
@@ -166,19 +168,26 @@ func (w *writer) pendingBytes() int {
 	return n
 }
 
-// drain moves every complete event out of the rings into the batches and
-// returns how many it moved.
-func (w *writer) drain() int {
+// drain moves complete events out of the rings into the batches and
+// returns how many it moved. It leaves the newest lag slots of each ring
+// alone: those cache lines are likely still in the producing core's cache,
+// and reading them there costs a transfer per line; a little later they
+// sit in the shared cache and stream in cheaply.
+func (w *writer) drain(lag uint64) int {
 	n := 0
 	for i := range w.t.shards {
-		n += w.drainShard(&w.t.shards[i], &w.batches[i])
+		n += w.drainShard(&w.t.shards[i], &w.batches[i], lag)
 	}
 	return n
 }
 
-func (w *writer) drainShard(s *shard, b *tracefile.Batch) int {
+func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 	tail := s.tail.Load()
 	head := s.state.Load() >> owedBits
+	if (head-tail)&headMask <= lag {
+		return 0
+	}
+	head = (head - lag) & headMask
 	start := tail
 	for (head-tail)&headMask != 0 {
 		sl := &s.slots[tail&s.mask]
