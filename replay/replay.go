@@ -13,8 +13,10 @@ package replay
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
@@ -38,10 +40,18 @@ type goroutine struct {
 	tracker *filter.Tracker
 }
 
+// Options change what Write prints besides the calls.
+type Options struct {
+	// Parents prints, before each goroutine's calls, a line saying which
+	// goroutine created it, where, and with which function it started:
+	// "# g[25] created by main.main at main.go:78 in g[01], started at main.main.func1".
+	Parents bool
+}
+
 // Write reads every event of r and prints the calls f selects to w. It
 // returns the error that ended reading, nil at a clean end; what was read
 // before an error is printed.
-func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
+func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error {
 	gs := map[uint64]*goroutine{}
 	name := func(id uint32) string { return r.Func(id).Name }
 	var readErr error
@@ -97,6 +107,10 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
 	var line []byte
 	var stack []call
 	for _, id := range ids {
+		if o.Parents {
+			line = appendParent(line[:0], r, id)
+			bw.Write(line)
+		}
 		stack = stack[:0]
 		pop := func(depth uint16) {
 			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
@@ -125,4 +139,27 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
 		return err
 	}
 	return readErr
+}
+
+// appendParent appends the "# g[25] created by ..." line for goroutine id.
+func appendParent(b []byte, r *tracefile.Reader, id uint64) []byte {
+	b = fmt.Appendf(b, "# g[%02d]", id)
+	g, ok := r.Goroutine(id)
+	if !ok || g.Parent == 0 && g.CreatorFunc == 0 {
+		return append(b, " created by: not recorded\n"...)
+	}
+	fn := r.Func(g.CreatorFunc)
+	switch {
+	case g.Parent == 0 && strings.HasPrefix(fn.Name, "runtime."):
+		b = append(b, " created by the Go runtime"...)
+	case g.CreatorFunc != 0:
+		b = fmt.Appendf(b, " created by %s at %s:%d", fn.Name, fn.File, g.CreatorLine)
+	}
+	if g.Parent != 0 {
+		b = fmt.Appendf(b, " in g[%02d]", g.Parent)
+	}
+	if g.StartFunc != 0 {
+		b = fmt.Appendf(b, ", started at %s", r.Func(g.StartFunc).Name)
+	}
+	return append(b, '\n')
 }

@@ -103,6 +103,7 @@ func TestReplay(t *testing.T) {
 		{"replay-N.golden", []string{"-N", `^main\.(B1|A2)$`}},
 		{"replay-D.golden", []string{"-D", "2"}},
 		{"replay-t.golden", []string{"-t", "1ms"}},
+		{"replay-parents.golden", []string{"-parents", "-D", "1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {

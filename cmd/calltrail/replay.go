@@ -9,11 +9,16 @@ import (
 
 func init() {
 	var ff filterFlags
+	var opts replay.Options
 	register(&verb{
 		name:    "replay",
-		args:    "[-g GID] [-F REGEX] [-N REGEX] [-D DEPTH] [-t DURATION] [FILE]",
+		args:    "[-g GID] [-F REGEX] [-N REGEX] [-D DEPTH] [-t DURATION] [-parents] [FILE]",
 		summary: "print the call tree of each goroutine, with durations",
-		flags:   ff.register,
+		flags: func(fs *flag.FlagSet) {
+			ff.register(fs)
+			opts = replay.Options{}
+			fs.BoolVar(&opts.Parents, "parents", false, "before each goroutine, say which goroutine created it, where")
+		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			name, err := traceArg(args)
 			if err != nil {
@@ -28,7 +33,7 @@ func init() {
 				return err
 			}
 			defer file.Close()
-			if err := replay.Write(out, r, f); err != nil && err != io.EOF {
+			if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
 				return readError(name, err)
 			}
 			warnIncomplete(name, r)
