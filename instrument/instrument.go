@@ -1,0 +1,323 @@
+package instrument
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"hash/fnv"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RuntimePath is the import path of the calltrail runtime.
+const RuntimePath = "github.com/calltrail/calltrail"
+
+// Options choose what File instruments.
+type Options struct {
+	// Package is the import path that prefixes function names, as Go's
+	// runtime writes them: "main" for a command, "github.com/google/uuid"
+	// for a library. Empty means the file's package name.
+	Package string
+	// Runtime is the import path of the runtime; empty means RuntimePath.
+	Runtime string
+	// Funcs, if set, instruments only functions whose name matches.
+	Funcs *regexp.Regexp
+	// Exclude, if set, leaves out functions whose name matches.
+	Exclude *regexp.Regexp
+}
+
+// Func describes one instrumented function.
+type Func struct {
+	Name string // as Go's runtime names it
+	Line int
+}
+
+// Result is what File did to a file.
+type Result struct {
+	Src     []byte // the instrumented source; the input if nothing changed
+	Funcs   []Func // functions instrumented, in order of their guards
+	Skipped string // why the file was left alone, if it was
+}
+
+// Names used in instrumented files; the leading underscores keep them out
+// of the way of the user's own names.
+const (
+	importName = "__ct"
+	tablePref  = "__ctf_"
+)
+
+// File instruments the Go source src of the named file.
+func File(filename string, src []byte, opts Options) (Result, error) {
+	src, err := Undo(src)
+	if err != nil {
+		return Result{}, err
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return Result{}, err
+	}
+	if ast.IsGenerated(f) {
+		return Result{Src: src, Skipped: "generated file"}, nil
+	}
+	if fileIgnored(f) {
+		return Result{Src: src, Skipped: "//calltrail:ignore"}, nil
+	}
+	pkg := opts.Package
+	if pkg == "" {
+		pkg = f.Name.Name
+	}
+	if f.Name.Name == "main" {
+		pkg = "main" // Go names the functions of every command main.*
+	}
+	v := &visitor{fset: fset, opts: opts, pkg: pkg, table: tableName(filename)}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			v.funcDecl(d)
+		case *ast.GenDecl:
+			// Function literals in package-level initialisers run in
+			// the package's init.
+			v.outer, v.lits = pkg+".init", 0
+			ast.Inspect(d, v.lit)
+		}
+	}
+	if len(v.funcs) == 0 {
+		return Result{Src: src, Skipped: "no functions to instrument"}, nil
+	}
+	runtimePath := opts.Runtime
+	if runtimePath == "" {
+		runtimePath = RuntimePath
+	}
+	// The edits, by offset: the import after the package name, a guard
+	// after each function's opening brace, the table after the last byte.
+	type edit struct {
+		at   int
+		text string
+	}
+	edits := []edit{{fset.Position(f.Name.End()).Offset, fmt.Sprintf("; import %s %q", importName, runtimePath)}}
+	for i, fn := range v.funcs {
+		edits = append(edits, edit{fn.at, guard(v.table, i)})
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
+	var out bytes.Buffer
+	out.Grow(len(src) + 120*len(v.funcs))
+	last := 0
+	for _, e := range edits {
+		out.Write(src[last:e.at])
+		out.WriteString(e.text)
+		last = e.at
+	}
+	out.Write(src[last:])
+	if !bytes.HasSuffix(src, []byte("\n")) {
+		out.WriteByte('\n') // Undo knows from the missing final newline
+	}
+	fmt.Fprintf(&out, "var %s = [...]%s.Func{", v.table, importName)
+	file := filepath.Base(filename)
+	res := Result{}
+	for i, fn := range v.funcs {
+		if i > 0 {
+			out.WriteString(", ")
+		}
+		fmt.Fprintf(&out, "{Name: %q, File: %q, Line: %d}", fn.name, file, fn.line)
+		res.Funcs = append(res.Funcs, Func{Name: fn.name, Line: fn.line})
+	}
+	out.WriteString("}")
+	if bytes.HasSuffix(src, []byte("\n")) {
+		out.WriteByte('\n')
+	}
+	res.Src = out.Bytes()
+	return res, nil
+}
+
+// guard is the text put after the opening brace of the i'th function.
+func guard(table string, i int) string {
+	return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[1]s.Exit(c) } };", importName, table, i)
+}
+
+var (
+	guardRE  = regexp.MustCompile(` if __ct\.Enabled \{ if c := __ct\.Enter\(&__ctf_[0-9a-f]{8}\[[0-9]+\]\); c != 0 \{ defer __ct\.Exit\(c\) \} \};`)
+	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
+	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}\n?$`)
+)
+
+// Instrumented reports whether src holds calltrail's instrumentation.
+func Instrumented(src []byte) bool {
+	return tableRE.Match(src)
+}
+
+// Undo removes the instrumentation File added to src, giving back the
+// original bytes. Source without instrumentation is returned unchanged.
+func Undo(src []byte) ([]byte, error) {
+	loc := tableRE.FindIndex(src)
+	if loc == nil {
+		if guardRE.Match(src) || importRE.Match(src) {
+			return nil, errors.New("instrumented by calltrail, but its function table at the end of the file is gone: cannot undo safely")
+		}
+		return src, nil
+	}
+	table := src[loc[0]:loc[1]]
+	body := src[:loc[0]]
+	if bytes.HasSuffix(table, []byte("\n")) {
+		body = src[:loc[0]+1] // the original ended with that newline
+	}
+	body = guardRE.ReplaceAll(body, nil)
+	body = importRE.ReplaceAll(body, nil)
+	return body, nil
+}
+
+// tableName is the function table's name for a file: unique among the
+// files of a package, whose base names differ.
+func tableName(filename string) string {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.Base(filename)))
+	return fmt.Sprintf("%s%08x", tablePref, h.Sum32())
+}
+
+// fileIgnored reports a //calltrail:ignore comment before the package clause.
+func fileIgnored(f *ast.File) bool {
+	for _, g := range f.Comments {
+		if g.Pos() > f.Package {
+			break
+		}
+		if hasDirective(g, "//calltrail:ignore") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasDirective(g *ast.CommentGroup, d string) bool {
+	if g == nil {
+		return false
+	}
+	for _, c := range g.List {
+		if c.Text == d || strings.HasPrefix(c.Text, d+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+type fn struct {
+	name string
+	line int
+	at   int // offset just after the opening brace
+}
+
+type visitor struct {
+	fset  *token.FileSet
+	opts  Options
+	pkg   string
+	table string
+	funcs []fn
+
+	outer string // name of the enclosing top-level function
+	lits  int    // function literals numbered so far in outer
+	inits int    // init functions seen
+}
+
+func (v *visitor) add(name string, body *ast.BlockStmt, pos token.Pos) {
+	if v.opts.Funcs != nil && !v.opts.Funcs.MatchString(name) {
+		return
+	}
+	if v.opts.Exclude != nil && v.opts.Exclude.MatchString(name) {
+		return
+	}
+	v.funcs = append(v.funcs, fn{name: name, line: v.fset.Position(pos).Line, at: v.fset.Position(body.Lbrace).Offset + 1})
+}
+
+func (v *visitor) funcDecl(d *ast.FuncDecl) {
+	if d.Body == nil || hasDirective(d.Doc, "//calltrail:ignore") {
+		return
+	}
+	name := v.pkg + "." + declName(d)
+	if d.Name.Name == "init" && d.Recv == nil {
+		// Go numbers a package's init functions, init.0, init.1, in the
+		// order it compiles them; counted here within the file, which is
+		// exact for packages with init functions in one file.
+		name = fmt.Sprintf("%s.init.%d", v.pkg, v.inits)
+		v.inits++
+	}
+	if !hasDirective(d.Doc, "//go:nosplit") {
+		v.add(name, d.Body, d.Pos())
+	}
+	v.outer, v.lits = name, 0
+	ast.Inspect(d.Body, v.lit)
+}
+
+// lit names and instruments function literals: Go calls the closures of
+// F F.func1, F.func2, ..., and those inside F.func1 F.func1.1, ...
+func (v *visitor) lit(n ast.Node) bool {
+	l, ok := n.(*ast.FuncLit)
+	if !ok {
+		return true
+	}
+	v.lits++
+	name := v.outer + ".func" + strconv.Itoa(v.lits)
+	v.add(name, l.Body, l.Pos())
+	outer, lits := v.outer, v.lits
+	v.outer, v.lits = name, 0
+	ast.Inspect(l.Body, v.litNested)
+	v.outer, v.lits = outer, lits
+	return false
+}
+
+// litNested is lit below the first level, where Go numbers closures
+// without the "func" prefix: F.func1.1, F.func1.2.
+func (v *visitor) litNested(n ast.Node) bool {
+	l, ok := n.(*ast.FuncLit)
+	if !ok {
+		return true
+	}
+	v.lits++
+	name := v.outer + "." + strconv.Itoa(v.lits)
+	v.add(name, l.Body, l.Pos())
+	outer, lits := v.outer, v.lits
+	v.outer, v.lits = name, 0
+	ast.Inspect(l.Body, v.litNested)
+	v.outer, v.lits = outer, lits
+	return false
+}
+
+// declName is a function's name as Go's runtime gives it, without the
+// package: F, F[...], T.M, (*T).M, (*T[...]).M.
+func declName(d *ast.FuncDecl) string {
+	if d.Recv == nil || len(d.Recv.List) == 0 {
+		if d.Type.TypeParams != nil {
+			return d.Name.Name + "[...]"
+		}
+		return d.Name.Name
+	}
+	t := d.Recv.List[0].Type
+	ptr := false
+	if s, ok := t.(*ast.StarExpr); ok {
+		ptr, t = true, s.X
+	}
+	generic := false
+	switch x := t.(type) {
+	case *ast.IndexExpr:
+		t, generic = x.X, true
+	case *ast.IndexListExpr:
+		t, generic = x.X, true
+	case *ast.ParenExpr:
+		t = x.X
+	}
+	recv := "?"
+	if id, ok := t.(*ast.Ident); ok {
+		recv = id.Name
+	}
+	if generic {
+		recv += "[...]"
+	}
+	if ptr {
+		return "(*" + recv + ")." + d.Name.Name
+	}
+	return recv + "." + d.Name.Name
+}
