@@ -1,0 +1,61 @@
+package instrument
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+)
+
+// Package is what the go command says of a package, as far as
+// instrumenting needs.
+type Package struct {
+	ImportPath   string
+	Name         string
+	Dir          string
+	Standard     bool
+	GoFiles      []string
+	CgoFiles     []string
+	TestGoFiles  []string
+	XTestGoFiles []string
+	Module       *struct {
+		Path string
+		Main bool
+		Dir  string
+	}
+	Error *struct{ Err string }
+}
+
+// List runs "go list -json" in dir with the given build flags and returns
+// the packages matching patterns, with their dependencies if deps is set.
+func List(dir string, flags []string, deps bool, patterns ...string) ([]Package, error) {
+	args := []string{"list", "-e", "-json=ImportPath,Name,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Module,Error"}
+	if deps {
+		args = append(args, "-deps")
+	}
+	args = append(args, flags...)
+	args = append(args, "--")
+	args = append(args, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var pkgs []Package
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p Package
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
