@@ -182,7 +182,7 @@ func start() error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(o.out)
+	f, err := createTrace(o.out)
 	if err != nil {
 		return err
 	}
@@ -217,4 +217,37 @@ func (w *writer) closed() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.done
+}
+
+// stopAtExit completes the trace when the program calls os.Exit, where
+// the runtime offers an exit hook (see exithook_new.go).
+func stopAtExit() {
+	if tr != nil {
+		recording.Store(false)
+		tr.w.request("exit", true)
+	}
+}
+
+// createTrace creates the trace file. A name ending in a separator, or
+// naming a directory, gets a file per program inside it, named after the
+// program: one trace per test binary of "calltrail test".
+func createTrace(name string) (*os.File, error) {
+	info, err := os.Stat(name)
+	if !strings.HasSuffix(name, string(os.PathSeparator)) && !strings.HasSuffix(name, "/") && (err != nil || !info.IsDir()) {
+		return os.Create(name)
+	}
+	if err := os.MkdirAll(name, 0o755); err != nil {
+		return nil, err
+	}
+	prog := filepath.Base(os.Args[0])
+	for i := 1; ; i++ {
+		p := filepath.Join(name, prog+".trace")
+		if i > 1 {
+			p = filepath.Join(name, fmt.Sprintf("%s.%d.trace", prog, i))
+		}
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !os.IsExist(err) || i > 1000 {
+			return f, err
+		}
+	}
 }

@@ -4,8 +4,12 @@
 //
 // Usage:
 //
-//	calltrail replay [flags] [FILE]   print the call tree of each goroutine
-//	calltrail info [FILE]             describe a trace
+//	calltrail run [flags] PKG [ARGS]     build and run a program, every function traced
+//	calltrail build [flags] [PKG]        build a traced program
+//	calltrail test [flags] [PKGS]        run tests, traced, one trace per test binary
+//	calltrail instrument [flags] PATH... put the guard into source files, or take it out
+//	calltrail replay [flags] [FILE]      print the call tree of each goroutine
+//	calltrail info [FILE]                describe a trace
 //
 // FILE defaults to calltrail.out. Run "calltrail help VERB" for a verb's
 // flags.
@@ -28,6 +32,9 @@ type verb struct {
 	summary string
 	run     func(fs *flag.FlagSet, args []string) error
 	flags   func(fs *flag.FlagSet)
+	// custom verbs take their arguments unparsed: they pass most of
+	// them on to the go command.
+	custom bool
 }
 
 var verbs = map[string]*verb{}
@@ -74,13 +81,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if v.flags != nil {
 		v.flags(fs)
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	rest := args[1:]
+	if v.custom {
+		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
+			fs.Usage()
 			return 0
 		}
-		return 2
+	} else {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		rest = fs.Args()
 	}
-	if err := v.run(fs, fs.Args()); err != nil {
+	if err := v.run(fs, rest); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "calltrail %s: %s\n", v.name, ue.msg)

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/calltrail/calltrail"
+	"github.com/calltrail/calltrail/instrument"
+	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// The go command's build and test flags that take a value: needed to tell
+// flag values from package arguments when passing arguments through.
+var valueFlags = map[string]bool{
+	"C": true, "o": true, "p": true, "tags": true, "ldflags": true, "gcflags": true, "asmflags": true,
+	"gccgoflags": true, "mod": true, "modfile": true, "overlay": true, "pkgdir": true, "toolexec": true,
+	"exec": true, "covermode": true, "coverpkg": true, "pgo": true, "buildmode": true, "compiler": true,
+	"installsuffix": true, "run": true, "skip": true, "bench": true, "benchtime": true, "count": true,
+	"cpu": true, "parallel": true, "timeout": true, "coverprofile": true, "cpuprofile": true,
+	"memprofile": true, "memprofilerate": true, "blockprofile": true, "blockprofilerate": true,
+	"mutexprofile": true, "mutexprofilefraction": true, "outputdir": true, "trace": true, "list": true,
+	"shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true, "vet": true,
+}
+
+// tracedArgs are calltrail's own flags of build, run and test, taken out
+// of the arguments before the rest goes to the go command.
+type tracedArgs struct {
+	out      string   // -o
+	pkgs     []string // --pkgs
+	opts     instrument.Options
+	goFlags  []string // flags for the go command
+	packages []string // package arguments
+	progArgs []string // run: the program's arguments
+}
+
+// parseTraced splits args. For run, the first package argument ends the
+// flags and the rest are the program's. It returns a usage error for bad
+// calltrail flags.
+func parseTraced(args []string, isRun bool) (tracedArgs, error) {
+	var a tracedArgs
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
+			if arg == "--" {
+				i++
+			}
+			if isRun {
+				if i < len(args) {
+					a.packages = []string{args[i]}
+					a.progArgs = args[i+1:]
+				}
+			} else {
+				a.packages = append(a.packages, args[i:]...)
+			}
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		takeValue := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(args) {
+				return "", usageError{fmt.Sprintf("flag %s needs a value", arg)}
+			}
+			i++
+			return args[i], nil
+		}
+		switch name {
+		case "o", "pkgs", "funcs", "exclude":
+			v, err := takeValue()
+			if err != nil {
+				return a, err
+			}
+			switch name {
+			case "o":
+				a.out = v
+			case "pkgs":
+				a.pkgs = append(a.pkgs, strings.Fields(v)...)
+			case "funcs", "exclude":
+				re, err := regexp.Compile(v)
+				if err != nil {
+					return a, usageError{fmt.Sprintf("--%s: %v", name, err)}
+				}
+				if name == "funcs" {
+					a.opts.Funcs = re
+				} else {
+					a.opts.Exclude = re
+				}
+			}
+		default:
+			if valueFlags[name] && !hasValue {
+				if i+1 >= len(args) {
+					return a, usageError{fmt.Sprintf("flag %s needs a value", arg)}
+				}
+				a.goFlags = append(a.goFlags, arg, args[i+1])
+				i++
+			} else {
+				a.goFlags = append(a.goFlags, arg)
+			}
+		}
+	}
+	return a, nil
+}
+
+// goVersionMinor returns the minor version of the go command, 0 if unknown.
+func goVersionMinor() int {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return 0
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "go1.")
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// prepare instruments the packages and returns the flags for the go
+// command: the overlay, the tags, and the linker flag the exit hook needs.
+func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.Stats, error) {
+	patterns := a.packages
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source()}
+	prepared, st, err := b.Prepare()
+	if err != nil {
+		b.Close()
+		return nil, nil, st, err
+	}
+	tags := []string{"calltrail"}
+	ldflags := ""
+	if goVersionMinor() >= 23 {
+		tags = append(tags, "calltrail_exithook")
+		ldflags = "-checklinkname=0"
+	} else {
+		tags = append(tags, "calltrail_exithook") // go1.22 allows the link as it is
+	}
+	var flags []string
+	for i := 0; i < len(a.goFlags); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a.goFlags[i], "-"), "=")
+		switch name {
+		case "tags":
+			if !hasValue {
+				i++
+			}
+		case "ldflags":
+			if !hasValue {
+				i++
+				value = a.goFlags[i]
+			}
+			ldflags = strings.TrimSpace(value + " " + ldflags)
+		case "overlay", "modfile":
+			b.Close()
+			return nil, nil, st, usageError{"-" + name + ": calltrail builds with its own"}
+		default:
+			flags = append(flags, a.goFlags[i])
+		}
+	}
+	flags = append(flags, prepared...)
+	flags = append(flags, "-tags="+instrument.MergeTags(a.goFlags, tags...))
+	if ldflags != "" {
+		flags = append(flags, "-ldflags="+ldflags)
+	}
+	return b, flags, st, nil
+}
+
+// exitError carries the exit status of a command calltrail ran, to be
+// calltrail's own.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// goCommand runs the go command with the standard streams, and returns
+// its exit status as an exitError.
+func goCommand(args ...string) error {
+	cmd := exec.Command("go", args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return runForwarding(cmd)
+}
+
+// runForwarding runs cmd, passing on SIGINT and SIGTERM, and returns its
+// exit status as an exitError; a command killed by a signal makes
+// calltrail end the same way.
+func runForwarding(cmd *exec.Cmd) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			signal.Stop(sigs)
+			signal.Reset(ws.Signal())
+			syscall.Kill(os.Getpid(), ws.Signal())
+		}
+		return exitError{ee.ExitCode()}
+	}
+	return err
+}
+
+func init() {
+	register(&verb{
+		name:    "build",
+		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [go build flags] [PKG...]",
+		summary: "build a program with every function of the main module traced; the source is not changed",
+		custom:  true,
+		run: func(_ *flag.FlagSet, args []string) error {
+			a, err := parseTraced(args, false)
+			if err != nil {
+				return err
+			}
+			b, flags, _, err := prepare(a, false)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			if a.out != "" {
+				flags = append(flags, "-o", a.out)
+			}
+			return goCommand(append(append([]string{"build"}, flags...), a.packages...)...)
+		},
+	})
+	register(&verb{
+		name:    "run",
+		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [go build flags] PKG [ARGS...]",
+		summary: "build and run a program with every function traced, then summarise the trace",
+		custom:  true,
+		run: func(_ *flag.FlagSet, args []string) error {
+			a, err := parseTraced(args, true)
+			if err != nil {
+				return err
+			}
+			if len(a.packages) == 0 {
+				return usageError{"name the package to run, e.g. calltrail run ."}
+			}
+			trace := a.out
+			if trace == "" {
+				trace = "calltrail.out"
+			}
+			b, flags, st, err := prepare(a, false)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			bin := b.Work + "/program"
+			if err := goCommand(append(append([]string{"build", "-o", bin}, flags...), a.packages...)...); err != nil {
+				return err
+			}
+			cmd := exec.Command(bin, a.progArgs...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+			cmd.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
+			runErr := runForwarding(cmd)
+			summarizeRun(trace, st)
+			return runErr
+		},
+	})
+	register(&verb{
+		name:    "test",
+		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [go test flags] [PKG...]",
+		summary: "run tests with every function traced, writing one trace per test binary",
+		custom:  true,
+		run: func(_ *flag.FlagSet, args []string) error {
+			a, err := parseTraced(args, false)
+			if err != nil {
+				return err
+			}
+			dir := a.out
+			if dir == "" {
+				dir = "calltrail-traces"
+			}
+			b, flags, _, err := prepare(a, true)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			abs, err := absDir(dir)
+			if err != nil {
+				return err
+			}
+			os.Setenv("CALLTRAIL_OUT", abs)
+			err = goCommand(append(append([]string{"test"}, flags...), a.packages...)...)
+			fmt.Fprintf(errOut, "calltrail: traces in %s; read one with: calltrail replay %s/PKG.test.trace\n", dir, dir)
+			return err
+		},
+	})
+}
+
+// absDir returns dir as an absolute path ending in a separator, which the
+// runtime takes as a directory to put one trace per program in.
+func absDir(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	abs, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(dir, "/") {
+		dir = abs + "/" + dir
+	}
+	return strings.TrimSuffix(dir, "/") + "/", nil
+}
+
+// summarizeRun prints what run recorded, and what to do next.
+func summarizeRun(trace string, st instrument.Stats) {
+	f, r, err := openTrace(trace)
+	if err != nil {
+		fmt.Fprintf(errOut, "calltrail: %v\n", err)
+		return
+	}
+	defer f.Close()
+	s, err := tracefile.Summarize(r)
+	fmt.Fprintf(errOut, "\ncalltrail: %d functions instrumented in %d packages; recorded %d calls in %d goroutines over %s",
+		st.Funcs, st.Packages, s.Calls, s.Goroutines, seedview.Round(s.Duration))
+	if s.Stats.DroppedCalls > 0 {
+		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
+	}
+	fmt.Fprintf(errOut, "\ncalltrail: trace written to %s (%d bytes)", trace, s.Bytes)
+	if err != nil {
+		fmt.Fprintf(errOut, "; %v", err)
+	}
+	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail replay %s | less, or calltrail info %s\n", trace, trace)
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/calltrail/calltrail/instrument"
+)
+
+func init() {
+	var (
+		write, list, diff, undo, tests bool
+		funcs, exclude                 string
+	)
+	register(&verb{
+		name:    "instrument",
+		args:    "[-w | -l | -d] [--undo] [--tests] [--funcs REGEX] [--exclude REGEX] PATH...",
+		summary: "put the tracing guard into every function of Go files, or take it out (--undo)",
+		flags: func(fs *flag.FlagSet) {
+			write, list, diff, undo, tests, funcs, exclude = false, false, false, false, false, "", ""
+			fs.BoolVar(&write, "w", false, "write the result to the files instead of printing it")
+			fs.BoolVar(&list, "l", false, "list the files that would change")
+			fs.BoolVar(&diff, "d", false, "print a diff of the changes")
+			fs.BoolVar(&undo, "undo", false, "remove calltrail's instrumentation, giving back the original source")
+			fs.BoolVar(&tests, "tests", false, "instrument _test.go files too")
+			fs.StringVar(&funcs, "funcs", "", "instrument only functions whose name matches `REGEX`")
+			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
+		},
+		run: func(_ *flag.FlagSet, args []string) error {
+			if len(args) == 0 {
+				return usageError{"name the files, directories or packages (./...) to instrument"}
+			}
+			if n := count(write, list, diff); n > 1 {
+				return usageError{"-w, -l and -d do not go together"}
+			}
+			opts := instrument.Options{}
+			var err error
+			if funcs != "" {
+				if opts.Funcs, err = regexp.Compile(funcs); err != nil {
+					return usageError{fmt.Sprintf("--funcs: %v", err)}
+				}
+			}
+			if exclude != "" {
+				if opts.Exclude, err = regexp.Compile(exclude); err != nil {
+					return usageError{fmt.Sprintf("--exclude: %v", err)}
+				}
+			}
+			files, err := sourceFiles(args, tests)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				src, err := os.ReadFile(f.path)
+				if err != nil {
+					return err
+				}
+				var res []byte
+				if undo {
+					if res, err = instrument.Undo(src); err != nil {
+						return fmt.Errorf("%s: %v", f.path, err)
+					}
+				} else {
+					o := opts
+					o.Package = f.pkg
+					r, err := instrument.File(f.path, src, o)
+					if err != nil {
+						return err
+					}
+					res = r.Src
+				}
+				changed := !bytes.Equal(src, res)
+				switch {
+				case list:
+					if changed {
+						fmt.Fprintln(out, f.path)
+					}
+				case diff:
+					if changed {
+						out.Write(lineDiff(f.path, src, res))
+					}
+				case write:
+					if changed {
+						if err := writeFile(f.path, res); err != nil {
+							return err
+						}
+					}
+				default:
+					out.Write(res)
+				}
+			}
+			return nil
+		},
+	})
+}
+
+func count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+type sourceFile struct {
+	path string
+	pkg  string // import path, for function names; "" if unknown
+}
+
+// sourceFiles resolves files, directories and package patterns to Go
+// files, with the import path of their package when the go command knows
+// it.
+func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
+	var files []sourceFile
+	for _, a := range args {
+		if strings.HasSuffix(a, ".go") {
+			if _, err := os.Stat(a); err != nil {
+				return nil, err
+			}
+			pkg := ""
+			if ps, err := instrument.List(filepath.Dir(a), nil, false, "."); err == nil && len(ps) == 1 && ps[0].Error == nil {
+				pkg = ps[0].ImportPath
+			}
+			files = append(files, sourceFile{a, pkg})
+			continue
+		}
+		pkgs, err := instrument.List(".", nil, false, a)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pkgs {
+			if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 {
+				return nil, fmt.Errorf("%s: %s", a, p.Error.Err)
+			}
+			names := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
+			if tests {
+				names = append(names, p.TestGoFiles...)
+				names = append(names, p.XTestGoFiles...)
+			}
+			for _, n := range names {
+				pkg := p.ImportPath
+				if strings.HasSuffix(n, "_test.go") && slices.Contains(p.XTestGoFiles, n) {
+					pkg += "_test"
+				}
+				files = append(files, sourceFile{filepath.Join(p.Dir, n), pkg})
+			}
+		}
+	}
+	return files, nil
+}
+
+// writeFile replaces path's contents with data, keeping its mode, through
+// a temporary file renamed into place, so a failure never leaves the file
+// half written.
+func writeFile(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".calltrail-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), info.Mode().Perm())
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// lineDiff is a unified diff of two versions of a file whose lines
+// correspond one to one, as instrumenting keeps them, but for lines added
+// at the end.
+func lineDiff(name string, a, b []byte) []byte {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	var d bytes.Buffer
+	fmt.Fprintf(&d, "--- %s\n+++ %s (calltrail)\n", name, name)
+	n := max(len(al), len(bl))
+	for i := 0; i < n; i++ {
+		var x, y string
+		okA, okB := i < len(al), i < len(bl)
+		if okA {
+			x = al[i]
+		}
+		if okB {
+			y = bl[i]
+		}
+		if okA && okB && x == y {
+			continue
+		}
+		switch {
+		case okA && okB:
+			fmt.Fprintf(&d, "@@ -%d +%d @@\n-%s\n+%s\n", i+1, i+1, x, y)
+		case okB:
+			fmt.Fprintf(&d, "@@ -%d,0 +%d @@\n+%s\n", len(al), i+1, y)
+		default:
+			fmt.Fprintf(&d, "@@ -%d +%d,0 @@\n-%s\n", i+1, len(bl), x)
+		}
+	}
+	return d.Bytes()
+}

@@ -1,0 +1,320 @@
+package instrument
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Build describes a build of traced programs with the go command, without
+// touching the user's files: instrumented copies of the source reach the
+// compiler through go build -overlay, and the runtime through -modfile, a
+// copy of the module's go.mod that requires the runtime and replaces it
+// with a copy of its source in the user's cache directory.
+type Build struct {
+	Dir      string   // where the go command runs
+	Flags    []string // build flags that choose files (-tags, -mod, ...)
+	Patterns []string // the packages built
+	// Instrument, if set, is the go list patterns of the packages to
+	// instrument; otherwise every package of the main module is.
+	Instrument []string
+	Tests      bool    // instrument test files too
+	Options    Options // function filters
+	Runtime    fs.FS   // the runtime's source, as calltrail.Source returns it
+
+	Work string // temporary directory for the overlay; set by Prepare
+}
+
+// Stats says what Prepare instrumented.
+type Stats struct {
+	Packages, Files, Funcs, Lines int
+}
+
+// Prepare writes the overlay and the module file and returns the flags
+// that give them to the go command.
+func (b *Build) Prepare() ([]string, Stats, error) {
+	var st Stats
+	mod, err := mainModule(b.Dir)
+	if err != nil {
+		return nil, st, err
+	}
+	flags := append([]string{"-tags=" + MergeTags(b.Flags, "calltrail")}, withoutTags(b.Flags)...)
+	b.Work, err = os.MkdirTemp("", "calltrail-build-")
+	if err != nil {
+		return nil, st, err
+	}
+	var out []string
+	if mod.Path != RuntimePath {
+		modfile, err := b.modFile(mod)
+		if err != nil {
+			return nil, st, err
+		}
+		out = append(out, "-modfile="+modfile)
+		flags = append(flags, "-modfile="+modfile)
+	}
+	pkgs, err := List(b.Dir, flags, true, b.Patterns...)
+	if err != nil {
+		return nil, st, err
+	}
+	for _, p := range pkgs {
+		if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 && containsPattern(b.Patterns, p.ImportPath) {
+			return nil, st, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err)
+		}
+	}
+	chosen := map[string]bool{}
+	if b.Instrument != nil {
+		sel, err := List(b.Dir, flags, false, b.Instrument...)
+		if err != nil {
+			return nil, st, err
+		}
+		for _, p := range sel {
+			chosen[p.ImportPath] = true
+		}
+	}
+	replace := map[string]string{}
+	opts := b.Options
+	opts.Runtime = RuntimePath
+	for _, p := range pkgs {
+		if p.Standard || p.ImportPath == RuntimePath || strings.HasPrefix(p.ImportPath, RuntimePath+"/") {
+			continue
+		}
+		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && (p.Module == nil || !p.Module.Main) {
+			continue
+		}
+		files := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
+		if b.Tests {
+			files = append(append(files, p.TestGoFiles...), p.XTestGoFiles...)
+		}
+		did := false
+		for _, name := range files {
+			o := opts
+			o.Package = p.ImportPath
+			if slices.Contains(p.XTestGoFiles, name) {
+				o.Package += "_test"
+			}
+			src := filepath.Join(p.Dir, name)
+			data, err := os.ReadFile(src)
+			if err != nil {
+				return nil, st, err
+			}
+			res, err := File(src, data, o)
+			if err != nil {
+				return nil, st, err
+			}
+			st.Lines += bytes.Count(data, []byte("\n"))
+			if res.Skipped != "" {
+				continue
+			}
+			dst := filepath.Join(b.Work, fmt.Sprintf("%d_%s", len(replace), name))
+			// The copy lives elsewhere: a line directive makes compiler
+			// errors, panics and the trace name the user's file and
+			// lines. The directive is a line of its own, and says the
+			// line after it is line 1.
+			copied := append([]byte("//line "+src+":1\n"), res.Src...)
+			if err := os.WriteFile(dst, copied, 0o644); err != nil {
+				return nil, st, err
+			}
+			replace[src] = dst
+			st.Files++
+			st.Funcs += len(res.Funcs)
+			did = true
+		}
+		if did {
+			st.Packages++
+		}
+	}
+	js, err := json.Marshal(struct{ Replace map[string]string }{replace})
+	if err != nil {
+		return nil, st, err
+	}
+	overlay := filepath.Join(b.Work, "overlay.json")
+	if err := os.WriteFile(overlay, js, 0o644); err != nil {
+		return nil, st, err
+	}
+	return append(out, "-overlay="+overlay), st, nil
+}
+
+// Close removes the overlay's files.
+func (b *Build) Close() error {
+	if b.Work == "" {
+		return nil
+	}
+	return os.RemoveAll(b.Work)
+}
+
+type module struct {
+	Path, Dir string
+}
+
+// mainModule finds the module the go command treats as main in dir: the
+// one holding dir when several are (go.work).
+func mainModule(dir string) (module, error) {
+	cmd := exec.Command("go", "list", "-m", "-json")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return module{}, fmt.Errorf("go list -m: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	abs, _ := filepath.Abs(dir)
+	var best module
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var m module
+		if err := dec.Decode(&m); err != nil {
+			return module{}, err
+		}
+		if best.Dir == "" || strings.HasPrefix(abs+string(filepath.Separator), m.Dir+string(filepath.Separator)) && len(m.Dir) > len(best.Dir) {
+			best = m
+		}
+	}
+	if best.Dir == "" {
+		return module{}, fmt.Errorf("no main module in %s: run calltrail inside a Go module", dir)
+	}
+	return best, nil
+}
+
+// modFile writes a copy of the main module's go.mod (and go.sum beside it)
+// that requires the runtime, replaced by its source in the cache, and
+// returns its path.
+func (b *Build) modFile(mod module) (string, error) {
+	rt, err := b.runtimeModule()
+	if err != nil {
+		return "", err
+	}
+	gomod, err := os.ReadFile(filepath.Join(mod.Dir, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	gomod = append(bytes.TrimRight(gomod, "\n"), fmt.Sprintf("\n\nrequire %s v0.0.0-calltrail\n\nreplace %s => %s\n", RuntimePath, RuntimePath, rt)...)
+	dst := filepath.Join(b.Work, "go.mod")
+	if err := os.WriteFile(dst, gomod, 0o644); err != nil {
+		return "", err
+	}
+	if sum, err := os.ReadFile(filepath.Join(mod.Dir, "go.sum")); err == nil {
+		if err := os.WriteFile(filepath.Join(b.Work, "go.sum"), sum, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dst, nil
+}
+
+// runtimeModule writes the runtime's source as a module in the user's
+// cache directory, at a path named by a hash of the source, so that
+// every build with this calltrail finds the same files and the go
+// command's build cache is reused.
+func (b *Build) runtimeModule() (string, error) {
+	h := sha256.New()
+	var files []string
+	err := fs.WalkDir(b.Runtime, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(b.Runtime, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", p, len(data))
+		h.Write(data)
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "calltrail", fmt.Sprintf("runtime-%x", h.Sum(nil)[:8]))
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		return dir, nil // complete: go.mod is written last
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "tmp-runtime-")
+	if err != nil {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return "", err
+		}
+		if tmp, err = os.MkdirTemp(filepath.Dir(dir), "tmp-runtime-"); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range files {
+		data, _ := fs.ReadFile(b.Runtime, p)
+		dst := filepath.Join(tmp, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+RuntimePath+"\n\ngo 1.22\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+			return dir, nil // another calltrail got there first
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+// MergeTags returns the build tags given in flags (-tags a,b) with extra
+// added, comma separated.
+func MergeTags(flags []string, extra ...string) string {
+	var tags []string
+	for i := 0; i < len(flags); i++ {
+		f := strings.TrimPrefix(flags[i], "-")
+		switch {
+		case f == "-tags" || f == "tags":
+			if i+1 < len(flags) {
+				tags = append(tags, splitTags(flags[i+1])...)
+				i++
+			}
+		case strings.HasPrefix(f, "-tags=") || strings.HasPrefix(f, "tags="):
+			tags = append(tags, splitTags(f[strings.IndexByte(f, '=')+1:])...)
+		}
+	}
+	return strings.Join(append(tags, extra...), ",")
+}
+
+func splitTags(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+}
+
+// withoutTags returns flags without their -tags flag.
+func withoutTags(flags []string) []string {
+	var out []string
+	for i := 0; i < len(flags); i++ {
+		f := strings.TrimPrefix(flags[i], "-")
+		switch {
+		case f == "-tags" || f == "tags":
+			i++
+		case strings.HasPrefix(f, "-tags=") || strings.HasPrefix(f, "tags="):
+		default:
+			out = append(out, flags[i])
+		}
+	}
+	return out
+}
+
+func containsPattern(patterns []string, importPath string) bool {
+	for _, p := range patterns {
+		if p == importPath || strings.HasPrefix(p, ".") || path.IsAbs(p) {
+			return true
+		}
+	}
+	return false
+}
