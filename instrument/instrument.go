@@ -76,7 +76,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	if f.Name.Name == "main" {
 		pkg = "main" // Go names the functions of every command main.*
 	}
-	v := &visitor{fset: fset, opts: opts, pkg: pkg, table: tableName(filename)}
+	v := &visitor{fset: fset, opts: opts, pkg: pkg, table: tableName(filename), manual: runtimeName(f)}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -221,9 +221,49 @@ type visitor struct {
 	outer string // name of the enclosing top-level function
 	lits  int    // function literals numbered so far in outer
 	inits int    // init functions seen
+
+	manual string // the file's name for the runtime package, "" if not imported
+}
+
+// tracesItself reports a body that starts with defer calltrail.Trace()():
+// the function is traced already, by hand.
+func (v *visitor) tracesItself(body *ast.BlockStmt) bool {
+	if v.manual == "" || len(body.List) == 0 {
+		return false
+	}
+	d, ok := body.List[0].(*ast.DeferStmt)
+	if !ok {
+		return false
+	}
+	inner, ok := d.Call.Fun.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := inner.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Trace" {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == v.manual
+}
+
+// runtimeName returns the name under which f imports the runtime.
+func runtimeName(f *ast.File) string {
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == RuntimePath {
+			if imp.Name != nil {
+				return imp.Name.Name
+			}
+			return "calltrail"
+		}
+	}
+	return ""
 }
 
 func (v *visitor) add(name string, body *ast.BlockStmt, pos token.Pos) {
+	if v.tracesItself(body) {
+		return
+	}
 	if v.opts.Funcs != nil && !v.opts.Funcs.MatchString(name) {
 		return
 	}

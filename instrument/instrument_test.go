@@ -140,6 +140,7 @@ func TestSkips(t *testing.T) {
 		{"import path", "package uuid\n\nfunc New() {}\n", "", []string{"github.com/google/uuid.New"}, Options{Package: "github.com/google/uuid"}},
 		{"main", "package main\n\nfunc main() {}\n", "", []string{"main.main"}, Options{Package: "example.com/cmd/x"}},
 		{"no final newline", "package p\n\nfunc F() {}", "", []string{"p.F"}, Options{}},
+		{"traced by hand", "package p\n\nimport ct \"github.com/calltrail/calltrail\"\n\nfunc F() {\n\tdefer ct.Trace()()\n}\n\nfunc G() {}\n", "", []string{"p.G"}, Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -134,7 +134,7 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source()}
+	b := &instrument.Build{Dir: ".", Flags: listFlags(a.goFlags), Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source()}
 	prepared, st, err := b.Prepare()
 	if err != nil {
 		b.Close()
@@ -177,6 +177,28 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 	return b, flags, st, nil
 }
 
+// selectingFlags are the go command's flags that change which files and
+// packages a build uses: the only ones go list is given.
+var selectingFlags = map[string]bool{"tags": true, "mod": true, "race": true, "msan": true, "asan": true, "C": true, "pgo": true, "compiler": true, "buildmode": true}
+
+func listFlags(flags []string) []string {
+	var out []string
+	for i := 0; i < len(flags); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
+		takes := valueFlags[name] && !hasValue && i+1 < len(flags)
+		if selectingFlags[name] {
+			out = append(out, flags[i])
+			if takes {
+				out = append(out, flags[i+1])
+			}
+		}
+		if takes {
+			i++
+		}
+	}
+	return out
+}
+
 // exitError carries the exit status of a command calltrail ran, to be
 // calltrail's own.
 type exitError struct{ code int }
@@ -187,7 +209,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 // its exit status as an exitError.
 func goCommand(args ...string) error {
 	cmd := exec.Command("go", args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
 	return runForwarding(cmd)
 }
 
@@ -275,7 +297,7 @@ func init() {
 				return err
 			}
 			cmd := exec.Command(bin, a.progArgs...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
 			cmd.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
 			runErr := runForwarding(cmd)
 			summarizeRun(trace, st)
