@@ -219,15 +219,6 @@ func (w *writer) closed() bool {
 	return w.done
 }
 
-// stopAtExit completes the trace when the program calls os.Exit, where
-// the runtime offers an exit hook (see exithook_new.go).
-func stopAtExit() {
-	if tr != nil {
-		recording.Store(false)
-		tr.w.request("exit", true)
-	}
-}
-
 // createTrace creates the trace file. A name ending in a separator, or
 // naming a directory, gets a file per program inside it, named after the
 // program: one trace per test binary of "calltrail test".

@@ -59,6 +59,14 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 		out = append(out, "-modfile="+modfile)
 		flags = append(flags, "-modfile="+modfile)
+		if !hasFlag(b.Flags, "mod") {
+			// The module file is calltrail's own copy: the go command
+			// may bring it up to date (old go directives ask for that),
+			// and take modules from the module cache rather than a
+			// vendor directory, which does not hold the runtime.
+			out = append(out, "-mod=mod")
+			flags = append(flags, "-mod=mod")
+		}
 	}
 	pkgs, err := List(b.Dir, flags, true, b.Patterns...)
 	if err != nil {
@@ -308,6 +316,17 @@ func withoutTags(flags []string) []string {
 		}
 	}
 	return out
+}
+
+// hasFlag reports whether flags set the go command's flag name.
+func hasFlag(flags []string, name string) bool {
+	for _, f := range flags {
+		f = strings.TrimLeft(f, "-")
+		if f == name || strings.HasPrefix(f, name+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 func containsPattern(patterns []string, importPath string) bool {

@@ -1,0 +1,244 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Real modules that nobody here wrote, at fixed versions, from the Go
+// module proxy: their own tests must pass under calltrail test exactly as
+// under go test, their traces must be well formed, and instrumenting then
+// undoing must give back every file byte for byte.
+var realModules = []string{
+	"github.com/google/uuid@v1.6.0",
+	"github.com/gorilla/mux@v1.8.1",
+	"github.com/google/btree@v1.1.3",
+	"golang.org/x/sync@v0.16.0",
+}
+
+var (
+	calltrailOnce sync.Once
+	calltrailBin  string
+	calltrailErr  error
+)
+
+// calltrailBinary builds the calltrail command once for the tests that
+// run it as a user would.
+func calltrailBinary(t *testing.T) string {
+	t.Helper()
+	calltrailOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "calltrail-bin")
+		if err != nil {
+			calltrailErr = err
+			return
+		}
+		calltrailBin = filepath.Join(dir, "calltrail")
+		out, err := exec.Command("go", "build", "-o", calltrailBin, ".").CombinedOutput()
+		if err != nil {
+			calltrailErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if calltrailErr != nil {
+		t.Fatal(calltrailErr)
+	}
+	return calltrailBin
+}
+
+// fetch copies module@version from the module cache (downloading it from
+// the proxy if needed) into a writable directory.
+func fetch(t *testing.T, modVersion string) (dir, cache string) {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", modVersion).Output()
+	if err != nil {
+		t.Fatalf("go mod download %s: %v", modVersion, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("go mod download %s: %s", modVersion, out)
+	}
+	dir = filepath.Join(t.TempDir(), "mod")
+	err = filepath.WalkDir(m.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(m.Dir, p)
+		dst := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m.Dir
+}
+
+// testRun is what go test -json said.
+type testRun struct {
+	passed, failed []string
+	elapsed        time.Duration
+	output         string
+}
+
+func goTestJSON(t *testing.T, dir string, name string, args ...string) testRun {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, _ := cmd.Output()
+	r := testRun{elapsed: time.Since(start), output: stderr.String()}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var ev struct{ Action, Package, Test string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Test == "" {
+			continue
+		}
+		switch ev.Action {
+		case "pass":
+			r.passed = append(r.passed, ev.Package+"."+ev.Test)
+		case "fail":
+			r.failed = append(r.failed, ev.Package+"."+ev.Test)
+		}
+	}
+	sort.Strings(r.passed)
+	sort.Strings(r.failed)
+	return r
+}
+
+// checkTrace reads a trace to its end: any exit without an enter, bad
+// bytes or cut chunk is an error; calls still open at the end are
+// reported by the reader as unfinished. It returns the calls recorded.
+func checkTrace(t *testing.T, path string) (calls, dropped uint64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	// No end record is asked for: tests may run the test binary as a
+	// child that dies on purpose, as x/sync's singleflight does.
+	return r.Calls(), r.Stats().DroppedCalls
+}
+
+func TestRealModules(t *testing.T) {
+	bin := calltrailBinary(t)
+	var rows []string
+	for _, mv := range realModules {
+		t.Run(strings.ReplaceAll(mv, "/", "_"), func(t *testing.T) {
+			dir, cache := fetch(t, mv)
+			plain := goTestJSON(t, dir, "go", "test", "-json", "-count=1", "./...")
+			if len(plain.passed) == 0 {
+				t.Fatalf("go test passed no test:\n%s", plain.output)
+			}
+			traces := filepath.Join(t.TempDir(), "traces")
+			traced := goTestJSON(t, dir, bin, "test", "-o", traces, "-json", "-count=1", "./...")
+			if strings.Join(traced.passed, "\n") != strings.Join(plain.passed, "\n") || strings.Join(traced.failed, "\n") != strings.Join(plain.failed, "\n") {
+				t.Errorf("tests differ: plain passed %d failed %v, traced passed %d failed %v\n%s",
+					len(plain.passed), plain.failed, len(traced.passed), traced.failed, traced.output)
+			}
+			files, _ := filepath.Glob(filepath.Join(traces, "*.trace"))
+			if len(files) == 0 {
+				t.Fatal("no trace written")
+			}
+			var calls, dropped uint64
+			for _, f := range files {
+				c, d := checkTrace(t, f)
+				calls, dropped = calls+c, dropped+d
+			}
+
+			// Instrument the source in place, tests too, then undo.
+			cmd := exec.Command(bin, "instrument", "-w", "--tests", "./...")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("instrument -w: %v\n%s", err, out)
+			}
+			cmd = exec.Command(bin, "instrument", "-l", "--tests", "./...")
+			cmd.Dir = dir
+			if out, _ := cmd.CombinedOutput(); len(out) != 0 {
+				t.Errorf("instrumenting twice changes files:\n%s", out)
+			}
+			funcs := countGuards(t, dir)
+			cmd = exec.Command(bin, "instrument", "--undo", "-w", "--tests", "./...")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("instrument --undo -w: %v\n%s", err, out)
+			}
+			sameTree(t, cache, dir)
+			rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %s | %s |", mv, len(plain.passed), len(traced.passed),
+				funcs, calls, dropped, plain.elapsed.Round(10*time.Millisecond), traced.elapsed.Round(10*time.Millisecond)))
+		})
+	}
+	t.Logf("\n| module | tests passed, go test | tests passed, calltrail test | functions instrumented (tests included) | calls recorded | calls dropped | time, go test | time, calltrail test |\n|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+// countGuards counts the guards in the .go files under dir.
+func countGuards(t *testing.T, dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") {
+			data, _ := os.ReadFile(p)
+			n += bytes.Count(data, []byte("if __ct.Enabled {"))
+		}
+		return nil
+	})
+	return n
+}
+
+// sameTree checks every file under want is byte for byte the same under got.
+func sameTree(t *testing.T, want, got string) {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(want, p)
+		a, _ := os.ReadFile(p)
+		b, err := os.ReadFile(filepath.Join(got, rel))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs after instrument and undo", rel)
+		}
+		n++
+		return nil
+	})
+	if n == 0 {
+		t.Error("no files compared")
+	}
+}
