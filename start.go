@@ -129,6 +129,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	}
 	w := &writer{t: t, out: &sink{w: out}, every: o.every, reqs: make(chan flushReq, 4)}
 	w.lag = uint64(min(per/8, lagBytes/slotSize))
+	w.sites = map[uintptr]pcSite{}
 	w.batches = make([]tracefile.Batch, nshards)
 	for i := range w.batches {
 		w.batches[i].Shard = i

@@ -25,6 +25,7 @@ type writer struct {
 	every   time.Duration
 	startNs int64  // nanotime() when tracing started
 	lag     uint64 // slots drain leaves to settle, see drain
+	sites   map[uintptr]pcSite
 	calls   uint64
 	flushes uint64
 
@@ -238,15 +239,36 @@ func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *slot)
 	parent, gopc, startpc := pb.w0, uintptr(pb.w1), uintptr(pc.w1)
 	gr := tracefile.Goroutine{ID: g, Parent: parent}
 	if gopc != 0 {
-		gr.CreatorFunc = w.t.reg.forPC(gopc)
-		if f := runtime.FuncForPC(gopc); f != nil {
-			_, gr.CreatorLine = f.FileLine(gopc)
-		}
+		s := w.site(gopc)
+		gr.CreatorFunc, gr.CreatorLine = s.fn, s.line
 	}
 	if startpc != 0 {
-		gr.StartFunc = w.t.reg.forPC(startpc)
+		gr.StartFunc = w.site(startpc).fn
 	}
 	b.Goroutine(gr, ts)
+}
+
+// pcSite is what a pc means for a goroutine record.
+type pcSite struct {
+	fn   uint32
+	line int
+}
+
+// site names pc, once per pc: programs start goroutines by the thousand
+// from a handful of go statements.
+func (w *writer) site(pc uintptr) pcSite {
+	if s, ok := w.sites[pc]; ok {
+		return s
+	}
+	s := pcSite{fn: w.t.reg.forPC(pc)}
+	if f := runtime.FuncForPC(pc); f != nil {
+		_, s.line = f.FileLine(pc)
+	}
+	if len(w.sites) > 1<<16 {
+		clear(w.sites) // bound the memory of a program with endless code
+	}
+	w.sites[pc] = s
+	return s
 }
 
 // write puts everything drained so far in the file: new functions, a clock
