@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -30,7 +31,8 @@ type Build struct {
 	Options    Options // function filters
 	Runtime    fs.FS   // the runtime's source, as calltrail.Source returns it
 
-	Work string // temporary directory for the overlay; set by Prepare
+	Work string   // temporary directory for the overlay; set by Prepare
+	Env  []string // environment the go command needs (GOWORK); set by Prepare
 }
 
 // Stats says what Prepare instrumented.
@@ -52,8 +54,19 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		return nil, st, err
 	}
 	var out []string
-	if mod.Path != RuntimePath {
-		modfile, err := b.modFile(mod)
+	work := goEnv(b.Dir, "GOWORK")
+	if work == "off" {
+		work = ""
+	}
+	if work != "" {
+		// A workspace: the runtime joins it as one more module.
+		gowork, err := b.workFile(work, nil)
+		if err != nil {
+			return nil, st, err
+		}
+		b.Env = []string{"GOWORK=" + gowork}
+	} else if mod.Path != RuntimePath {
+		modfile, err := b.modFile(mod, nil)
 		if err != nil {
 			return nil, st, err
 		}
@@ -68,7 +81,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			flags = append(flags, "-mod=mod")
 		}
 	}
-	pkgs, err := List(b.Dir, flags, true, b.Patterns...)
+	pkgs, err := list(b.Dir, b.Env, flags, true, b.Patterns...)
 	if err != nil {
 		return nil, st, err
 	}
@@ -79,7 +92,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	}
 	chosen := map[string]bool{}
 	if b.Instrument != nil {
-		sel, err := List(b.Dir, flags, false, b.Instrument...)
+		sel, err := list(b.Dir, b.Env, flags, false, b.Instrument...)
 		if err != nil {
 			return nil, st, err
 		}
@@ -90,11 +103,23 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	replace := map[string]string{}
 	opts := b.Options
 	opts.Runtime = RuntimePath
+	deps := map[string]*depModule{} // modules outside the main ones, by path
 	for _, p := range pkgs {
 		if p.Standard || p.ImportPath == RuntimePath || strings.HasPrefix(p.ImportPath, RuntimePath+"/") {
 			continue
 		}
 		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && (p.Module == nil || !p.Module.Main) {
+			continue
+		}
+		if p.Module != nil && !p.Module.Main {
+			// The go command does not overlay files in the module
+			// cache: such a module is copied and instrumented, below.
+			d := deps[p.Module.Path]
+			if d == nil {
+				d = &depModule{path: p.Module.Path, version: p.Module.Version, dir: p.Module.Dir}
+				deps[p.Module.Path] = d
+			}
+			d.pkgs = append(d.pkgs, p)
 			continue
 		}
 		files := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
@@ -137,6 +162,26 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 		if did {
 			st.Packages++
+		}
+	}
+	if len(deps) > 0 {
+		replaces := map[string]string{}
+		for _, d := range deps {
+			dir, n, err := b.instrumentModule(d, opts)
+			if err != nil {
+				return nil, st, err
+			}
+			replaces[d.path] = dir
+			st.Packages += len(d.pkgs)
+			st.Funcs += n
+		}
+		// Write the module or workspace file again, with the copies.
+		if work != "" {
+			if _, err := b.workFile(work, replaces); err != nil {
+				return nil, st, err
+			}
+		} else if _, err := b.modFile(mod, replaces); err != nil {
+			return nil, st, err
 		}
 	}
 	js, err := json.Marshal(struct{ Replace map[string]string }{replace})
@@ -194,7 +239,7 @@ func mainModule(dir string) (module, error) {
 // modFile writes a copy of the main module's go.mod (and go.sum beside it)
 // that requires the runtime, replaced by its source in the cache, and
 // returns its path.
-func (b *Build) modFile(mod module) (string, error) {
+func (b *Build) modFile(mod module, replaces map[string]string) (string, error) {
 	rt, err := b.runtimeModule()
 	if err != nil {
 		return "", err
@@ -204,6 +249,7 @@ func (b *Build) modFile(mod module) (string, error) {
 		return "", err
 	}
 	gomod = append(bytes.TrimRight(gomod, "\n"), fmt.Sprintf("\n\nrequire %s v0.0.0-calltrail\n\nreplace %s => %s\n", RuntimePath, RuntimePath, rt)...)
+	gomod = appendReplaces(gomod, replaces)
 	dst := filepath.Join(b.Work, "go.mod")
 	if err := os.WriteFile(dst, gomod, 0o644); err != nil {
 		return "", err
@@ -214,6 +260,208 @@ func (b *Build) modFile(mod module) (string, error) {
 		}
 	}
 	return dst, nil
+}
+
+// workFile writes a copy of the workspace file work, with its paths made
+// absolute, that uses the runtime's module too, and returns its path.
+func (b *Build) workFile(work string, replaces map[string]string) (string, error) {
+	rt, err := b.runtimeModule()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "work", "edit", "-json", work)
+	cmd.Dir = b.Dir
+	js, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go work edit -json %s: %v", work, err)
+	}
+	var w struct {
+		Go, Toolchain string
+		Use           []struct{ DiskPath string }
+		Replace       []struct {
+			Old, New struct{ Path, Version string }
+		}
+	}
+	if err := json.Unmarshal(js, &w); err != nil {
+		return "", err
+	}
+	base := filepath.Dir(work)
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	var f bytes.Buffer
+	fmt.Fprintf(&f, "go %s\n", w.Go)
+	if w.Toolchain != "" {
+		fmt.Fprintf(&f, "toolchain %s\n", w.Toolchain)
+	}
+	fmt.Fprintf(&f, "\nuse (\n")
+	for _, u := range w.Use {
+		fmt.Fprintf(&f, "\t%q\n", abs(u.DiskPath))
+	}
+	fmt.Fprintf(&f, "\t%q\n)\n", rt)
+	for _, r := range w.Replace {
+		old := r.Old.Path
+		if r.Old.Version != "" {
+			old += " " + r.Old.Version
+		}
+		repl := r.New.Path
+		if r.New.Version != "" {
+			repl += " " + r.New.Version
+		} else if strings.HasPrefix(repl, ".") {
+			repl = abs(repl)
+		}
+		if _, ours := replaces[r.Old.Path]; !ours {
+			fmt.Fprintf(&f, "replace %s => %s\n", old, repl)
+		}
+	}
+	dst := filepath.Join(b.Work, "go.work")
+	f = *bytes.NewBuffer(appendReplaces(f.Bytes(), replaces))
+	if err := os.WriteFile(dst, f.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	if sum, err := os.ReadFile(work + ".sum"); err == nil {
+		if err := os.WriteFile(dst+".sum", sum, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dst, nil
+}
+
+// appendReplaces adds replace directives for the instrumented copies of
+// modules, which come after and so win over the user's own.
+func appendReplaces(file []byte, replaces map[string]string) []byte {
+	paths := make([]string, 0, len(replaces))
+	for p := range replaces {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		file = fmt.Appendf(file, "replace %s => %s\n", p, replaces[p])
+	}
+	return file
+}
+
+// depModule is a module outside the main ones with packages to instrument.
+type depModule struct {
+	path, version, dir string
+	pkgs               []Package
+}
+
+// instrumentModule writes a copy of module d with its chosen packages
+// instrumented, in the user's cache directory at a path named by what
+// goes into it, and returns the copy's directory and the number of
+// functions instrumented.
+func (b *Build) instrumentModule(d *depModule, opts Options) (string, int, error) {
+	type edit struct {
+		rel string
+		src []byte
+	}
+	var edits []edit
+	funcs := 0
+	h := sha256.New()
+	fmt.Fprintf(h, "%s@%s\n", d.path, d.version)
+	for _, p := range d.pkgs {
+		files := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
+		for _, name := range files {
+			path := filepath.Join(p.Dir, name)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return "", 0, err
+			}
+			o := opts
+			o.Package = p.ImportPath
+			res, err := File(path, data, o)
+			if err != nil {
+				return "", 0, err
+			}
+			if res.Skipped != "" {
+				continue
+			}
+			rel, err := filepath.Rel(d.dir, path)
+			if err != nil {
+				return "", 0, err
+			}
+			edits = append(edits, edit{rel, res.Src})
+			funcs += len(res.Funcs)
+			fmt.Fprintf(h, "%s %d\n", rel, len(res.Src))
+			h.Write(res.Src)
+		}
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "calltrail", "mods", fmt.Sprintf("%x", h.Sum(nil)[:10]))
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return dir, funcs, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", 0, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "tmp-")
+	if err != nil {
+		return "", 0, err
+	}
+	err = filepath.WalkDir(d.dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(d.dir, p)
+		dst := filepath.Join(tmp, rel)
+		if e.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err == nil && !fileExists(filepath.Join(tmp, "go.mod")) {
+		// Modules from before go.mod, and vendored copies, lack one.
+		err = os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+d.path+"\n"), 0o644)
+	}
+	for _, e := range edits {
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, e.rel), e.src, 0o644)
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dir)
+		if err != nil && fileExists(filepath.Join(dir, ".complete")) {
+			err = nil // another calltrail got there first
+		}
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", 0, err
+	}
+	return dir, funcs, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// goEnv returns the go command's value of an environment variable.
+func goEnv(dir, name string) string {
+	cmd := exec.Command("go", "env", name)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // runtimeModule writes the runtime's source as a module in the user's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 )
@@ -21,9 +22,10 @@ type Package struct {
 	TestGoFiles  []string
 	XTestGoFiles []string
 	Module       *struct {
-		Path string
-		Main bool
-		Dir  string
+		Path    string
+		Version string
+		Main    bool
+		Dir     string
 	}
 	Error *struct{ Err string }
 }
@@ -31,6 +33,11 @@ type Package struct {
 // List runs "go list -json" in dir with the given build flags and returns
 // the packages matching patterns, with their dependencies if deps is set.
 func List(dir string, flags []string, deps bool, patterns ...string) ([]Package, error) {
+	return list(dir, nil, flags, deps, patterns...)
+}
+
+// list is List with extra environment variables for the go command.
+func list(dir string, env, flags []string, deps bool, patterns ...string) ([]Package, error) {
 	args := []string{"list", "-e", "-json=ImportPath,Name,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Module,Error"}
 	if deps {
 		args = append(args, "-deps")
@@ -40,6 +47,9 @@ func List(dir string, flags []string, deps bool, patterns ...string) ([]Package,
 	args = append(args, patterns...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -205,10 +205,11 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// goCommand runs the go command with the standard streams, and returns
-// its exit status as an exitError.
-func goCommand(args ...string) error {
+// goCommand runs the go command with the standard streams and the
+// environment a build needs, and returns its exit status as an exitError.
+func goCommand(b *instrument.Build, args ...string) error {
 	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), b.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
 	return runForwarding(cmd)
 }
@@ -267,7 +268,7 @@ func init() {
 			if a.out != "" {
 				flags = append(flags, "-o", a.out)
 			}
-			return goCommand(append(append([]string{"build"}, flags...), a.packages...)...)
+			return goCommand(b, append(append([]string{"build"}, flags...), a.packages...)...)
 		},
 	})
 	register(&verb{
@@ -293,7 +294,7 @@ func init() {
 			}
 			defer b.Close()
 			bin := b.Work + "/program"
-			if err := goCommand(append(append([]string{"build", "-o", bin}, flags...), a.packages...)...); err != nil {
+			if err := goCommand(b, append(append([]string{"build", "-o", bin}, flags...), a.packages...)...); err != nil {
 				return err
 			}
 			cmd := exec.Command(bin, a.progArgs...)
@@ -328,7 +329,7 @@ func init() {
 				return err
 			}
 			os.Setenv("CALLTRAIL_OUT", abs)
-			err = goCommand(append(append([]string{"test"}, flags...), a.packages...)...)
+			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
 			fmt.Fprintf(errOut, "calltrail: traces in %s; read one with: calltrail replay %s/PKG.test.trace\n", dir, dir)
 			return err
 		},

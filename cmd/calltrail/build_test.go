@@ -160,3 +160,86 @@ func TestBuildErrors(t *testing.T) {
 	}
 	_ = runtime.GOOS
 }
+
+// writeFiles writes files (path: content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestWorkspace runs a program of a go.work workspace, with the other
+// module of the workspace instrumented too.
+func TestWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.work":     "go 1.22\n\nuse (\n\t./app\n\t./lib\n)\n",
+		"app/go.mod":  "module example.com/app\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n",
+		"app/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/lib\"\n)\n\nfunc main() { fmt.Println(lib.Double(21)) }\n",
+		"lib/go.mod":  "module example.com/lib\n\ngo 1.22\n",
+		"lib/lib.go":  "package lib\n\nfunc Double(x int) int { return 2 * x }\n",
+	})
+	wd, _ := os.Getwd()
+	os.Chdir(filepath.Join(dir, "app"))
+	defer os.Chdir(wd)
+	code, stdout, stderr := runCmd("run", "--pkgs", "example.com/...", ".")
+	if code != 0 || stdout != "42\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, "calltrail.out"); s.Calls != 2 {
+		t.Errorf("%d calls, want main.main and lib.Double", s.Calls)
+	}
+}
+
+// TestVendoredDependency runs a vendored module with a dependency from
+// the module proxy instrumented as well.
+func TestVendoredDependency(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":  "module example.com/vend\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n",
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/google/uuid\"\n)\n\nfunc main() { fmt.Println(uuid.NewSHA1(uuid.NameSpaceDNS, []byte(\"calltrail\"))) }\n",
+	})
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(wd)
+	for _, args := range [][]string{{"mod", "tidy"}, {"mod", "vendor"}} {
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			t.Fatalf("go %v: %v\n%s", args, err, out)
+		}
+	}
+	before, _ := os.ReadFile("vendor/modules.txt")
+	code, stdout, stderr := runCmd("run", "--pkgs", "github.com/google/uuid example.com/vend", ".")
+	if code != 0 || stdout != "8e7d2864-5c8f-5265-92b7-fe51d45714b7\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "instrumented in 2 packages") {
+		t.Errorf("summary: %s", stderr)
+	}
+	after, _ := os.ReadFile("vendor/modules.txt")
+	if !bytes.Equal(before, after) {
+		t.Error("vendor/modules.txt changed")
+	}
+	f, r, err := openTrace("calltrail.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := false
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if strings.HasPrefix(r.Func(ev.Func).Name, "github.com/google/uuid.") {
+			seen = true
+		}
+	}
+	if !seen {
+		t.Error("no call of github.com/google/uuid in the trace")
+	}
+}
