@@ -66,7 +66,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 		b.Env = []string{"GOWORK=" + gowork}
 	} else if mod.Path != RuntimePath {
-		modfile, err := b.modFile(mod, nil)
+		modfile, err := b.modFile(mod)
 		if err != nil {
 			return nil, st, err
 		}
@@ -103,7 +103,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	replace := map[string]string{}
 	opts := b.Options
 	opts.Runtime = RuntimePath
-	deps := map[string]*depModule{} // modules outside the main ones, by path
+	deps := map[string]*depModule{} // modules in the module cache, by path
+	modcache := goEnv(b.Dir, "GOMODCACHE")
+	inCache := func(dir string) bool {
+		return modcache != "" && strings.HasPrefix(dir, modcache+string(filepath.Separator))
+	}
 	for _, p := range pkgs {
 		if p.Standard || p.ImportPath == RuntimePath || strings.HasPrefix(p.ImportPath, RuntimePath+"/") {
 			continue
@@ -111,7 +115,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && (p.Module == nil || !p.Module.Main) {
 			continue
 		}
-		if p.Module != nil && !p.Module.Main {
+		if p.Module != nil && !p.Module.Main && inCache(p.Dir) {
 			// The go command does not overlay files in the module
 			// cache: such a module is copied and instrumented, below.
 			d := deps[p.Module.Path]
@@ -180,7 +184,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			if _, err := b.workFile(work, replaces); err != nil {
 				return nil, st, err
 			}
-		} else if _, err := b.modFile(mod, replaces); err != nil {
+		} else if err := replaceIn(filepath.Join(b.Work, "go.mod"), replaces); err != nil {
 			return nil, st, err
 		}
 	}
@@ -239,7 +243,7 @@ func mainModule(dir string) (module, error) {
 // modFile writes a copy of the main module's go.mod (and go.sum beside it)
 // that requires the runtime, replaced by its source in the cache, and
 // returns its path.
-func (b *Build) modFile(mod module, replaces map[string]string) (string, error) {
+func (b *Build) modFile(mod module) (string, error) {
 	rt, err := b.runtimeModule()
 	if err != nil {
 		return "", err
@@ -249,9 +253,11 @@ func (b *Build) modFile(mod module, replaces map[string]string) (string, error) 
 		return "", err
 	}
 	gomod = append(bytes.TrimRight(gomod, "\n"), fmt.Sprintf("\n\nrequire %s v0.0.0-calltrail\n\nreplace %s => %s\n", RuntimePath, RuntimePath, rt)...)
-	gomod = appendReplaces(gomod, replaces)
 	dst := filepath.Join(b.Work, "go.mod")
 	if err := os.WriteFile(dst, gomod, 0o644); err != nil {
+		return "", err
+	}
+	if err := absReplaces(dst, mod.Dir); err != nil {
 		return "", err
 	}
 	if sum, err := os.ReadFile(filepath.Join(mod.Dir, "go.sum")); err == nil {
@@ -328,6 +334,54 @@ func (b *Build) workFile(work string, replaces map[string]string) (string, error
 		}
 	}
 	return dst, nil
+}
+
+// replaceIn makes the module file modfile replace each module path by
+// its directory, overriding the file's own replacements of them.
+func replaceIn(modfile string, replaces map[string]string) error {
+	args := []string{"mod", "edit"}
+	for p, dir := range replaces {
+		args = append(args, "-dropreplace="+p, "-replace="+p+"="+dir)
+	}
+	if out, err := exec.Command("go", append(args, modfile)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go mod edit: %v: %s", err, out)
+	}
+	return nil
+}
+
+// absReplaces rewrites the relative paths of replace directives in the
+// module file modfile, copied from dir, to absolute ones.
+func absReplaces(modfile, dir string) error {
+	out, err := exec.Command("go", "mod", "edit", "-json", modfile).Output()
+	if err != nil {
+		return fmt.Errorf("go mod edit -json: %v", err)
+	}
+	var m struct {
+		Replace []struct {
+			Old, New struct{ Path, Version string }
+		}
+	}
+	if err := json.Unmarshal(out, &m); err != nil {
+		return err
+	}
+	args := []string{"mod", "edit"}
+	for _, r := range m.Replace {
+		if r.New.Version != "" || !(strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../")) {
+			continue
+		}
+		old := r.Old.Path
+		if r.Old.Version != "" {
+			old += "@" + r.Old.Version
+		}
+		args = append(args, "-replace="+old+"="+filepath.Join(dir, r.New.Path))
+	}
+	if len(args) == 2 {
+		return nil
+	}
+	if out, err := exec.Command("go", append(args, modfile)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go mod edit: %v: %s", err, out)
+	}
+	return nil
 }
 
 // appendReplaces adds replace directives for the instrumented copies of

@@ -243,3 +243,29 @@ func TestVendoredDependency(t *testing.T) {
 		t.Error("no call of github.com/google/uuid in the trace")
 	}
 }
+
+// TestReplaceAndCgo runs a program with a cgo file that uses a module
+// replaced by a relative path, with both modules instrumented.
+func TestReplaceAndCgo(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no C compiler for cgo")
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"lib/go.mod": "module example.com/lib\n\ngo 1.22\n",
+		"lib/lib.go": "package lib\n\nfunc Double(x int) int { return 2 * x }\n",
+		"app/go.mod": "module example.com/app\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n",
+		"app/main.go": "package main\n\n/*\nstatic int triple(int x) { return 3 * x; }\n*/\nimport \"C\"\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/lib\"\n)\n\n" +
+			"func viaC(x int) int { return int(C.triple(C.int(x))) }\n\nfunc main() { fmt.Println(lib.Double(viaC(7))) }\n",
+	})
+	wd, _ := os.Getwd()
+	os.Chdir(filepath.Join(dir, "app"))
+	defer os.Chdir(wd)
+	code, stdout, stderr := runCmd("run", "--pkgs", "example.com/...", ".")
+	if code != 0 || stdout != "42\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, "calltrail.out"); s.Calls != 3 {
+		t.Errorf("%d calls, want main.main, main.viaC and lib.Double", s.Calls)
+	}
+}
