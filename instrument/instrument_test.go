@@ -182,3 +182,28 @@ func TestParseError(t *testing.T) {
 		t.Errorf("got %v, want a parse error naming bad.go:2", err)
 	}
 }
+
+// BenchmarkFile instruments every file of net/http and reports source
+// lines per second.
+func BenchmarkFile(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "net", "http", "*.go"))
+	var srcs [][]byte
+	lines := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srcs = append(srcs, src)
+		lines += bytes.Count(src, []byte("\n"))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, src := range srcs {
+			if _, err := File(files[j], src, Options{Package: "net/http"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}

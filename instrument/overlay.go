@@ -108,9 +108,13 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	inCache := func(dir string) bool {
 		return modcache != "" && strings.HasPrefix(dir, modcache+string(filepath.Separator))
 	}
+	own, err := runtimePackages(b.Runtime)
+	if err != nil {
+		return nil, st, err
+	}
 	for _, p := range pkgs {
-		if p.Standard || p.ImportPath == RuntimePath || strings.HasPrefix(p.ImportPath, RuntimePath+"/") {
-			continue
+		if p.Standard || own[p.ImportPath] {
+			continue // tracing the tracer would only record itself
 		}
 		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && (p.Module == nil || !p.Module.Main) {
 			continue
@@ -382,6 +386,23 @@ func absReplaces(modfile, dir string) error {
 		return fmt.Errorf("go mod edit: %v: %s", err, out)
 	}
 	return nil
+}
+
+// runtimePackages returns the import paths of the runtime's own packages:
+// the directories of its source.
+func runtimePackages(src fs.FS) (map[string]bool, error) {
+	own := map[string]bool{}
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if dir := path.Dir(p); dir == "." {
+				own[RuntimePath] = true
+			} else {
+				own[RuntimePath+"/"+dir] = true
+			}
+		}
+		return err
+	})
+	return own, err
 }
 
 // appendReplaces adds replace directives for the instrumented copies of
