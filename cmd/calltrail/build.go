@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/calltrail/calltrail"
+	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/instrument"
 	"github.com/calltrail/calltrail/internal/seedview"
 	"github.com/calltrail/calltrail/tracefile"
@@ -366,7 +368,20 @@ func summarizeRun(trace string, st instrument.Stats) {
 	if s.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
 	}
-	fmt.Fprintf(errOut, "\ncalltrail: trace written to %s (%d bytes)", trace, s.Bytes)
+	if f2, r2, err := openTrace(trace); err == nil {
+		funcs, _ := analysis.Funcs(r2)
+		f2.Close()
+		if len(funcs) > 0 {
+			fmt.Fprintf(errOut, "\ncalltrail: top functions by self time:\n")
+			tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
+			for _, fs := range funcs[:min(5, len(funcs))] {
+				fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", seedview.Round(fs.Self), seedview.Round(fs.Total), fs.Calls, fs.Name)
+			}
+			tw.Flush()
+		}
+	}
+	fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes)", trace, s.Bytes)
 	if err != nil {
 		fmt.Fprintf(errOut, "; %v", err)
 	}
