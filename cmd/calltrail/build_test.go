@@ -3,12 +3,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/calltrail/calltrail/tracefile"
@@ -158,7 +159,6 @@ func TestBuildErrors(t *testing.T) {
 	if code, _, stderr := runCmd("build", "./nosuchpkg"); code != 1 || !strings.Contains(stderr, "nosuchpkg") {
 		t.Errorf("missing package: exit %d, %q", code, stderr)
 	}
-	_ = runtime.GOOS
 }
 
 // writeFiles writes files (path: content) under dir.
@@ -267,5 +267,41 @@ func TestReplaceAndCgo(t *testing.T) {
 	}
 	if s := readSummary(t, "calltrail.out"); s.Calls != 3 {
 		t.Errorf("%d calls, want main.main, main.viaC and lib.Double", s.Calls)
+	}
+}
+
+// TestRunSignal sends SIGINT to calltrail run: the program gets it, dies
+// of it with its trace complete, and calltrail ends the same way.
+func TestRunSignal(t *testing.T) {
+	bin := calltrailBinary(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":  "module example.com/sleeper\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc wait() {\n\tfmt.Println(\"ready\")\n\ttime.Sleep(time.Minute)\n}\n\nfunc main() { wait() }\n",
+	})
+	cmd := exec.Command(bin, "run", ".")
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "ready\n" {
+		t.Fatalf("program said %q; stderr:\n%s", line, stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("calltrail ended with %v, want killed by SIGINT like the program", ws)
+	}
+	s := readSummary(t, filepath.Join(dir, "calltrail.out"))
+	if s.End != "signal: interrupt" || s.Unfinished != 2 {
+		t.Errorf("trace ended %q with %d unfinished calls; want the signal, main and wait unfinished", s.End, s.Unfinished)
 	}
 }
