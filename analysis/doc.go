@@ -1,5 +1,9 @@
 // Package analysis turns a trace into answers: where the time went, per
-// function. It reads a trace as a stream, so its memory grows with the
-// number of functions and the depth of running calls, not with the
-// number of calls.
+// function, and every chain of calls that reached a function.
+//
+// Analyze reads a trace as a stream into a Profile: per-function figures
+// and a calling-context tree, whose nodes are the distinct chains of calls
+// from a goroutine's first traced call, merged across goroutines. Memory
+// grows with the number of functions and distinct chains, and with the
+// depth of running calls, never with the number of calls.
 package analysis

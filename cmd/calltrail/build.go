@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/analysis"
@@ -369,14 +370,14 @@ func summarizeRun(trace string, st instrument.Stats) {
 		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
 	}
 	if f2, r2, err := openTrace(trace); err == nil {
-		funcs, _ := analysis.Funcs(r2)
+		funcs := analysis.Analyze(r2, analysis.Options{}).Sorted("self")
 		f2.Close()
 		if len(funcs) > 0 {
 			fmt.Fprintf(errOut, "\ncalltrail: top functions by self time:\n")
 			tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
 			for _, fs := range funcs[:min(5, len(funcs))] {
-				fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", seedview.Round(fs.Self), seedview.Round(fs.Total), fs.Calls, fs.Name)
+				fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", seedview.Round(time.Duration(fs.Self)), seedview.Round(time.Duration(fs.Total)), fs.Calls, fs.Name)
 			}
 			tw.Flush()
 		}

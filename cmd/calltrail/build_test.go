@@ -5,6 +5,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,4 +306,40 @@ func TestRunSignal(t *testing.T) {
 	if s.End != "signal: interrupt" || s.Unfinished != 2 {
 		t.Errorf("trace ended %q with %d unfinished calls; want the signal, main and wait unfinished", s.End, s.Unfinished)
 	}
+}
+
+// TestCallchainsPipeline runs examples/callchains through calltrail run
+// and checks chains main.D lists exactly the chains the program runs,
+// with exact call counts and where their goroutines were started.
+func TestCallchainsPipeline(t *testing.T) {
+	bin := calltrailBinary(t)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.out")
+	run := exec.Command(bin, "run", "-o", trace, "../../examples/callchains")
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("calltrail run: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "chains", "--json", "main.D", trace).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Chains []struct {
+			Path        []string   `json:"path"`
+			Calls       int        `json:"calls"`
+			SpawnedFrom [][]string `json:"spawned_from"`
+		} `json:"chains"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, c := range res.Chains {
+		l := fmt.Sprintf("%d %s", c.Calls, strings.Join(c.Path, " -> "))
+		for _, s := range c.SpawnedFrom {
+			l += " (started from " + strings.Join(s, " -> ") + ")"
+		}
+		lines = append(lines, l)
+	}
+	golden(t, "callchains-chains.golden", strings.Join(lines, "\n")+"\n")
 }

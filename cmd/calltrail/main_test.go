@@ -15,10 +15,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// writeChains writes the call chains of the seed, A1->B1->C1->D in
+// writeChainsTrace writes the call chains of the seed, A1->B1->C1->D in
 // goroutine 1 and A2->B2->C2->D in goroutine 7 (started by goroutine 1),
 // with times in nanoseconds. It returns the file's bytes.
-func writeChains(t *testing.T, path string, end bool) []byte {
+func writeChainsTrace(t *testing.T, path string, end bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	e, err := tracefile.NewEncoder(&buf, map[string]string{
@@ -92,7 +92,7 @@ func golden(t *testing.T, name, got string) {
 
 func TestReplay(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chains.out")
-	writeChains(t, path, true)
+	writeChainsTrace(t, path, true)
 	tests := []struct {
 		golden string
 		args   []string
@@ -118,7 +118,7 @@ func TestReplay(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chains.out")
-	data := writeChains(t, path, true)
+	data := writeChainsTrace(t, path, true)
 	code, out, errOut := runCmd("info", path)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
@@ -146,7 +146,7 @@ func TestInfo(t *testing.T) {
 // exit status 1, from every command that reads traces.
 func TestBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	good := writeChains(t, filepath.Join(dir, "good.out"), true)
+	good := writeChainsTrace(t, filepath.Join(dir, "good.out"), true)
 	files := map[string][]byte{
 		"empty.out":     {},
 		"foreign.out":   []byte("#!/bin/sh\necho this is not a trace\n"),
@@ -185,7 +185,7 @@ func TestBadFiles(t *testing.T) {
 // shown whole, with a warning, and exit status 0.
 func TestNoEnd(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "killed.out")
-	writeChains(t, path, false)
+	writeChainsTrace(t, path, false)
 	code, out, errOut := runCmd("replay", path)
 	if code != 0 || !strings.Contains(errOut, "no end record") || !strings.Contains(out, "<-main.main ") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)

@@ -1,0 +1,381 @@
+package analysis
+
+import (
+	"container/heap"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Instance is one call, as kept among the slowest of its chain.
+type Instance struct {
+	G     uint64
+	Start int64 // nanoseconds since the trace started
+	Dur   int64
+	Exit  tracefile.ExitKind
+}
+
+// Node is a node of the calling-context tree: one distinct chain of calls
+// from a goroutine's first traced call down to Func.
+type Node struct {
+	Func     uint32
+	Parent   *Node // nil for the tree's root, which stands for no call
+	Children []*Node
+
+	Calls  uint64
+	Total  int64 // wall time of its calls added up (a recursive call is another chain)
+	Self   int64 // time in the function itself, not in traced callees
+	Max    int64
+	Panics uint64
+
+	// Slowest holds up to Options.Slowest calls, slowest first after
+	// Analyze returns.
+	Slowest []Instance
+
+	// SpawnedFrom counts, for a goroutine's first call, the chains of the
+	// parent goroutine that started goroutines running this chain.
+	SpawnedFrom map[*Node]uint64
+}
+
+// Path returns the chain's function ids from the outermost call.
+func (n *Node) Path() []uint32 {
+	var p []uint32
+	for ; n != nil && n.Parent != nil; n = n.Parent {
+		p = append(p, n.Func)
+	}
+	for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}
+
+// root returns the first call of n's chain.
+func (n *Node) root() *Node {
+	for n.Parent != nil && n.Parent.Parent != nil {
+		n = n.Parent
+	}
+	return n
+}
+
+// Root returns the first call of n's chain, whose SpawnedFrom says where
+// goroutines running the chain were started.
+func (n *Node) Root() *Node { return n.root() }
+
+func (n *Node) child(fn uint32) *Node {
+	for _, c := range n.Children {
+		if c.Func == fn {
+			return c
+		}
+	}
+	c := &Node{Func: fn, Parent: n}
+	n.Children = append(n.Children, c)
+	return c
+}
+
+// Func holds the figures of one function over the whole trace.
+type Func struct {
+	ID     uint32
+	Name   string
+	Calls  uint64
+	Total  int64 // wall time, a recursive call counted once
+	Self   int64
+	Sum    int64
+	Min    int64
+	Max    int64
+	Panics uint64
+	hist   histogram
+}
+
+// Mean is the mean duration of a call.
+func (f *Func) Mean() time.Duration {
+	if f.Calls == 0 {
+		return 0
+	}
+	return time.Duration(f.Sum / int64(f.Calls))
+}
+
+// Quantile returns the duration below which fraction q of the calls
+// fall (nearest rank), within about 6%: durations are counted in
+// buckets, 16 to a power of two, to keep memory per function, not per
+// call. The fastest and slowest calls are exact.
+func (f *Func) Quantile(q float64) time.Duration {
+	if f.Calls == 0 {
+		return 0
+	}
+	if float64(f.Calls-1) < q*float64(f.Calls) { // the slowest call's rank
+		return time.Duration(f.Max)
+	}
+	return time.Duration(min(max(f.hist.quantile(q, f.Calls), f.Min), f.Max))
+}
+
+// Options change what Analyze keeps.
+type Options struct {
+	Filter *filter.Filter // calls to count; nil for all
+	// Slowest is how many of the slowest calls each chain keeps.
+	Slowest int
+	// OnlyPanics counts, in chains and functions, only calls left by a
+	// panic (their callers still make up the chains).
+	OnlyPanics bool
+}
+
+// Profile is what Analyze found in a trace.
+type Profile struct {
+	Root       *Node
+	Funcs      map[uint32]*Func
+	Names      func(uint32) string // function names by id
+	Meta       map[string]string
+	Duration   time.Duration
+	Goroutines int
+	Stats      tracefile.Stats
+	End        string
+	Ended      bool
+	Err        error // what stopped reading, nil at a clean end
+}
+
+type frame struct {
+	node     *Node
+	start    int64
+	children int64
+	shown    bool
+}
+
+type goroutine struct {
+	stack   []frame
+	tracker *filter.Tracker
+	last    map[uint32]*Node // latest chain of each function, for spawns
+}
+
+// Analyze reads r to its end.
+func Analyze(r *tracefile.Reader, o Options) *Profile {
+	f := o.Filter
+	if f == nil {
+		f = &filter.Filter{}
+	}
+	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Meta: r.Meta()}
+	gs := map[uint64]*goroutine{}
+	seen := map[uint64]bool{}
+	get := func(id uint64) *goroutine {
+		g := gs[id]
+		if g == nil {
+			g = &goroutine{tracker: f.NewTracker(), last: map[uint32]*Node{}}
+			gs[id] = g
+		}
+		return g
+	}
+	spawn := map[uint64]*Node{} // goroutine -> chain of its parent that started it
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				p.Err = err
+			}
+			break
+		}
+		seen[ev.G] = true
+		switch ev.Kind {
+		case tracefile.GoroutineEvent:
+			info, _ := r.Goroutine(ev.G)
+			if parent := gs[info.Parent]; parent != nil {
+				spawn[ev.G] = parent.spawnChain(info.CreatorFunc)
+			}
+		case tracefile.EnterEvent:
+			if !f.Goroutine(ev.G) {
+				continue
+			}
+			g := get(ev.G)
+			shown, _ := g.tracker.Enter(ev.Func, p.Names)
+			parent := p.Root
+			if len(g.stack) > 0 {
+				parent = g.stack[len(g.stack)-1].node
+			}
+			n := parent.child(ev.Func)
+			if len(g.stack) == 0 && spawn[ev.G] != nil {
+				if n.SpawnedFrom == nil {
+					n.SpawnedFrom = map[*Node]uint64{}
+				}
+				n.SpawnedFrom[spawn[ev.G]]++
+				delete(spawn, ev.G)
+			}
+			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
+			g.last[ev.Func] = n
+		case tracefile.ExitEvent:
+			g := gs[ev.G]
+			if g == nil || len(g.stack) == 0 {
+				continue
+			}
+			g.tracker.Exit()
+			fr := g.stack[len(g.stack)-1]
+			g.stack = g.stack[:len(g.stack)-1]
+			d := ev.Time - ev.Start
+			outermost := !g.recursing(fr.node.Func)
+			if !fr.shown || !f.Long(time.Duration(d)) {
+				// A call the filter leaves out counts as its
+				// caller's own time, as if inlined.
+				continue
+			}
+			if len(g.stack) > 0 {
+				g.stack[len(g.stack)-1].children += d
+			}
+			if o.OnlyPanics && ev.Exit != tracefile.Panic {
+				continue
+			}
+			p.count(fr.node, ev, d, d-fr.children, outermost, g, o.Slowest)
+		}
+	}
+	p.Goroutines = len(seen)
+	p.Duration = time.Duration(r.MaxTime())
+	p.Stats = r.Stats()
+	p.End, p.Ended = r.End()
+	var sortSlowest func(n *Node)
+	sortSlowest = func(n *Node) {
+		sort.Slice(n.Slowest, func(i, j int) bool { return n.Slowest[i].Dur > n.Slowest[j].Dur })
+		for _, c := range n.Children {
+			sortSlowest(c)
+		}
+	}
+	sortSlowest(p.Root)
+	return p
+}
+
+// recursing reports whether a call of fn is still open below the frame
+// just popped: then that frame's time is inside an outer call of fn.
+func (g *goroutine) recursing(fn uint32) bool {
+	for _, fr := range g.stack {
+		if fr.node.Func == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// spawnChain is the chain of g in which a goroutine was started from
+// function fn: the innermost open call of fn, or the latest one.
+func (g *goroutine) spawnChain(fn uint32) *Node {
+	for i := len(g.stack) - 1; i >= 0; i-- {
+		if g.stack[i].node.Func == fn {
+			return g.stack[i].node
+		}
+	}
+	if n := g.last[fn]; n != nil {
+		return n
+	}
+	if len(g.stack) > 0 {
+		return g.stack[len(g.stack)-1].node
+	}
+	return nil
+}
+
+func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bool, g *goroutine, slowest int) {
+	n.Calls++
+	n.Total += d
+	n.Self += self
+	n.Max = max(n.Max, d)
+	if ev.Exit == tracefile.Panic {
+		n.Panics++
+	}
+	if slowest > 0 {
+		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit}
+		if len(n.Slowest) < slowest {
+			heap.Push((*instances)(&n.Slowest), in)
+		} else if d > n.Slowest[0].Dur {
+			n.Slowest[0] = in
+			heap.Fix((*instances)(&n.Slowest), 0)
+		}
+	}
+	fn := p.Funcs[ev.Func]
+	if fn == nil {
+		fn = &Func{ID: ev.Func, Name: p.Names(ev.Func)}
+		p.Funcs[ev.Func] = fn
+	}
+	if fn.Calls == 0 || d < fn.Min {
+		fn.Min = d
+	}
+	fn.Calls++
+	fn.Sum += d
+	fn.Self += self
+	fn.Max = max(fn.Max, d)
+	if outermost {
+		fn.Total += d
+	}
+	if ev.Exit == tracefile.Panic {
+		fn.Panics++
+	}
+	fn.hist.add(d)
+}
+
+// instances is a min-heap by duration: the fastest of the slowest on top.
+type instances []Instance
+
+func (h instances) Len() int           { return len(h) }
+func (h instances) Less(i, j int) bool { return h[i].Dur < h[j].Dur }
+func (h instances) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *instances) Push(x any)        { *h = append(*h, x.(Instance)) }
+func (h *instances) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Sorted returns the functions ordered by key: "self", "total", "calls",
+// "max" or "mean", largest first, then by name.
+func (p *Profile) Sorted(key string) []*Func {
+	fs := make([]*Func, 0, len(p.Funcs))
+	for _, f := range p.Funcs {
+		fs = append(fs, f)
+	}
+	val := func(f *Func) int64 {
+		switch key {
+		case "total":
+			return f.Total
+		case "calls":
+			return int64(f.Calls)
+		case "max":
+			return f.Max
+		case "mean":
+			return int64(f.Mean())
+		}
+		return f.Self
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		if a, b := val(fs[i]), val(fs[j]); a != b {
+			return a > b
+		}
+		return fs[i].Name < fs[j].Name
+	})
+	return fs
+}
+
+// Nodes returns every chain ending in function fn, the most calls first.
+func (p *Profile) Nodes(fn uint32) []*Node {
+	var out []*Node
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n.Func == fn && n.Parent != nil && n.Calls > 0 {
+			out = append(out, n)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(p.Root)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Calls != out[j].Calls {
+			return out[i].Calls > out[j].Calls
+		}
+		return pathLess(out[i].Path(), out[j].Path(), p.Names)
+	})
+	return out
+}
+
+func pathLess(a, b []uint32, name func(uint32) string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return name(a[i]) < name(b[i])
+		}
+	}
+	return len(a) < len(b)
+}

@@ -1,0 +1,239 @@
+package analysis
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// build makes a trace from a script of "g +F t" (enter), "g - t" (exit),
+// "g ! t" (exit by panic) and "g go PARENT CREATOR t" (goroutine record)
+// lines, times in nanoseconds.
+func build(t *testing.T, script string) *tracefile.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	e, err := tracefile.NewEncoder(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]uint32{}
+	var funcs []tracefile.Func
+	id := func(name string) uint32 {
+		if i, ok := ids[name]; ok {
+			return i
+		}
+		funcs = append(funcs, tracefile.Func{Name: name})
+		ids[name] = uint32(len(funcs))
+		return ids[name]
+	}
+	var b tracefile.Batch
+	var last int64
+	for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
+		f := strings.Fields(line)
+		g := atoi(f[0])
+		tm := int64(atoi(f[len(f)-1]))
+		last = max(last, tm)
+		switch {
+		case strings.HasPrefix(f[1], "+"):
+			b.Enter(g, id(f[1][1:]), tm)
+		case f[1] == "-":
+			b.Exit(g, tracefile.Return, tm)
+		case f[1] == "!":
+			b.Exit(g, tracefile.Panic, tm)
+		case f[1] == "go":
+			b.Goroutine(tracefile.Goroutine{ID: g, Parent: atoi(f[2]), CreatorFunc: id(f[3])}, tm)
+		}
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, funcs)
+	e.Clock(last+1, last+1)
+	e.Events(&b)
+	e.Flush()
+	r, err := tracefile.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func atoi(s string) uint64 {
+	var n uint64
+	for _, c := range s {
+		n = n*10 + uint64(c-'0')
+	}
+	return n
+}
+
+// figures are a function's figures, comparable.
+type figures struct {
+	Calls                 uint64
+	Total, Self, Sum, Max int64
+	Panics                uint64
+}
+
+func funcsOf(p *Profile) map[string]figures {
+	m := map[string]figures{}
+	for _, f := range p.Funcs {
+		m[f.Name] = figures{f.Calls, f.Total, f.Self, f.Sum, f.Max, f.Panics}
+	}
+	return m
+}
+
+// TestRecursion: total counts recursion once, self time is exact, for
+// direct and mutual recursion.
+func TestRecursion(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+1 +f 10
+1 +f 20
+1 +f 30
+1 - 40
+1 - 50
+1 +g 60
+1 +h 62
+1 +g 64
+1 - 70
+1 - 75
+1 - 80
+1 - 90
+1 - 100
+`), Options{})
+	if p.Err != nil {
+		t.Fatal(p.Err)
+	}
+	got := funcsOf(p)
+	want := map[string]figures{
+		"main": {Calls: 1, Total: 100, Self: 20, Sum: 100, Max: 100},
+		"f":    {Calls: 3, Total: 80, Self: 30 + 20 + 10, Sum: 80 + 30 + 10, Max: 80},
+		"g":    {Calls: 2, Total: 20, Self: 7 + 6, Sum: 20 + 6, Max: 20},
+		"h":    {Calls: 1, Total: 13, Self: 7, Sum: 13, Max: 13},
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: got %+v\nwant %+v", name, got[name], w)
+		}
+	}
+	// Self times add up to the wall time of the root.
+	var self int64
+	for _, f := range p.Funcs {
+		self += f.Self
+	}
+	if self != 100 {
+		t.Errorf("self times add up to %d, want 100", self)
+	}
+}
+
+// TestChains: the seed's question. D is reached from two chains, one of
+// them in a goroutine started from main.
+func TestChains(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+1 +A1 1
+1 +D 2
+1 - 12
+1 - 13
+2 go 1 main 14
+2 +A2 15
+2 +D 16
+2 ! 46
+2 ! 47
+1 +A1 50
+1 +D 51
+1 - 52
+1 - 53
+1 - 60
+`), Options{Slowest: 2})
+	var got []string
+	for _, n := range p.Nodes(2 + 1) { // D's id: main=1, A1=2, D=3
+		var names []string
+		for _, id := range n.Path() {
+			names = append(names, p.Names(id))
+		}
+		s := strings.Join(names, ">")
+		for from := range n.root().SpawnedFrom {
+			s += " spawned from " + p.Names(from.Func)
+		}
+		got = append(got, s)
+		if s == "main>A1>D" && (n.Calls != 2 || n.Total != 11 || n.Max != 10 || len(n.Slowest) != 2 || n.Slowest[0].Dur != 10) {
+			t.Errorf("main>A1>D: %+v", n)
+		}
+		if s == "A2>D spawned from main" && (n.Calls != 1 || n.Panics != 1 || n.Slowest[0].G != 2) {
+			t.Errorf("A2>D: %+v", n)
+		}
+	}
+	want := "main>A1>D | A2>D spawned from main"
+	if strings.Join(got, " | ") != want {
+		t.Errorf("chains: %s\nwant    %s", strings.Join(got, " | "), want)
+	}
+
+	panics := Analyze(build(t, `
+1 +main 0
+1 +D 1
+1 - 2
+1 +D 3
+1 ! 9
+1 - 10
+`), Options{OnlyPanics: true})
+	if f := funcsOf(panics)["D"]; f.Calls != 1 || f.Max != 6 {
+		t.Errorf("only panics: D = %+v", f)
+	}
+}
+
+func TestQuantiles(t *testing.T) {
+	var script strings.Builder
+	at := 0
+	for i := 1; i <= 100; i++ {
+		script.WriteString("1 +f " + itoa(at) + "\n")
+		at += i * 1000
+		script.WriteString("1 - " + itoa(at) + "\n")
+	}
+	p := Analyze(build(t, script.String()), Options{})
+	f := p.Funcs[1]
+	for _, c := range []struct {
+		q    float64
+		want int64
+	}{{0.5, 50_000}, {0.99, 99_000}, {1, 100_000}} {
+		got := int64(f.Quantile(c.q))
+		if got > c.want || float64(got) < float64(c.want)*(1-1.0/16) {
+			t.Errorf("q%.2f = %d, want within 1/16 below %d", c.q, got, c.want)
+		}
+	}
+	if f.Mean() != 50_500 {
+		t.Errorf("mean = %d", f.Mean())
+	}
+}
+
+func TestFilter(t *testing.T) {
+	script := `
+1 +main 0
+1 +log 1
+1 +write 2
+1 - 5
+1 - 6
+1 +work 10
+1 - 30
+1 - 40
+`
+	p := Analyze(build(t, script), Options{Filter: &filter.Filter{Hide: regexp.MustCompile(`^log$`)}})
+	if _, ok := funcsOf(p)["write"]; ok {
+		t.Error("a callee of a hidden function counted")
+	}
+	if got := funcsOf(p)["main"]; got.Self != 20 {
+		t.Errorf("main's self time = %d, want 20: a hidden call's time is its caller's own, as if inlined", got.Self)
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}

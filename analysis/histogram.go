@@ -1,0 +1,65 @@
+package analysis
+
+import (
+	"math"
+	"math/bits"
+)
+
+// histogram counts durations in log-linear buckets: 16 per power of two,
+// so a bucket's bounds are within 1/16 of each other.
+type histogram struct {
+	counts map[uint16]uint64
+}
+
+const subBits = 4
+
+func bucket(d int64) uint16 {
+	if d < 1<<subBits {
+		return uint16(max(d, 0))
+	}
+	e := bits.Len64(uint64(d)) - 1 - subBits // shift keeping subBits+1 bits
+	return uint16((e+1)<<subBits) | uint16(d>>e)&(1<<subBits-1)
+}
+
+// lower returns the smallest duration of bucket b.
+func lower(b uint16) int64 {
+	if b < 1<<subBits {
+		return int64(b)
+	}
+	e := int(b>>subBits) - 1
+	return (1<<subBits | int64(b)&(1<<subBits-1)) << e
+}
+
+func (h *histogram) add(d int64) {
+	if h.counts == nil {
+		h.counts = map[uint16]uint64{}
+	}
+	h.counts[bucket(d)]++
+}
+
+// quantile returns the lower bound of the bucket holding the q'th of n
+// counted durations, by nearest rank: the ceil(q*n)'th smallest.
+func (h *histogram) quantile(q float64, n uint64) int64 {
+	if n == 0 {
+		return 0
+	}
+	keys := make([]uint16, 0, len(h.counts))
+	for k := range h.counts {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	rank := uint64(math.Ceil(q * float64(n))) // nearest rank
+	rank = min(max(rank, 1), n)
+	var seen uint64
+	for _, k := range keys {
+		seen += h.counts[k]
+		if seen >= rank {
+			return lower(k)
+		}
+	}
+	return lower(keys[len(keys)-1])
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReportAndChains(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChainsTrace(t, path, true)
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"report.golden", []string{"report"}},
+		{"report-calls.golden", []string{"report", "--sort", "calls", "--top", "3"}},
+		{"report-json.golden", []string{"report", "--json"}},
+		{"chains-D.golden", []string{"chains", "main.D"}},
+		{"chains-D-json.golden", []string{"chains", "--json", "main.D"}},
+		{"chains-regexp.golden", []string{"chains", "--slowest", "0", `^main\.C`}},
+		{"chains-panics.golden", []string{"chains", "--panics", "main.D"}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, stdout, stderr := runCmd(append(tt.args, path)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, tt.golden, stdout)
+		})
+	}
+	var rep struct {
+		Functions []map[string]any `json:"functions"`
+	}
+	_, stdout, _ := runCmd("report", "--json", path)
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Functions) != 9 {
+		t.Fatalf("report --json: %v, %d functions", err, len(rep.Functions))
+	}
+	for _, key := range []string{"name", "calls", "total_ns", "self_ns", "mean_ns", "p50_ns", "p99_ns", "max_ns", "panics"} {
+		if _, ok := rep.Functions[0][key]; !ok {
+			t.Errorf("report --json lacks %q", key)
+		}
+	}
+	code, _, stderr := runCmd("chains", "main.E", path)
+	if code != 1 || !strings.Contains(stderr, `no function "main.E" in the trace; closest: main.D`) {
+		t.Errorf("unknown function: exit %d, %q", code, stderr)
+	}
+}
