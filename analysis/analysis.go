@@ -38,6 +38,16 @@ type Node struct {
 	// SpawnedFrom counts, for a goroutine's first call, the chains of the
 	// parent goroutine that started goroutines running this chain.
 	SpawnedFrom map[*Node]uint64
+
+	// ByGoroutine splits Calls and Self by goroutine, when
+	// Options.ByGoroutine asks for it.
+	ByGoroutine map[uint64]*Share
+}
+
+// Share is the part of a chain's calls made by one goroutine.
+type Share struct {
+	Calls uint64
+	Self  int64
 }
 
 // Path returns the chain's function ids from the outermost call.
@@ -119,6 +129,8 @@ type Options struct {
 	// OnlyPanics counts, in chains and functions, only calls left by a
 	// panic (their callers still make up the chains).
 	OnlyPanics bool
+	// ByGoroutine keeps each chain's figures per goroutine too.
+	ByGoroutine bool
 }
 
 // Profile is what Analyze found in a trace.
@@ -223,6 +235,19 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				continue
 			}
 			p.count(fr.node, ev, d, d-fr.children, outermost, g, o.Slowest)
+			if o.ByGoroutine {
+				n := fr.node
+				if n.ByGoroutine == nil {
+					n.ByGoroutine = map[uint64]*Share{}
+				}
+				sh := n.ByGoroutine[ev.G]
+				if sh == nil {
+					sh = &Share{}
+					n.ByGoroutine[ev.G] = sh
+				}
+				sh.Calls++
+				sh.Self += d - fr.children
+			}
 		}
 	}
 	p.Goroutines = len(seen)
@@ -347,6 +372,20 @@ func (p *Profile) Sorted(key string) []*Func {
 		return fs[i].Name < fs[j].Name
 	})
 	return fs
+}
+
+// Walk calls fn for every chain, parents before children.
+func (p *Profile) Walk(fn func(n *Node)) {
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n.Parent != nil {
+			fn(n)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(p.Root)
 }
 
 // Nodes returns every chain ending in function fn, the most calls first.
