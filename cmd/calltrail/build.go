@@ -245,7 +245,7 @@ func runForwarding(cmd *exec.Cmd) error {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			signal.Stop(sigs)
 			signal.Reset(ws.Signal())
-			syscall.Kill(os.Getpid(), ws.Signal())
+			reraise(ws.Signal())
 		}
 		return exitError{ee.ExitCode()}
 	}
