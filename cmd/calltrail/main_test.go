@@ -20,6 +20,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // with times in nanoseconds. It returns the file's bytes.
 func writeChainsTrace(t *testing.T, path string, end bool) []byte {
 	t.Helper()
+	return writeChainsVariant(t, path, end, false)
+}
+
+// writeChainsVariant writes writeChainsTrace's trace, or with changed set
+// a later version of the program: its first D four times slower, and no
+// goroutine 7.
+func writeChainsVariant(t *testing.T, path string, end, changed bool) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	e, err := tracefile.NewEncoder(&buf, map[string]string{
 		"program": "chains", "path": "/tmp/chains", "go": "go1.26.8", "goos": "linux", "goarch": "amd64",
@@ -42,19 +50,26 @@ func writeChainsTrace(t *testing.T, path string, end bool) []byte {
 	for _, id := range []uint32{2, 3, 4, 5} {
 		b.Enter(1, id, step(time.Microsecond))
 	}
-	for range 4 {
+	if changed {
+		b.Exit(1, tracefile.Return, step(5000*time.Microsecond))
+	} else {
 		b.Exit(1, tracefile.Return, step(1250*time.Microsecond))
 	}
-	b.Goroutine(tracefile.Goroutine{ID: 7, Parent: 1, CreatorFunc: 1, CreatorLine: 15, StartFunc: 9}, step(time.Microsecond))
-	b.Enter(7, 9, at)
-	for _, id := range []uint32{6, 7, 8, 5} {
-		b.Enter(7, id, step(time.Microsecond))
-	}
-	b.Exit(7, tracefile.Panic, step(20*time.Microsecond))
 	for range 3 {
-		b.Exit(7, tracefile.Panic, step(time.Microsecond))
+		b.Exit(1, tracefile.Return, step(1250*time.Microsecond))
 	}
-	b.Exit(7, tracefile.Return, step(time.Microsecond))
+	if !changed {
+		b.Goroutine(tracefile.Goroutine{ID: 7, Parent: 1, CreatorFunc: 1, CreatorLine: 15, StartFunc: 9}, step(time.Microsecond))
+		b.Enter(7, 9, at)
+		for _, id := range []uint32{6, 7, 8, 5} {
+			b.Enter(7, id, step(time.Microsecond))
+		}
+		b.Exit(7, tracefile.Panic, step(20*time.Microsecond))
+		for range 3 {
+			b.Exit(7, tracefile.Panic, step(time.Microsecond))
+		}
+		b.Exit(7, tracefile.Return, step(time.Microsecond))
+	}
 	b.Exit(1, tracefile.Return, step(time.Millisecond))
 	e.Clock(at, at)
 	e.Events(&b)

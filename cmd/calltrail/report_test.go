@@ -47,3 +47,18 @@ func TestReportAndChains(t *testing.T) {
 		t.Errorf("unknown function: exit %d, %q", code, stderr)
 	}
 }
+
+func TestDiffCommand(t *testing.T) {
+	dir := t.TempDir()
+	base, cur := filepath.Join(dir, "base.out"), filepath.Join(dir, "new.out")
+	writeChainsTrace(t, base, true)
+	writeChainsVariant(t, cur, true, true)
+	code, stdout, stderr := runCmd("diff", "--top", "4", base, cur)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	golden(t, "diff.golden", stdout)
+	if code, _, stderr := runCmd("diff", base); code != 2 || !strings.Contains(stderr, "BASE NEW") {
+		t.Errorf("one trace: exit %d, %q", code, stderr)
+	}
+}
