@@ -134,6 +134,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	for i := range w.batches {
 		w.batches[i].Shard = i
 	}
+	w.gbatch.Shard = nshards
 	enc, err := tracefile.NewEncoder(w.out, meta)
 	if err != nil {
 		return nil, err

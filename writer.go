@@ -21,7 +21,8 @@ type writer struct {
 	out     *sink
 	enc     *tracefile.Encoder
 	batches []tracefile.Batch
-	text    *textView // the live indented view, or nil
+	gbatch  tracefile.Batch // goroutine records, written first
+	text    *textView       // the live indented view, or nil
 	every   time.Duration
 	startNs int64  // nanotime() when tracing started
 	lag     uint64 // slots drain leaves to settle, see drain
@@ -212,7 +213,7 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 				w.text.exit(g, k, ts)
 			}
 		case kGoroutine:
-			w.goroutine(b, g, ts, &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask])
+			w.goroutine(&w.gbatch, g, ts, &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask])
 			tail += 2
 		}
 		tail++
@@ -277,6 +278,10 @@ func (w *writer) write() {
 	first, fs := w.t.reg.unwritten()
 	w.enc.Funcs(first, fs)
 	w.enc.Clock(now(), nanotime()-w.startNs)
+	// Goroutine records go before the events of the cycle, so that a
+	// reader knows of a goroutine's parent before it reads the parent's
+	// events of the cycle, whatever the order of the rings.
+	w.enc.Events(&w.gbatch)
 	for i := range w.batches {
 		w.calls += uint64(w.batches[i].Enters())
 		w.enc.Events(&w.batches[i])

@@ -42,6 +42,9 @@ type Node struct {
 	// ByGoroutine splits Calls and Self by goroutine, when
 	// Options.ByGoroutine asks for it.
 	ByGoroutine map[uint64]*Share
+
+	hit   *Node            // the child found last: chains repeat
+	index map[uint32]*Node // children by function, once there are many
 }
 
 // Share is the part of a chain's calls made by one goroutine.
@@ -75,13 +78,33 @@ func (n *Node) root() *Node {
 func (n *Node) Root() *Node { return n.root() }
 
 func (n *Node) child(fn uint32) *Node {
-	for _, c := range n.Children {
-		if c.Func == fn {
+	if n.hit != nil && n.hit.Func == fn {
+		return n.hit
+	}
+	if n.index != nil {
+		if c := n.index[fn]; c != nil {
+			n.hit = c
 			return c
+		}
+	} else {
+		for _, c := range n.Children {
+			if c.Func == fn {
+				n.hit = c
+				return c
+			}
 		}
 	}
 	c := &Node{Func: fn, Parent: n}
 	n.Children = append(n.Children, c)
+	n.hit = c
+	if n.index != nil {
+		n.index[fn] = c
+	} else if len(n.Children) > 8 {
+		n.index = make(map[uint32]*Node, 16)
+		for _, c := range n.Children {
+			n.index[c.Func] = c
+		}
+	}
 	return c
 }
 
@@ -145,6 +168,8 @@ type Profile struct {
 	End        string
 	Ended      bool
 	Err        error // what stopped reading, nil at a clean end
+
+	funcs []*Func // Funcs by id, for the analysis's inner loop
 }
 
 type frame struct {
@@ -156,8 +181,19 @@ type frame struct {
 
 type goroutine struct {
 	stack   []frame
-	tracker *filter.Tracker
-	last    map[uint32]*Node // latest chain of each function, for spawns
+	tracker filter.Tracker
+	// waiting are goroutines this one started from a function whose
+	// call has not been read yet: the writer emits shards in turn, so a
+	// child's first events can come before its parent's.
+	waiting []spawnLink
+}
+
+// spawnLink ties a goroutine to the chain of its parent that started it.
+type spawnLink struct {
+	child   uint64
+	creator uint32
+	root    *Node // the child's first chain, once read
+	from    *Node // the parent's chain, once read
 }
 
 // Analyze reads r to its end.
@@ -167,17 +203,43 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		f = &filter.Filter{}
 	}
 	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Meta: r.Meta()}
+	// Goroutines are kept while they have open calls. Events come in runs
+	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
 	seen := map[uint64]bool{}
-	get := func(id uint64) *goroutine {
-		g := gs[id]
-		if g == nil {
-			g = &goroutine{tracker: f.NewTracker(), last: map[uint32]*Node{}}
-			gs[id] = g
+	var free []*goroutine // states of goroutines with no open call, to reuse
+	var lastID uint64
+	var last *goroutine
+	get := func(id uint64, create bool) *goroutine {
+		if id == lastID && last != nil {
+			return last
 		}
+		g := gs[id]
+		if g == nil && create {
+			if n := len(free); n > 0 {
+				g, free = free[n-1], free[:n-1]
+				g.stack = g.stack[:0]
+			} else {
+				g = &goroutine{}
+			}
+			g.tracker = *f.NewTracker()
+			gs[id] = g
+			seen[id] = true
+		}
+		lastID, last = id, g
 		return g
 	}
-	spawn := map[uint64]*Node{} // goroutine -> chain of its parent that started it
+	links := map[uint64]*spawnLink{}     // by child goroutine, until complete
+	waiting := map[uint64][]*spawnLink{} // by parent, while it has no state
+	link := func(l *spawnLink) {
+		if l.root != nil && l.from != nil {
+			if l.root.SpawnedFrom == nil {
+				l.root.SpawnedFrom = map[*Node]uint64{}
+			}
+			l.root.SpawnedFrom[l.from]++
+			delete(links, l.child)
+		}
+	}
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -186,35 +248,66 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			break
 		}
-		seen[ev.G] = true
 		switch ev.Kind {
 		case tracefile.GoroutineEvent:
 			info, _ := r.Goroutine(ev.G)
+			if info.Parent == 0 {
+				continue
+			}
+			l := &spawnLink{child: ev.G, creator: info.CreatorFunc}
+			links[ev.G] = l
 			if parent := gs[info.Parent]; parent != nil {
-				spawn[ev.G] = parent.spawnChain(info.CreatorFunc)
+				// Started from the creating function's open call, or, if
+				// it is not traced, from where the parent is now.
+				l.from = parent.spawnChain(info.CreatorFunc)
+				if l.from == nil && len(parent.stack) > 0 {
+					l.from = parent.stack[len(parent.stack)-1].node
+				}
+			} else {
+				waiting[info.Parent] = append(waiting[info.Parent], l)
 			}
 		case tracefile.EnterEvent:
 			if !f.Goroutine(ev.G) {
 				continue
 			}
-			g := get(ev.G)
+			g := get(ev.G, true)
 			shown, _ := g.tracker.Enter(ev.Func, p.Names)
 			parent := p.Root
 			if len(g.stack) > 0 {
 				parent = g.stack[len(g.stack)-1].node
 			}
 			n := parent.child(ev.Func)
-			if len(g.stack) == 0 && spawn[ev.G] != nil {
-				if n.SpawnedFrom == nil {
-					n.SpawnedFrom = map[*Node]uint64{}
+			if len(g.stack) == 0 {
+				if l := links[ev.G]; l != nil && l.root == nil {
+					l.root = n
+					link(l)
 				}
-				n.SpawnedFrom[spawn[ev.G]]++
-				delete(spawn, ev.G)
+				if w := waiting[ev.G]; w != nil {
+					for _, l := range w {
+						g.waiting = append(g.waiting, *l)
+					}
+					delete(waiting, ev.G)
+				}
+			}
+			if len(g.waiting) > 0 {
+				// Children started from this function before its call
+				// was read: this is the chain they came from.
+				kept := g.waiting[:0]
+				for _, w := range g.waiting {
+					if w.creator != ev.Func {
+						kept = append(kept, w)
+						continue
+					}
+					if l := links[w.child]; l != nil && l.from == nil {
+						l.from = n
+						link(l)
+					}
+				}
+				g.waiting = kept
 			}
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
-			g.last[ev.Func] = n
 		case tracefile.ExitEvent:
-			g := gs[ev.G]
+			g := get(ev.G, false)
 			if g == nil || len(g.stack) == 0 {
 				continue
 			}
@@ -223,6 +316,18 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			g.stack = g.stack[:len(g.stack)-1]
 			d := ev.Time - ev.Start
 			outermost := !g.recursing(fr.node.Func)
+			if len(g.stack) == 0 {
+				// A fresh state is the same as an empty one.
+				delete(gs, ev.G)
+				for i := range g.waiting {
+					waiting[ev.G] = append(waiting[ev.G], &g.waiting[i])
+				}
+				g.waiting = nil
+				if len(free) < 1024 {
+					free = append(free, g)
+				}
+				last = nil
+			}
 			if !fr.shown || !f.Long(time.Duration(d)) {
 				// A call the filter leaves out counts as its
 				// caller's own time, as if inlined.
@@ -234,7 +339,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if o.OnlyPanics && ev.Exit != tracefile.Panic {
 				continue
 			}
-			p.count(fr.node, ev, d, d-fr.children, outermost, g, o.Slowest)
+			p.count(fr.node, ev, d, d-fr.children, outermost, o.Slowest)
 			if o.ByGoroutine {
 				n := fr.node
 				if n.ByGoroutine == nil {
@@ -277,23 +382,17 @@ func (g *goroutine) recursing(fn uint32) bool {
 }
 
 // spawnChain is the chain of g in which a goroutine was started from
-// function fn: the innermost open call of fn, or the latest one.
+// function fn: its innermost open call of fn, or nil if it has none yet.
 func (g *goroutine) spawnChain(fn uint32) *Node {
 	for i := len(g.stack) - 1; i >= 0; i-- {
 		if g.stack[i].node.Func == fn {
 			return g.stack[i].node
 		}
 	}
-	if n := g.last[fn]; n != nil {
-		return n
-	}
-	if len(g.stack) > 0 {
-		return g.stack[len(g.stack)-1].node
-	}
 	return nil
 }
 
-func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bool, g *goroutine, slowest int) {
+func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bool, slowest int) {
 	n.Calls++
 	n.Total += d
 	n.Self += self
@@ -310,9 +409,13 @@ func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bo
 			heap.Fix((*instances)(&n.Slowest), 0)
 		}
 	}
-	fn := p.Funcs[ev.Func]
+	if int(ev.Func) >= len(p.funcs) {
+		p.funcs = append(p.funcs, make([]*Func, int(ev.Func)+1-len(p.funcs))...)
+	}
+	fn := p.funcs[ev.Func]
 	if fn == nil {
 		fn = &Func{ID: ev.Func, Name: p.Names(ev.Func)}
+		p.funcs[ev.Func] = fn
 		p.Funcs[ev.Func] = fn
 	}
 	if fn.Calls == 0 || d < fn.Min {

@@ -275,3 +275,26 @@ func TestDiff(t *testing.T) {
 		t.Errorf("first chain change: %+v", chains[0])
 	}
 }
+
+// TestSpawnReadFirst: a child's events may be read before its parent's,
+// when the child's ring is written first; the link waits for the parent.
+func TestSpawnReadFirst(t *testing.T) {
+	p := Analyze(build(t, `
+2 go 1 main 14
+2 +A2 15
+2 - 16
+1 +main 0
+1 +A1 1
+1 - 2
+1 - 20
+`), Options{})
+	var got []string
+	p.Walk(func(n *Node) {
+		for from := range n.SpawnedFrom {
+			got = append(got, p.Names(n.Func)+" from "+p.Names(from.Func))
+		}
+	})
+	if strings.Join(got, ",") != "A2 from main" {
+		t.Errorf("spawns: %v, want A2 from main", got)
+	}
+}

@@ -8,7 +8,7 @@ import (
 // histogram counts durations in log-linear buckets: 16 per power of two,
 // so a bucket's bounds are within 1/16 of each other.
 type histogram struct {
-	counts map[uint16]uint64
+	counts []uint32 // by bucket, up to the largest bucket seen
 }
 
 const subBits = 4
@@ -31,10 +31,11 @@ func lower(b uint16) int64 {
 }
 
 func (h *histogram) add(d int64) {
-	if h.counts == nil {
-		h.counts = map[uint16]uint64{}
+	b := int(bucket(d))
+	if b >= len(h.counts) {
+		h.counts = append(h.counts, make([]uint32, b+1-len(h.counts))...)
 	}
-	h.counts[bucket(d)]++
+	h.counts[b]++
 }
 
 // quantile returns the lower bound of the bucket holding the q'th of n
@@ -43,23 +44,14 @@ func (h *histogram) quantile(q float64, n uint64) int64 {
 	if n == 0 {
 		return 0
 	}
-	keys := make([]uint16, 0, len(h.counts))
-	for k := range h.counts {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
 	rank := uint64(math.Ceil(q * float64(n))) // nearest rank
 	rank = min(max(rank, 1), n)
 	var seen uint64
-	for _, k := range keys {
-		seen += h.counts[k]
+	for b, c := range h.counts {
+		seen += uint64(c)
 		if seen >= rank {
-			return lower(k)
+			return lower(uint16(b))
 		}
 	}
-	return lower(keys[len(keys)-1])
+	return lower(uint16(len(h.counts) - 1))
 }

@@ -69,7 +69,9 @@ type Reader struct {
 	last    int64
 	maxTime int64
 
-	stacks map[uint64][]frame
+	stacks map[uint64]*[]frame // open calls of goroutines with any
+	cur    *[]frame            // stacks[g], kept between goroutine switches
+	free   []*[]frame          // empty stacks to reuse
 	calls  uint64
 
 	// After the input ends: synthetic exits for calls still open, then err.
@@ -85,7 +87,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		r:      bufio.NewReaderSize(r, 64<<10),
 		funcs:  []Func{{}},
 		gs:     make(map[uint64]*Goroutine),
-		stacks: make(map[uint64][]frame),
+		stacks: make(map[uint64]*[]frame),
 		rate:   1,
 	}
 	var magic [len(Magic)]byte
@@ -312,17 +314,19 @@ func (rd *Reader) fail(err error) {
 	rd.left = 0
 	rd.ev = nil
 	ids := make([]uint64, 0, len(rd.stacks))
-	for g := range rd.stacks {
-		ids = append(ids, g)
+	for g, st := range rd.stacks {
+		if len(*st) > 0 {
+			ids = append(ids, g)
+		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, g := range ids {
-		st := rd.stacks[g]
+		st := *rd.stacks[g]
 		for i := len(st) - 1; i >= 0; i-- {
 			rd.pending = append(rd.pending, Event{Kind: ExitEvent, G: g, Func: st[i].fn, Time: max(rd.maxTime, st[i].start), Depth: i + 1, Exit: Unfinished, Start: st[i].start})
 		}
-		delete(rd.stacks, g)
 	}
+	rd.stacks, rd.cur = map[uint64]*[]frame{}, nil
 }
 
 func (rd *Reader) handle(typ byte, p []byte) error {
@@ -367,7 +371,8 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		if n == 0 || n > uint64(len(d.p)) {
 			return fmt.Errorf("%w: events chunk claims %d events in %d bytes", ErrCorrupt, n, len(d.p))
 		}
-		rd.ev, rd.left, rd.g = d.p, int(n), 0
+		rd.ev, rd.left = d.p, int(n)
+		rd.switchTo(0) // each chunk names its first goroutine
 		return nil
 	case chunkStats:
 		s := Stats{Calls: d.uvarint(), DroppedCalls: d.uvarint(), Flushes: d.uvarint()}
@@ -392,6 +397,30 @@ func (rd *Reader) nanos(ticks int64) int64 {
 	return rd.ns0 + int64(float64(ticks-rd.t0)*rd.rate)
 }
 
+// switchTo makes g the goroutine of the events that follow, forgetting
+// the one before if it has no open call.
+func (rd *Reader) switchTo(g uint64) {
+	if rd.cur != nil && len(*rd.cur) == 0 {
+		delete(rd.stacks, rd.g)
+		if len(rd.free) < 1024 {
+			rd.free = append(rd.free, rd.cur)
+		}
+	}
+	rd.g, rd.cur = g, nil
+	if g == 0 {
+		return
+	}
+	rd.cur = rd.stacks[g]
+	if rd.cur == nil {
+		if n := len(rd.free); n > 0 {
+			rd.cur, rd.free = rd.free[n-1], rd.free[:n-1]
+		} else {
+			rd.cur = new([]frame)
+		}
+		rd.stacks[g] = rd.cur
+	}
+}
+
 // decodeOne decodes one op of the current events chunk. ok is false for
 // ops that change decoder state without producing an event.
 func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
@@ -402,7 +431,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		if d.err != nil || v>>2 == 0 {
 			return ev, false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
 		}
-		rd.g = v >> 2
+		rd.switchTo(v >> 2)
 		rd.ev = d.p
 		return ev, false, nil
 	}
@@ -410,12 +439,12 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		return ev, false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
 	}
 	dt := d.uvarint()
-	var gr Goroutine
+	var gr *Goroutine // allocated only for the rare record, not every event
 	if op == opExt {
 		if v>>2 != extGoroutine {
 			return ev, false, fmt.Errorf("%w: unknown extended op %d", ErrCorrupt, v>>2)
 		}
-		gr = Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
+		gr = &Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
 	}
 	if d.err != nil {
 		return ev, false, d.err
@@ -426,7 +455,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	t := rd.nanos(rd.last)
 	rd.maxTime = max(rd.maxTime, t)
 	ev = Event{G: rd.g, Time: t}
-	st := rd.stacks[rd.g]
+	st := rd.cur
 	switch op {
 	case opEnter:
 		fn := v >> 2
@@ -434,32 +463,27 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 			return ev, false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
 		}
 		ev.Kind, ev.Func = EnterEvent, uint32(fn)
-		st = append(st, frame{fn: uint32(fn), start: t})
-		ev.Depth = len(st)
-		rd.stacks[rd.g] = st
+		*st = append(*st, frame{fn: uint32(fn), start: t})
+		ev.Depth = len(*st)
 		rd.calls++
 	case opExit:
 		k := ExitKind(v >> 2)
 		if v>>2 > uint64(Goexit) {
 			return ev, false, fmt.Errorf("%w: unknown exit kind %d", ErrCorrupt, v>>2)
 		}
-		if len(st) == 0 {
+		if len(*st) == 0 {
 			return ev, false, fmt.Errorf("%w: exit without a call in goroutine %d", ErrCorrupt, rd.g)
 		}
-		top := st[len(st)-1]
-		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(st)
+		top := (*st)[len(*st)-1]
+		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(*st)
 		ev.Start = min(top.start, t)
-		if len(st) == 1 {
-			delete(rd.stacks, rd.g)
-		} else {
-			rd.stacks[rd.g] = st[:len(st)-1]
-		}
+		*st = (*st)[:len(*st)-1]
 	case opExt:
 		if uint64(gr.CreatorFunc) >= uint64(len(rd.funcs)) || uint64(gr.StartFunc) >= uint64(len(rd.funcs)) {
 			return ev, false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
 		}
 		gr.FirstSeen = t
-		rd.gs[gr.ID] = &gr
+		rd.gs[gr.ID] = gr
 		ev.Kind = GoroutineEvent
 	}
 	return ev, true, nil
