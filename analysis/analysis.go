@@ -272,6 +272,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			g := get(ev.G, true)
 			shown, _ := g.tracker.Enter(ev.Func, p.Names)
+			shown = shown && f.InWindow(ev.Time)
 			parent := p.Root
 			if len(g.stack) > 0 {
 				parent = g.stack[len(g.stack)-1].node

@@ -145,7 +145,7 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 		switch ev.Kind {
 		case tracefile.EnterEvent:
 			s, _ := tr.Enter(ev.Func, name)
-			shown[ev.G] = append(shown[ev.G], s)
+			shown[ev.G] = append(shown[ev.G], s && f.InWindow(ev.Time))
 		case tracefile.ExitEvent:
 			tr.Exit()
 			st := shown[ev.G]

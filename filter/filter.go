@@ -1,10 +1,13 @@
 // Package filter chooses which calls of a trace a view shows. Every
 // calltrail command that reads a trace takes the same filters, with the
-// same flags: -g GID, -F REGEX, -N REGEX, -D DEPTH and -t DURATION.
+// same flags: -g GID, -F REGEX, -N REGEX, -D DEPTH, -t DURATION and
+// -window FROM-TO.
 package filter
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -15,6 +18,38 @@ type Filter struct {
 	Hide     *regexp.Regexp // leave out calls of matching functions and their callees
 	MaxDepth int            // leave out calls nested deeper than this; 0 for no limit
 	MinTime  time.Duration  // leave out calls shorter than this
+	// From and To, when set, keep only calls that start in [From, To),
+	// times since the trace started; To 0 means the end.
+	From, To time.Duration
+}
+
+// InWindow reports whether a call starting at start (nanoseconds since the
+// trace started) is in the time window.
+func (f *Filter) InWindow(start int64) bool {
+	return start >= int64(f.From) && (f.To == 0 || start < int64(f.To))
+}
+
+// ParseWindow reads "FROM-TO", either side optional: "1s-2.5s", "100ms-",
+// "-2s".
+func ParseWindow(s string) (from, to time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("want FROM-TO, such as 1s-2.5s, 100ms- or -2s")
+	}
+	if a != "" {
+		if from, err = time.ParseDuration(a); err != nil {
+			return 0, 0, err
+		}
+	}
+	if b != "" {
+		if to, err = time.ParseDuration(b); err != nil {
+			return 0, 0, err
+		}
+		if to <= from {
+			return 0, 0, fmt.Errorf("the window ends before it starts")
+		}
+	}
+	return from, to, nil
 }
 
 // Goroutine reports whether calls of goroutine g can be selected at all.

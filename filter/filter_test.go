@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // walk runs a call tree written as "A(B(C) D) E" through a tracker and
@@ -64,5 +65,29 @@ func TestTracker(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestWindow(t *testing.T) {
+	for _, tt := range []struct {
+		in       string
+		from, to time.Duration
+		bad      bool
+	}{
+		{"1s-2.5s", time.Second, 2500 * time.Millisecond, false},
+		{"100ms-", 100 * time.Millisecond, 0, false},
+		{"-2s", 0, 2 * time.Second, false},
+		{"2s-1s", 0, 0, true},
+		{"2s", 0, 0, true},
+		{"x-1s", 0, 0, true},
+	} {
+		from, to, err := ParseWindow(tt.in)
+		if (err != nil) != tt.bad || !tt.bad && (from != tt.from || to != tt.to) {
+			t.Errorf("%q: %v %v %v", tt.in, from, to, err)
+		}
+	}
+	f := Filter{From: 10, To: 20}
+	if f.InWindow(9) || !f.InWindow(10) || !f.InWindow(19) || f.InWindow(20) {
+		t.Error("window bounds")
 	}
 }

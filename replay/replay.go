@@ -74,7 +74,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		switch ev.Kind {
 		case tracefile.EnterEvent:
 			shown, depth := g.tracker.Enter(ev.Func, name)
-			if !shown {
+			if !shown || !f.InWindow(ev.Time) {
 				g.open = append(g.open, -1)
 				continue
 			}

@@ -119,6 +119,7 @@ func TestReplay(t *testing.T) {
 		{"replay-D.golden", []string{"-D", "2"}},
 		{"replay-t.golden", []string{"-t", "1ms"}},
 		{"replay-parents.golden", []string{"-parents", "-D", "1"}},
+		{"replay-window.golden", []string{"-window", "1ms-5.02ms"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {

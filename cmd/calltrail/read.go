@@ -56,11 +56,12 @@ func readError(name string, err error) error {
 
 // filterFlags are the filters every command that reads calls accepts.
 type filterFlags struct {
-	g     uint64
-	focus string
-	hide  string
-	depth int
-	min   time.Duration
+	g      uint64
+	focus  string
+	hide   string
+	depth  int
+	min    time.Duration
+	window string
 }
 
 func (ff *filterFlags) register(fs *flag.FlagSet) {
@@ -77,6 +78,7 @@ func (ff *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&ff.hide, "N", "", "hide calls of functions matching `REGEX`, and their callees")
 	fs.IntVar(&ff.depth, "D", 0, "show calls nested at most `DEPTH` deep (0: no limit)")
 	fs.DurationVar(&ff.min, "t", 0, "show only calls lasting at least `DURATION` (e.g. 1ms)")
+	fs.StringVar(&ff.window, "window", "", "show only calls starting in `FROM-TO`, times since the trace started (1s-2.5s, 100ms-, -2s)")
 }
 
 func (ff *filterFlags) filter() (*filter.Filter, error) {
@@ -94,6 +96,11 @@ func (ff *filterFlags) filter() (*filter.Filter, error) {
 	}
 	if ff.depth < 0 {
 		return nil, usageError{"-D: want a depth of 0 or more"}
+	}
+	if ff.window != "" {
+		if f.From, f.To, err = filter.ParseWindow(ff.window); err != nil {
+			return nil, usageError{fmt.Sprintf("-window: %v", err)}
+		}
 	}
 	return f, nil
 }
