@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,5 +61,28 @@ func TestDiffCommand(t *testing.T) {
 	golden(t, "diff.golden", stdout)
 	if code, _, stderr := runCmd("diff", base); code != 2 || !strings.Contains(stderr, "BASE NEW") {
 		t.Errorf("one trace: exit %d, %q", code, stderr)
+	}
+}
+
+// TestReportIncomplete checks a cut trace and one with dropped calls are
+// analysed up to what is there, with a warning saying what is missing.
+func TestReportIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.out")
+	data := writeChainsTrace(t, full, true)
+	cut := filepath.Join(dir, "cut.out")
+	if err := os.WriteFile(cut, data[:len(data)-20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd("report", cut)
+	if code != 0 || !strings.Contains(stdout, "main.D") {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(stderr, "warning: "+cut+": trace is truncated") || !strings.Contains(stderr, "analysis covers what comes before") {
+		t.Errorf("no warning about the cut: %q", stderr)
+	}
+	// The full trace counts one dropped call.
+	if _, _, stderr := runCmd("chains", "main.D", full); !strings.Contains(stderr, "1 calls were dropped while recording") {
+		t.Errorf("no warning about dropped calls: %q", stderr)
 	}
 }

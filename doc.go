@@ -1,0 +1,31 @@
+// Package calltrail is the runtime of calltrail, a function-call tracer
+// for Go: the code that runs inside a traced program and records every
+// enter and exit of its traced functions, with goroutine and nanosecond
+// time, into a trace file.
+//
+// Functions are traced by the one-line guard that "calltrail instrument"
+// and "calltrail build|run|test" insert,
+//
+//	if calltrail.Enabled { if c := calltrail.Enter(&f); c != 0 { defer calltrail.Exit(c) } }
+//
+// or by hand with
+//
+//	defer calltrail.Trace()()
+//
+// Nothing is recorded unless the program is built with the calltrail build
+// tag: without it Enabled is a false constant and the guard compiles to
+// nothing at all. With the tag, tracing starts when the package is
+// initialised and is configured by the environment: CALLTRAIL=off turns it
+// off, CALLTRAIL_OUT names the trace file (calltrail.out), CALLTRAIL_TEXT
+// prints the calls live, CALLTRAIL_BUFFER bounds the memory for events
+// (32MiB), CALLTRAIL_FLUSH sets how often the file is written (100ms).
+//
+// The runtime uses the standard library only. Its hot path takes no lock
+// and never allocates or blocks: events go into rings chosen by goroutine
+// id, and a background goroutine writes them out. When the rings are
+// full, whole calls are dropped, counted, and the count written to the
+// file. The trace is complete when main.main returns, when a panic ends
+// the program, and on SIGINT or SIGTERM; see Stop for os.Exit.
+//
+// Package tracefile reads trace files; the calltrail command analyses them.
+package calltrail
