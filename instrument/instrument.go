@@ -218,9 +218,10 @@ type visitor struct {
 	table string
 	funcs []fn
 
-	outer string // name of the enclosing top-level function
-	lits  int    // function literals numbered so far in outer
-	inits int    // init functions seen
+	outer  string // name of the enclosing top-level function
+	lits   int    // function literals numbered so far in outer
+	inits  int    // init functions seen
+	nested int    // depth of the literal being named, 0 outside any
 
 	manual string // the file's name for the runtime package, "" if not imported
 }
@@ -293,35 +294,24 @@ func (v *visitor) funcDecl(d *ast.FuncDecl) {
 }
 
 // lit names and instruments function literals: Go calls the closures of
-// F F.func1, F.func2, ..., and those inside F.func1 F.func1.1, ...
+// F F.func1, F.func2, ..., and those inside F.func1 F.func1.1, F.func1.2.
 func (v *visitor) lit(n ast.Node) bool {
 	l, ok := n.(*ast.FuncLit)
 	if !ok {
 		return true
 	}
 	v.lits++
-	name := v.outer + ".func" + strconv.Itoa(v.lits)
-	v.add(name, l.Body, l.Pos())
-	outer, lits := v.outer, v.lits
-	v.outer, v.lits = name, 0
-	ast.Inspect(l.Body, v.litNested)
-	v.outer, v.lits = outer, lits
-	return false
-}
-
-// litNested is lit below the first level, where Go numbers closures
-// without the "func" prefix: F.func1.1, F.func1.2.
-func (v *visitor) litNested(n ast.Node) bool {
-	l, ok := n.(*ast.FuncLit)
-	if !ok {
-		return true
+	sep := "."
+	if v.nested == 0 {
+		sep = ".func"
 	}
-	v.lits++
-	name := v.outer + "." + strconv.Itoa(v.lits)
+	name := v.outer + sep + strconv.Itoa(v.lits)
 	v.add(name, l.Body, l.Pos())
 	outer, lits := v.outer, v.lits
 	v.outer, v.lits = name, 0
-	ast.Inspect(l.Body, v.litNested)
+	v.nested++
+	ast.Inspect(l.Body, v.lit)
+	v.nested--
 	v.outer, v.lits = outer, lits
 	return false
 }

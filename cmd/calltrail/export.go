@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/export"
@@ -28,11 +26,7 @@ func init() {
 			fs.StringVar(&output, "o", "", "write to `OUT` instead of standard output")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
-			name, err := traceArg(args)
-			if err != nil {
-				return err
-			}
-			f, err := ff.filter()
+			name, f, err := ff.traceAndFilter(args)
 			if err != nil {
 				return err
 			}
@@ -72,30 +66,7 @@ func init() {
 				_, err := out.Write(buf.Bytes())
 				return err
 			}
-			return writeNew(output, buf.Bytes())
+			return writeFile(output, buf.Bytes())
 		},
 	})
-}
-
-// writeNew writes data to path through a temporary file renamed into
-// place, so that a failure never leaves a half-written file.
-func writeNew(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }

@@ -33,11 +33,7 @@ func init() {
 			if self && total {
 				return usageError{"--self and --total do not go together"}
 			}
-			name, err := traceArg(args)
-			if err != nil {
-				return err
-			}
-			f, err := ff.filter()
+			name, f, err := ff.traceAndFilter(args)
 			if err != nil {
 				return err
 			}
@@ -72,7 +68,7 @@ func init() {
 				_, err = out.Write(buf.Bytes())
 				return err
 			}
-			return writeNew(output, buf.Bytes())
+			return writeFile(output, buf.Bytes())
 		},
 	})
 }

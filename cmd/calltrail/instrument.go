@@ -156,15 +156,15 @@ func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
 	return files, nil
 }
 
-// writeFile replaces path's contents with data, keeping its mode, through
-// a temporary file renamed into place, so a failure never leaves the file
-// half written.
+// writeFile writes data to path through a temporary file renamed into
+// place, so that a failure never leaves the file half written. An
+// existing file keeps its mode.
 func writeFile(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
+	perm := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		perm = info.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".calltrail-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func writeFile(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), info.Mode().Perm())
+		err = os.Chmod(tmp.Name(), perm)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)

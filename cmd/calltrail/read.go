@@ -81,6 +81,17 @@ func (ff *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&ff.window, "window", "", "show only calls starting in `FROM-TO`, times since the trace started (1s-2.5s, 100ms-, -2s)")
 }
 
+// traceAndFilter returns the trace file named in args and the filter the
+// flags describe: how every command that reads calls starts.
+func (ff *filterFlags) traceAndFilter(args []string) (string, *filter.Filter, error) {
+	name, err := traceArg(args)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := ff.filter()
+	return name, f, err
+}
+
 func (ff *filterFlags) filter() (*filter.Filter, error) {
 	f := &filter.Filter{G: ff.g, MaxDepth: ff.depth, MinTime: ff.min}
 	var err error

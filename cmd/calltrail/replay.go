@@ -20,11 +20,7 @@ func init() {
 			fs.BoolVar(&opts.Parents, "parents", false, "before each goroutine, say which goroutine created it, where")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
-			name, err := traceArg(args)
-			if err != nil {
-				return err
-			}
-			f, err := ff.filter()
+			name, f, err := ff.traceAndFilter(args)
 			if err != nil {
 				return err
 			}

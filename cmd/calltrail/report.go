@@ -61,11 +61,7 @@ func init() {
 			default:
 				return usageError{fmt.Sprintf("--sort %q: want self, total, calls, max or mean", sortBy)}
 			}
-			name, err := traceArg(args)
-			if err != nil {
-				return err
-			}
-			f, err := ff.filter()
+			name, f, err := ff.traceAndFilter(args)
 			if err != nil {
 				return err
 			}
@@ -148,11 +144,7 @@ func init() {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
 			}
 			fn, rest := args[0], args[1:]
-			name, err := traceArg(rest)
-			if err != nil {
-				return err
-			}
-			f, err := ff.filter()
+			name, f, err := ff.traceAndFilter(rest)
 			if err != nil {
 				return err
 			}
