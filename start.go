@@ -153,6 +153,9 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		w.text = &textView{w: bufio.NewWriter(text), c: textCloser, reg: &t.reg, nsPer: nsPer, stacks: map[uint64][]textFrame{}}
 	}
 	t.w = w
+	if list := os.Getenv("CALLTRAIL_PROFILES"); list != "" {
+		w.profiles = startProfiles(list)
+	}
 	go w.run()
 	return t, nil
 }

@@ -17,18 +17,19 @@ import (
 // trace file. It is the only reader of the rings and the only user of the
 // encoder.
 type writer struct {
-	t       *tracer
-	out     *sink
-	enc     *tracefile.Encoder
-	batches []tracefile.Batch
-	gbatch  tracefile.Batch // goroutine records, written first
-	text    *textView       // the live indented view, or nil
-	every   time.Duration
-	startNs int64  // nanotime() when tracing started
-	lag     uint64 // slots drain leaves to settle, see drain
-	sites   map[uintptr]pcSite
-	calls   uint64
-	flushes uint64
+	t        *tracer
+	out      *sink
+	enc      *tracefile.Encoder
+	batches  []tracefile.Batch
+	gbatch   tracefile.Batch // goroutine records, written first
+	profiles *profiler       // the Go runtime's profiles, or nil
+	text     *textView       // the live indented view, or nil
+	every    time.Duration
+	startNs  int64  // nanotime() when tracing started
+	lag      uint64 // slots drain leaves to settle, see drain
+	sites    map[uintptr]pcSite
+	calls    uint64
+	flushes  uint64
 
 	reqs chan flushReq
 	mu   sync.Mutex
@@ -131,6 +132,11 @@ func (w *writer) serve(r flushReq) (closed bool) {
 		}
 		w.write()
 		if r.end != "" {
+			// The trace ends, at least for now: the profiles go in
+			// before the end chunk, once.
+			for name, data := range w.profiles.stop() {
+				w.enc.Profile(name, data)
+			}
 			w.enc.End(r.end, time.Now())
 			w.flushFile()
 		}

@@ -31,6 +31,8 @@ type Node struct {
 	Max    int64
 	Panics uint64
 
+	CPU, Wait int64 // with a CPU profile in the trace
+
 	// Slowest holds up to Options.Slowest calls, slowest first after
 	// Analyze returns.
 	Slowest []Instance
@@ -120,6 +122,13 @@ type Func struct {
 	Max    int64
 	Panics uint64
 	hist   histogram
+
+	// With the Go runtime's profiles in the trace (Profile.HasCPU,
+	// HasWaits): time on CPU and waiting, what was waited on, most first,
+	// and how long others waited for locks this function released.
+	CPU, Wait int64
+	Waits     []Wait
+	Held      int64
 }
 
 // Mean is the mean duration of a call.
@@ -168,6 +177,10 @@ type Profile struct {
 	End        string
 	Ended      bool
 	Err        error // what stopped reading, nil at a clean end
+	// HasCPU and HasWaits say the trace holds the Go runtime's CPU
+	// profile, and its block or mutex profile: then Func and Node have
+	// their CPU and Wait times, and Func what it waited on.
+	HasCPU, HasWaits bool
 
 	funcs []*Func // Funcs by id, for the analysis's inner loop
 }
@@ -368,6 +381,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		}
 	}
 	sortSlowest(p.Root)
+	if pp := r.Profiles(); pp != nil {
+		p.splitProfiles(pp)
+	}
 	return p
 }
 

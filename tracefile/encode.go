@@ -109,6 +109,15 @@ func (e *Encoder) Stats(s Stats) {
 	e.end(p)
 }
 
+// Profile appends a profile the Go runtime collected while tracing ("cpu",
+// "mutex", "block"), as runtime/pprof writes it.
+func (e *Encoder) Profile(name string, pprof []byte) {
+	p := e.begin(chunkPprof)
+	p = appendString(p, name)
+	p = append(p, pprof...)
+	e.end(p)
+}
+
 // End appends an end-of-trace chunk. A trace may hold more than one (a
 // program that went on after SIGINT was handled); the last one counts.
 func (e *Encoder) End(reason string, wall time.Time) {

@@ -20,6 +20,7 @@ const (
 	chunkEvents = 'E' // events of one shard
 	chunkStats  = 'S' // cumulative counters
 	chunkEnd    = 'Z' // tracing ended; the reason
+	chunkPprof  = 'P' // a profile of the Go runtime, gzipped profile.proto
 )
 
 // Event opcodes inside an events chunk. Every op starts with a uvarint v

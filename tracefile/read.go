@@ -52,6 +52,7 @@ type Reader struct {
 	funcs   []Func // index is the function id; id 0 is unused
 	gs      map[uint64]*Goroutine
 	stats   Stats
+	pprofs  map[string][]byte
 	end     string
 	ended   bool // the last chunk read was an end chunk
 	chunks  int
@@ -381,6 +382,16 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		}
 		rd.stats = s
 		return nil
+	case chunkPprof:
+		name := d.string()
+		if d.err != nil {
+			return d.err
+		}
+		if rd.pprofs == nil {
+			rd.pprofs = map[string][]byte{}
+		}
+		rd.pprofs[name] = append([]byte(nil), d.p...)
+		return nil
 	case chunkEnd:
 		reason := d.string()
 		d.varint()
@@ -516,6 +527,11 @@ func (rd *Reader) Goroutine(id uint64) (Goroutine, bool) {
 	}
 	return *g, true
 }
+
+// Profiles returns the profiles of the Go runtime read so far, by name
+// ("cpu", "mutex", "block"), each a gzipped profile.proto. The runtime
+// writes them when tracing ends.
+func (rd *Reader) Profiles() map[string][]byte { return rd.pprofs }
 
 // Stats returns the latest counters read.
 func (rd *Reader) Stats() Stats { return rd.stats }

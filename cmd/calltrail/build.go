@@ -37,6 +37,8 @@ var valueFlags = map[string]bool{
 // of the arguments before the rest goes to the go command.
 type tracedArgs struct {
 	out      string   // -o
+	profiles string   // --profiles: the Go runtime's profiles to collect
+	env      []string // for the program: profile rates
 	pkgs     []string // --pkgs
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
@@ -48,7 +50,7 @@ type tracedArgs struct {
 // flags and the rest are the program's. It returns a usage error for bad
 // calltrail flags.
 func parseTraced(args []string, isRun bool) (tracedArgs, error) {
-	var a tracedArgs
+	a := tracedArgs{profiles: "cpu,mutex,block"}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
@@ -77,6 +79,27 @@ func parseTraced(args []string, isRun bool) (tracedArgs, error) {
 			return args[i], nil
 		}
 		switch name {
+		case "profiles", "mutex-fraction", "block-rate":
+			v, err := takeValue()
+			if err != nil {
+				return a, err
+			}
+			switch name {
+			case "profiles":
+				if v == "none" {
+					v = ""
+				}
+				for _, p := range strings.Split(v, ",") {
+					if p != "" && p != "cpu" && p != "mutex" && p != "block" {
+						return a, usageError{fmt.Sprintf("--profiles %q: want a list of cpu, mutex and block, or none", v)}
+					}
+				}
+				a.profiles = v
+			case "mutex-fraction":
+				a.env = append(a.env, "CALLTRAIL_MUTEX_FRACTION="+v)
+			case "block-rate":
+				a.env = append(a.env, "CALLTRAIL_BLOCK_RATE="+v)
+			}
 		case "o", "pkgs", "funcs", "exclude":
 			v, err := takeValue()
 			if err != nil {
@@ -276,7 +299,7 @@ func init() {
 	})
 	register(&verb{
 		name:    "run",
-		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [go build flags] PKG [ARGS...]",
+		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -302,7 +325,7 @@ func init() {
 			}
 			cmd := exec.Command(bin, a.progArgs...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
-			cmd.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
+			cmd.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
 			runErr := runForwarding(cmd)
 			summarizeRun(trace, st)
 			return runErr
@@ -310,7 +333,7 @@ func init() {
 	})
 	register(&verb{
 		name:    "test",
-		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [go test flags] [PKG...]",
+		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -332,6 +355,11 @@ func init() {
 				return err
 			}
 			os.Setenv("CALLTRAIL_OUT", abs)
+			os.Setenv("CALLTRAIL_PROFILES", a.profiles)
+			for _, kv := range a.env {
+				k, v, _ := strings.Cut(kv, "=")
+				os.Setenv(k, v)
+			}
 			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
 			fmt.Fprintf(errOut, "calltrail: traces in %s; read one with: calltrail replay %s/PKG.test.trace\n", dir, dir)
 			return err

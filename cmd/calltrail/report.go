@@ -76,22 +76,30 @@ func init() {
 			if asJSON {
 				return writeReportJSON(out, funcs)
 			}
-			writeReport(out, funcs)
+			writeReport(out, funcs, p.HasCPU)
 			return nil
 		},
 	})
 }
 
 type funcJSON struct {
-	Name   string `json:"name"`
-	Calls  uint64 `json:"calls"`
-	Total  int64  `json:"total_ns"`
-	Self   int64  `json:"self_ns"`
-	Mean   int64  `json:"mean_ns"`
-	P50    int64  `json:"p50_ns"`
-	P99    int64  `json:"p99_ns"`
-	Max    int64  `json:"max_ns"`
-	Panics uint64 `json:"panics"`
+	Name   string     `json:"name"`
+	Calls  uint64     `json:"calls"`
+	Total  int64      `json:"total_ns"`
+	Self   int64      `json:"self_ns"`
+	Mean   int64      `json:"mean_ns"`
+	P50    int64      `json:"p50_ns"`
+	P99    int64      `json:"p99_ns"`
+	Max    int64      `json:"max_ns"`
+	Panics uint64     `json:"panics"`
+	CPU    *int64     `json:"cpu_ns,omitempty"`
+	Wait   *int64     `json:"wait_ns,omitempty"`
+	Waits  []waitJSON `json:"waits,omitempty"`
+}
+
+type waitJSON struct {
+	On string `json:"on"`
+	Ns int64  `json:"ns"`
 }
 
 func writeReportJSON(w io.Writer, funcs []*analysis.Func) error {
@@ -99,10 +107,17 @@ func writeReportJSON(w io.Writer, funcs []*analysis.Func) error {
 		Functions []funcJSON `json:"functions"`
 	}{Functions: []funcJSON{}}
 	for _, f := range funcs {
-		out.Functions = append(out.Functions, funcJSON{
+		fj := funcJSON{
 			Name: f.Name, Calls: f.Calls, Total: f.Total, Self: f.Self, Mean: int64(f.Mean()),
 			P50: int64(f.Quantile(0.5)), P99: int64(f.Quantile(0.99)), Max: f.Max, Panics: f.Panics,
-		})
+		}
+		if f.CPU > 0 || f.Wait > 0 {
+			fj.CPU, fj.Wait = &f.CPU, &f.Wait
+		}
+		for _, w := range f.Waits {
+			fj.Waits = append(fj.Waits, waitJSON{w.On, w.Ns})
+		}
+		out.Functions = append(out.Functions, fj)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -111,12 +126,24 @@ func writeReportJSON(w io.Writer, funcs []*analysis.Func) error {
 
 func dur(ns int64) string { return seedview.Round(time.Duration(ns)).String() }
 
-func writeReport(w io.Writer, funcs []*analysis.Func) {
+func writeReport(w io.Writer, funcs []*analysis.Func, split bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "self\ttotal\tcalls\tmean\tp50\tp99\tmax\tpanics\t\tfunction\n")
+	head := "self\ttotal\tcalls\tmean\tp50\tp99\tmax\tpanics\t"
+	if split {
+		head += "cpu\twait\t"
+	}
+	fmt.Fprintf(tw, "%s\tfunction\n", head)
 	for _, f := range funcs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t\t%s\n", dur(f.Self), dur(f.Total), f.Calls,
-			dur(int64(f.Mean())), dur(int64(f.Quantile(0.5))), dur(int64(f.Quantile(0.99))), dur(f.Max), f.Panics, f.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t", dur(f.Self), dur(f.Total), f.Calls,
+			dur(int64(f.Mean())), dur(int64(f.Quantile(0.5))), dur(int64(f.Quantile(0.99))), dur(f.Max), f.Panics)
+		name := f.Name
+		if split {
+			fmt.Fprintf(tw, "%s\t%s\t", dur(f.CPU), dur(f.Wait))
+			if len(f.Waits) > 0 {
+				name += " (waits on " + f.Waits[0].On + ")"
+			}
+		}
+		fmt.Fprintf(tw, "\t%s\n", name)
 	}
 	tw.Flush()
 }

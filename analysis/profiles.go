@@ -1,0 +1,167 @@
+package analysis
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Wait is time calls spent waiting on one thing, as the Go runtime's
+// block profile names it ("sync.(*Mutex).Lock", "channel receive").
+type Wait struct {
+	On string
+	Ns int64
+}
+
+// splitProfiles uses the Go runtime's profiles stored in the trace to
+// split functions' and chains' time into on-CPU and waiting, and to name
+// what they waited on. Functions and chains are matched by name.
+func (p *Profile) splitProfiles(pprofs map[string][]byte) {
+	names := map[string]*Func{}
+	for _, f := range p.Funcs {
+		names[f.Name] = f
+	}
+	if data, ok := pprofs["cpu"]; ok {
+		if prof, err := profile.Parse(bytes.NewReader(data)); err == nil {
+			p.HasCPU = true
+			p.cpu(prof, names)
+		}
+	}
+	for _, kind := range []string{"block", "mutex"} {
+		data, ok := pprofs[kind]
+		if !ok {
+			continue
+		}
+		prof, err := profile.Parse(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		p.HasWaits = true
+		p.waits(prof, names, kind == "mutex")
+	}
+	for _, f := range p.Funcs {
+		f.Wait = max(f.Total-f.CPU, 0)
+		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
+	}
+	p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
+}
+
+// stack returns a sample's function names from the outermost call in.
+func stack(s *profile.Sample) []string {
+	var out []string
+	for i := len(s.Location) - 1; i >= 0; i-- {
+		lines := s.Location[i].Line
+		for j := len(lines) - 1; j >= 0; j-- {
+			if lines[j].Function != nil {
+				out = append(out, lines[j].Function.Name)
+			}
+		}
+	}
+	return out
+}
+
+func valueIndex(prof *profile.Profile, unit string) int {
+	for i, st := range prof.SampleType {
+		if st.Unit == unit {
+			return i
+		}
+	}
+	return len(prof.SampleType) - 1
+}
+
+// cpu adds each CPU sample to the traced functions on its stack, once
+// each, and to the chain of traced calls it was taken in.
+func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
+	vi := valueIndex(prof, "nanoseconds")
+	for _, s := range prof.Sample {
+		v := s.Value[vi]
+		seen := map[*Func]bool{}
+		n := p.Root
+		for _, name := range stack(s) {
+			f := names[name]
+			if f == nil {
+				continue
+			}
+			if !seen[f] {
+				seen[f] = true
+				f.CPU += v
+			}
+			if n != nil {
+				n = n.childByName(name, p.Names)
+				if n != nil {
+					n.CPU += v
+				}
+			}
+		}
+	}
+}
+
+func (n *Node) childByName(name string, names func(uint32) string) *Node {
+	for _, c := range n.Children {
+		if names(c.Func) == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// waits adds the delay of each block or mutex sample to the traced
+// functions on its stack, under what was waited on. A mutex profile
+// records contention where the lock was released: its traced function
+// nearest the release held the lock.
+func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex bool) {
+	vi := valueIndex(prof, "nanoseconds")
+	for _, s := range prof.Sample {
+		v := s.Value[vi]
+		st := stack(s)
+		if mutex {
+			for i := len(st) - 1; i >= 0; i-- {
+				if f := names[st[i]]; f != nil {
+					f.Held += v
+					break
+				}
+			}
+			continue
+		}
+		on := waitedOn(st)
+		seen := map[*Func]bool{}
+		for _, name := range st {
+			if f := names[name]; f != nil && !seen[f] {
+				seen[f] = true
+				f.addWait(on, v)
+			}
+		}
+	}
+}
+
+func (f *Func) addWait(on string, ns int64) {
+	for i := range f.Waits {
+		if f.Waits[i].On == on {
+			f.Waits[i].Ns += ns
+			return
+		}
+	}
+	f.Waits = append(f.Waits, Wait{On: on, Ns: ns})
+}
+
+// waitedOn names what a blocked stack waited on: the innermost function
+// outside the runtime, or the runtime's channel operation.
+func waitedOn(st []string) string {
+	for i := len(st) - 1; i >= 0; i-- {
+		name := st[i]
+		switch {
+		case strings.HasPrefix(name, "runtime.chanrecv"):
+			return "channel receive"
+		case strings.HasPrefix(name, "runtime.chansend"):
+			return "channel send"
+		case name == "runtime.selectgo":
+			return "select"
+		case strings.HasPrefix(name, "runtime.") || strings.HasPrefix(name, "internal/") || strings.HasPrefix(name, "sync/atomic."):
+			continue
+		}
+		return name
+	}
+	return "the runtime"
+}

@@ -1,0 +1,100 @@
+package analysis
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// pprofOf builds a gzipped profile whose samples have the given stacks
+// (outermost first) and values in nanoseconds.
+func pprofOf(t *testing.T, typ string, samples map[string]int64) []byte {
+	t.Helper()
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "count", Unit: "count"}, {Type: typ, Unit: "nanoseconds"}}}
+	fns := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l, ok := fns[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
+		p.Function = append(p.Function, f)
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+		p.Location = append(p.Location, l)
+		fns[name] = l
+		return l
+	}
+	for st, v := range samples {
+		var locs []*profile.Location
+		names := splitStack(st)
+		for i := len(names) - 1; i >= 0; i-- {
+			locs = append(locs, loc(names[i]))
+		}
+		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{1, v}})
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func splitStack(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ';' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// TestSplit: main(0..100) calls work(10..90). CPU samples put 30ns in
+// work and 10ns in main itself; the block profile has work waiting 40ns
+// on a mutex.
+func TestSplit(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+1 +work 10
+1 - 90
+1 - 100
+`), Options{})
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"runtime.main;main;work": 30,
+			"runtime.main;main":      10,
+		}),
+		"block": pprofOf(t, "delay", map[string]int64{
+			"runtime.main;main;work;sync.(*Mutex).Lock;runtime.semacquire1": 40,
+		}),
+	})
+	if !p.HasCPU || !p.HasWaits {
+		t.Fatal("profiles not seen")
+	}
+	f := funcsByName(p)
+	if f["work"].CPU != 30 || f["work"].Wait != 50 || f["main"].CPU != 40 || f["main"].Wait != 60 {
+		t.Errorf("work cpu %d wait %d, main cpu %d wait %d", f["work"].CPU, f["work"].Wait, f["main"].CPU, f["main"].Wait)
+	}
+	if len(f["work"].Waits) != 1 || f["work"].Waits[0] != (Wait{On: "sync.(*Mutex).Lock", Ns: 40}) {
+		t.Errorf("work waits: %+v", f["work"].Waits)
+	}
+	var chain *Node
+	p.Walk(func(n *Node) {
+		if p.Names(n.Func) == "work" {
+			chain = n
+		}
+	})
+	if chain == nil || chain.CPU != 30 || chain.Wait != 50 {
+		t.Errorf("chain main>work: %+v", chain)
+	}
+}
+
+func funcsByName(p *Profile) map[string]*Func {
+	m := map[string]*Func{}
+	for _, f := range p.Funcs {
+		m[f.Name] = f
+	}
+	return m
+}
