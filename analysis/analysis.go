@@ -129,6 +129,12 @@ type Func struct {
 	CPU, Wait int64
 	Waits     []Wait
 	Held      int64
+	// Callees splits CPU time spent below the function, outside traced
+	// code, by the untraced function it called first ("fmt.Errorf").
+	Callees []Wait
+	// SelfCPU is CPU time with this function the innermost traced one:
+	// its own code and the untraced functions it called.
+	SelfCPU int64
 }
 
 // Mean is the mean duration of a call.
@@ -181,6 +187,11 @@ type Profile struct {
 	// profile, and its block or mutex profile: then Func and Node have
 	// their CPU and Wait times, and Func what it waited on.
 	HasCPU, HasWaits bool
+	// Lifetimes are the goroutines' spans from first to last traced
+	// event, in nanoseconds, and Work their time in traced calls.
+	Lifetimes, Work []int64
+	// TotalCPU is the CPU time of all samples, traced or not.
+	TotalCPU int64
 
 	funcs []*Func // Funcs by id, for the analysis's inner loop
 }
@@ -220,7 +231,8 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
 	seen := map[uint64]bool{}
-	var free []*goroutine // states of goroutines with no open call, to reuse
+	span := map[uint64][3]int64{} // goroutine: first event, last event, time in root calls
+	var free []*goroutine         // states of goroutines with no open call, to reuse
 	var lastID uint64
 	var last *goroutine
 	get := func(id uint64, create bool) *goroutine {
@@ -331,6 +343,12 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			d := ev.Time - ev.Start
 			outermost := !g.recursing(fr.node.Func)
 			if len(g.stack) == 0 {
+				sp, ok := span[ev.G]
+				if !ok {
+					sp[0] = ev.Start
+				}
+				sp[1], sp[2] = ev.Time, sp[2]+d
+				span[ev.G] = sp
 				// A fresh state is the same as an empty one.
 				delete(gs, ev.G)
 				for i := range g.waiting {
@@ -370,6 +388,10 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		}
 	}
 	p.Goroutines = len(seen)
+	for _, sp := range span {
+		p.Lifetimes = append(p.Lifetimes, sp[1]-sp[0])
+		p.Work = append(p.Work, sp[2])
+	}
 	p.Duration = time.Duration(r.MaxTime())
 	p.Stats = r.Stats()
 	p.End, p.Ended = r.End()

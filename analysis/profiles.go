@@ -44,6 +44,7 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 	for _, f := range p.Funcs {
 		f.Wait = max(f.Total-f.CPU, 0)
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
+		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })
 	}
 	p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
 }
@@ -77,9 +78,21 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
+		p.TotalCPU += v
 		seen := map[*Func]bool{}
 		n := p.Root
-		for _, name := range stack(s) {
+		st := stack(s)
+		// The innermost traced function, and what it called.
+		for i := len(st) - 1; i >= 0; i-- {
+			if f := names[st[i]]; f != nil {
+				f.SelfCPU += v
+				if i+1 < len(st) {
+					f.Callees = addTo(f.Callees, st[i+1], v)
+				}
+				break
+			}
+		}
+		for _, name := range st {
 			f := names[name]
 			if f == nil {
 				continue
@@ -136,14 +149,16 @@ func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex boo
 	}
 }
 
-func (f *Func) addWait(on string, ns int64) {
-	for i := range f.Waits {
-		if f.Waits[i].On == on {
-			f.Waits[i].Ns += ns
-			return
+func (f *Func) addWait(on string, ns int64) { f.Waits = addTo(f.Waits, on, ns) }
+
+func addTo(ws []Wait, on string, ns int64) []Wait {
+	for i := range ws {
+		if ws[i].On == on {
+			ws[i].Ns += ns
+			return ws
 		}
 	}
-	f.Waits = append(f.Waits, Wait{On: on, Ns: ns})
+	return append(ws, Wait{On: on, Ns: ns})
 }
 
 // waitedOn names what a blocked stack waited on: the innermost function

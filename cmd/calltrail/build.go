@@ -15,6 +15,7 @@ import (
 
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/diagnose"
 	"github.com/calltrail/calltrail/instrument"
 	"github.com/calltrail/calltrail/internal/seedview"
 	"github.com/calltrail/calltrail/tracefile"
@@ -398,8 +399,13 @@ func summarizeRun(trace string, st instrument.Stats) {
 		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
 	}
 	if f2, r2, err := openTrace(trace); err == nil {
-		funcs := analysis.Analyze(r2, analysis.Options{}).Sorted("self")
+		prof := analysis.Analyze(r2, analysis.Options{})
+		funcs := prof.Sorted("self")
 		f2.Close()
+		if fs := diagnose.Findings(prof, 5); len(fs) > 0 {
+			fmt.Fprintf(errOut, "\n")
+			writeFindings(errOut, fs)
+		}
 		if len(funcs) > 0 {
 			fmt.Fprintf(errOut, "\ncalltrail: top functions by self time:\n")
 			tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)

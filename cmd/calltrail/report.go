@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/diagnose"
 	"github.com/calltrail/calltrail/internal/seedview"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -73,9 +74,11 @@ func init() {
 			if top > 0 && top < len(funcs) {
 				funcs = funcs[:top]
 			}
+			findings := diagnose.Findings(p, 5)
 			if asJSON {
-				return writeReportJSON(out, funcs)
+				return writeReportJSON(out, funcs, findings)
 			}
+			writeFindings(out, findings)
 			writeReport(out, funcs, p.HasCPU)
 			return nil
 		},
@@ -102,10 +105,26 @@ type waitJSON struct {
 	Ns int64  `json:"ns"`
 }
 
-func writeReportJSON(w io.Writer, funcs []*analysis.Func) error {
+// writeFindings prints findings as numbered paragraphs, and a blank line.
+func writeFindings(w io.Writer, fs []diagnose.Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Findings:")
+	for i, f := range fs {
+		fmt.Fprintf(w, "%d. %s\n", i+1, f.Message)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeReportJSON(w io.Writer, funcs []*analysis.Func, findings []diagnose.Finding) error {
 	out := struct {
-		Functions []funcJSON `json:"functions"`
-	}{Functions: []funcJSON{}}
+		Findings  []diagnose.Finding `json:"findings"`
+		Functions []funcJSON         `json:"functions"`
+	}{Findings: findings, Functions: []funcJSON{}}
+	if out.Findings == nil {
+		out.Findings = []diagnose.Finding{}
+	}
 	for _, f := range funcs {
 		fj := funcJSON{
 			Name: f.Name, Calls: f.Calls, Total: f.Total, Self: f.Self, Mean: int64(f.Mean()),

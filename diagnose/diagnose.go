@@ -1,0 +1,232 @@
+// Package diagnose turns an analysed trace into findings: a few plain
+// sentences saying where the time went and what to look at, each with its
+// evidence. The findings come from general rules over the figures, not
+// from knowledge of any program:
+//
+//   - wait: a function that spends most of its time waiting, on what, and
+//     for locks, which function held them;
+//   - callee: CPU time a traced function spends in an untraced function it
+//     calls (fmt.Errorf, reflect.Value.Call, log.Printf, regexp, a system
+//     call), when that is a large share of all CPU time;
+//   - self: a traced function whose own code takes a large share of the
+//     CPU or wall time;
+//   - churn: many goroutines, each alive briefly and doing little work.
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/seedview"
+)
+
+// Finding is one thing worth looking at.
+type Finding struct {
+	Kind     string  `json:"kind"`     // wait, callee, self or churn
+	Function string  `json:"function"` // the function it is about, if any
+	Message  string  `json:"message"`
+	Score    float64 `json:"-"` // share of the goroutines' time it concerns, for ordering
+}
+
+// Thresholds below which a finding is not worth a line.
+const (
+	minShare     = 0.10 // of the program's time or CPU
+	minWaitShare = 0.50 // of a function's own time
+	churnMin     = 1000 // goroutines
+)
+
+// Findings returns at most max findings about p, the strongest first.
+func Findings(p *analysis.Profile, max int) []Finding {
+	var fs []Finding
+	wall := programTime(p)
+	for _, f := range p.Funcs {
+		fs = append(fs, waits(p, f, wall)...)
+		fs = append(fs, callees(p, f, wall)...)
+	}
+	fs = append(fs, self(p, wall)...)
+	fs = append(fs, churn(p)...)
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Score > fs[j].Score })
+	if len(fs) > max {
+		fs = fs[:max]
+	}
+	return fs
+}
+
+// programTime is the wall time of the goroutines' traced work: the
+// measure of "a share of the program".
+func programTime(p *analysis.Profile) int64 {
+	var t int64
+	for _, w := range p.Work {
+		t += w
+	}
+	return max(t, 1)
+}
+
+func d(ns int64) string { return seedview.Round(time.Duration(ns)).String() }
+
+func pct(a, b int64) float64 { return 100 * float64(a) / float64(max(b, 1)) }
+
+func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
+	if !p.HasWaits || len(f.Waits) == 0 || f.Total == 0 {
+		return nil
+	}
+	w := f.Waits[0]
+	if w.On == "sync.(*WaitGroup).Wait" {
+		return nil // waiting for other goroutines: their figures tell why
+	}
+	share := float64(min(w.Ns, f.Total)) / float64(f.Total)
+	if share < minWaitShare || float64(w.Ns) < minShare*float64(wall) {
+		return nil
+	}
+	// Only the outermost function waiting on the same thing is worth a
+	// line: its callers wait too, through it.
+	for _, g := range p.Funcs {
+		if g != f && len(g.Waits) > 0 && g.Waits[0].On == w.On && g.Total < f.Total && g.Waits[0].Ns >= w.Ns*9/10 {
+			return nil
+		}
+	}
+	msg := fmt.Sprintf("%s spends %.0f%% of its time waiting on %s (%s in %d calls)", f.Name, 100*share, w.On, d(w.Ns), f.Calls)
+	if holder := lockHolder(p); holder != nil && (w.On == "sync.(*Mutex).Lock" || w.On == "sync.(*RWMutex).Lock" || w.On == "sync.(*RWMutex).RLock") {
+		msg += fmt.Sprintf(", for a lock held in %s", holder.Name)
+	}
+	msg += ": make the lock's critical section shorter, or avoid the shared lock"
+	if w.On == "channel receive" || w.On == "channel send" || w.On == "select" {
+		msg = fmt.Sprintf("%s spends %.0f%% of its time waiting on a %s (%s in %d calls): look at what feeds or drains the channel", f.Name, 100*share, w.On, d(w.Ns), f.Calls)
+	}
+	return []Finding{{Kind: "wait", Function: f.Name, Message: msg, Score: float64(w.Ns) / float64(wall)}}
+}
+
+// lockHolder is the traced function that released the most contended locks.
+func lockHolder(p *analysis.Profile) *analysis.Func {
+	var best *analysis.Func
+	for _, f := range p.Funcs {
+		if f.Held > 0 && (best == nil || f.Held > best.Held) {
+			best = f
+		}
+	}
+	return best
+}
+
+func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
+	if !p.HasCPU || len(f.Callees) == 0 || p.TotalCPU == 0 {
+		return nil
+	}
+	c := f.Callees[0]
+	share := float64(c.Ns) / float64(p.TotalCPU)
+	if share < minShare {
+		return nil
+	}
+	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %d calls of %s, %s each)",
+		f.Name, 100*share, c.On, d(c.Ns), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))))
+	return []Finding{{Kind: "callee", Function: f.Name, Message: msg + ": " + advice(c.On), Score: float64(c.Ns) / float64(wall)}}
+}
+
+// advice says what to look at for CPU time spent in a library function.
+func advice(callee string) string {
+	switch {
+	case has(callee, "fmt.Errorf", "errors.New"):
+		return "an error is built on every call; test without building one"
+	case has(callee, "reflect."):
+		return "reflection on every call; call the function directly, or generate the code"
+	case has(callee, "log.", "(*Logger)", "slog."):
+		return "logging on the hot path; remove it, or check the level before formatting"
+	case has(callee, "regexp."):
+		return "a regular expression on every call; parse with strings functions"
+	case has(callee, "syscall.", "os.(*File).Read", "os.(*File).Write", "internal/poll."):
+		return "a system call per call; buffer the I/O (bufio) or batch it"
+	case has(callee, "encoding/json.", "encoding/gob."):
+		return "reflection-based encoding; an encoder written for the type is faster"
+	case has(callee, "runtime.newobject", "runtime.mallocgc", "runtime.growslice"):
+		return "allocation on every call; reuse buffers"
+	}
+	return "look at how often it is called, and with what"
+}
+
+func has(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownCPU is CPU time in a function's own code: with it innermost among
+// traced functions, less the untraced functions it called.
+func ownCPU(f *analysis.Func) int64 {
+	own := f.SelfCPU
+	for _, c := range f.Callees {
+		own -= c.Ns
+	}
+	return max(own, 0)
+}
+
+func self(p *analysis.Profile, wall int64) []Finding {
+	if len(p.Funcs) < 2 {
+		return nil
+	}
+	var top *analysis.Func
+	var share float64
+	what := "wall time"
+	if p.HasCPU && p.TotalCPU > 0 {
+		what = "CPU time"
+		for _, f := range p.Funcs {
+			if top == nil || ownCPU(f) > ownCPU(top) {
+				top = f
+			}
+		}
+		share = float64(ownCPU(top)) / float64(p.TotalCPU)
+	} else {
+		for _, f := range p.Funcs {
+			if top == nil || f.Self > top.Self {
+				top = f
+			}
+		}
+		share = float64(top.Self) / float64(wall)
+	}
+	if share < minShare {
+		return nil
+	}
+	msg := fmt.Sprintf("%s takes %.0f%% of the %s in its own code (%d calls, %s each, %s in all)",
+		top.Name, 100*share, what, top.Calls, d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
+	score := float64(top.Self) / float64(wall)
+	if what == "CPU time" {
+		score = float64(ownCPU(top)) / float64(wall)
+	}
+	return []Finding{{Kind: "self", Function: top.Name, Message: msg, Score: score}}
+}
+
+func churn(p *analysis.Profile) []Finding {
+	n := len(p.Lifetimes)
+	if n < churnMin {
+		return nil
+	}
+	work := append([]int64(nil), p.Work...)
+	sort.Slice(work, func(i, j int) bool { return work[i] < work[j] })
+	median := work[n/2]
+	var spawned *analysis.Node
+	var most uint64
+	p.Walk(func(nd *analysis.Node) {
+		var c uint64
+		for _, k := range nd.SpawnedFrom {
+			c += k
+		}
+		if c > most {
+			most, spawned = c, nd
+		}
+	})
+	if median > int64(100*time.Microsecond) {
+		return nil
+	}
+	msg := fmt.Sprintf("%d goroutines ran traced code, each for %s of work at the median", n, d(median))
+	fn := ""
+	if spawned != nil {
+		fn = p.Names(spawned.Func)
+		msg += fmt.Sprintf("; %d of them ran %s", most, fn)
+	}
+	msg += ": starting a goroutine costs more than such small work; give each goroutine more work, or use a pool of workers"
+	return []Finding{{Kind: "churn", Function: fn, Message: msg, Score: 0.5}}
+}

@@ -1,0 +1,93 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/analysis"
+)
+
+func profile(funcs ...*analysis.Func) *analysis.Profile {
+	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, HasCPU: true, HasWaits: true}
+	for i, f := range funcs {
+		f.ID = uint32(i + 1)
+		p.Funcs[f.ID] = f
+	}
+	p.Names = func(id uint32) string { return p.Funcs[id].Name }
+	return p
+}
+
+func TestFindings(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     *analysis.Profile
+		kinds string // kinds of the findings, in order
+		first string // words the first message must hold
+	}{
+		{
+			name: "a lock",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 10e9, Sum: 10e9, Waits: []analysis.Wait{{On: "sync.(*Mutex).Lock", Ns: 8e9}}, CPU: 2e9, SelfCPU: 1e8},
+					&analysis.Func{Name: "main.getInfo", Calls: 1000, Total: 2e9, Sum: 2e9, Held: 8e9, CPU: 2e9, SelfCPU: 19e8},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9, Waits: []analysis.Wait{{On: "sync.(*WaitGroup).Wait", Ns: 10e9}}},
+				)
+				p.Work, p.TotalCPU = []int64{10e9}, 2e9
+				return p
+			}(),
+			kinds: "wait self",
+			first: "main.handle spends 80% of its time waiting on sync.(*Mutex).Lock (8s in 1000 calls), for a lock held in main.getInfo",
+		},
+		{
+			name: "an error per call",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.clone", Calls: 1e6, Total: 4e9, Sum: 4e9, CPU: 4e9, SelfCPU: 4e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 3e9}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 5e9, Sum: 5e9, CPU: 5e9, SelfCPU: 1e9},
+				)
+				p.Work, p.TotalCPU = []int64{5e9}, 5e9
+				return p
+			}(),
+			kinds: "callee self",
+			first: "main.clone spends 60% of all CPU time in fmt.Errorf (3s of CPU over 1000000 calls of main.clone, 4µs each): an error is built on every call",
+		},
+		{
+			name: "goroutine churn",
+			p: func() *analysis.Profile {
+				p := profile(&analysis.Func{Name: "main.pixel", Calls: 5000, Total: 1e8, Sum: 1e8})
+				p.HasCPU, p.HasWaits = false, false
+				for i := 0; i < 5000; i++ {
+					p.Lifetimes = append(p.Lifetimes, 30_000)
+					p.Work = append(p.Work, 20_000)
+				}
+				return p
+			}(),
+			kinds: "churn",
+			first: "5000 goroutines ran traced code, each for 20µs of work at the median",
+		},
+		{
+			name: "nothing to say",
+			p: func() *analysis.Profile {
+				p := profile(&analysis.Func{Name: "main.a", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5}, &analysis.Func{Name: "main.b", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5})
+				p.Work, p.TotalCPU = []int64{1e7}, 1e7
+				return p
+			}(),
+			kinds: "",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := Findings(tt.p, 5)
+			var kinds []string
+			for _, f := range fs {
+				kinds = append(kinds, f.Kind)
+			}
+			if strings.Join(kinds, " ") != tt.kinds {
+				t.Errorf("kinds %v, want %q; %+v", kinds, tt.kinds, fs)
+			}
+			if tt.first != "" && (len(fs) == 0 || !strings.HasPrefix(fs[0].Message, tt.first)) {
+				t.Errorf("first finding %+v\nwant it to start %q", fs, tt.first)
+			}
+		})
+	}
+}
