@@ -46,7 +46,7 @@ type flushReq struct {
 
 const (
 	minSleep   = 20 * time.Microsecond
-	maxSleep   = 2 * time.Millisecond
+	maxSleep   = 1 * time.Millisecond
 	flushBytes = 1 << 20               // write when this much is encoded
 	settle     = 50 * time.Millisecond // how long a final flush waits for slots being written
 )

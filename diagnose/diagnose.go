@@ -67,8 +67,6 @@ func programTime(p *analysis.Profile) int64 {
 
 func d(ns int64) string { return seedview.Round(time.Duration(ns)).String() }
 
-func pct(a, b int64) float64 { return 100 * float64(a) / float64(max(b, 1)) }
-
 func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if !p.HasWaits || len(f.Waits) == 0 || f.Total == 0 {
 		return nil
