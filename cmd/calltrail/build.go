@@ -393,8 +393,12 @@ func summarizeRun(trace string, st instrument.Stats) {
 	}
 	defer f.Close()
 	s, err := tracefile.Summarize(r)
-	fmt.Fprintf(errOut, "\ncalltrail: %d functions instrumented in %d packages; recorded %d calls in %d goroutines over %s",
-		st.Funcs, st.Packages, s.Calls, s.Goroutines, seedview.Round(s.Duration))
+	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages)
+	if st.Funcs == 0 {
+		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)"
+	}
+	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %d calls in %d goroutines over %s",
+		instrumented, s.Calls, s.Goroutines, seedview.Round(s.Duration))
 	if s.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
 	}
@@ -402,12 +406,12 @@ func summarizeRun(trace string, st instrument.Stats) {
 		prof := analysis.Analyze(r2, analysis.Options{})
 		funcs := prof.Sorted("self")
 		f2.Close()
+		fmt.Fprintf(errOut, "\n")
 		if fs := diagnose.Findings(prof, 5); len(fs) > 0 {
-			fmt.Fprintf(errOut, "\n")
 			writeFindings(errOut, fs)
 		}
 		if len(funcs) > 0 {
-			fmt.Fprintf(errOut, "\ncalltrail: top functions by self time:\n")
+			fmt.Fprintf(errOut, "calltrail: top functions by self time:\n")
 			tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
 			for _, fs := range funcs[:min(5, len(funcs))] {
