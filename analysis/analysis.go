@@ -190,8 +190,9 @@ type Profile struct {
 	// Lifetimes are the goroutines' spans from first to last traced
 	// event, in nanoseconds, and Work their time in traced calls.
 	Lifetimes, Work []int64
-	// TotalCPU is the CPU time of all samples, traced or not.
-	TotalCPU int64
+	// TotalCPU is the CPU time of the program's samples, traced code or
+	// not; TracingCPU that of samples in calltrail's own runtime.
+	TotalCPU, TracingCPU int64
 
 	funcs []*Func // Funcs by id, for the analysis's inner loop
 }

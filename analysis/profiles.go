@@ -49,18 +49,24 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 	p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
 }
 
-// stack returns a sample's function names from the outermost call in.
-func stack(s *profile.Sample) []string {
-	var out []string
+// runtimePrefix starts the names of the calltrail runtime's functions.
+const runtimePrefix = "github.com/calltrail/calltrail."
+
+// stack returns a sample's function names from the outermost call in, and
+// whether the sample is the tracer's own work: calltrail's runtime on the
+// stack (recording a call, its writer), which is no evidence about the
+// program.
+func stack(s *profile.Sample) (names []string, tracing bool) {
 	for i := len(s.Location) - 1; i >= 0; i-- {
 		lines := s.Location[i].Line
 		for j := len(lines) - 1; j >= 0; j-- {
-			if lines[j].Function != nil {
-				out = append(out, lines[j].Function.Name)
+			if f := lines[j].Function; f != nil {
+				names = append(names, f.Name)
+				tracing = tracing || strings.HasPrefix(f.Name, runtimePrefix)
 			}
 		}
 	}
-	return out
+	return names, tracing
 }
 
 func valueIndex(prof *profile.Profile, unit string) int {
@@ -78,10 +84,14 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
+		st, tracing := stack(s)
+		if tracing {
+			p.TracingCPU += v
+			continue
+		}
 		p.TotalCPU += v
 		seen := map[*Func]bool{}
 		n := p.Root
-		st := stack(s)
 		// The innermost traced function, and what it called.
 		for i := len(st) - 1; i >= 0; i-- {
 			if f := names[st[i]]; f != nil {
@@ -128,7 +138,10 @@ func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex boo
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
-		st := stack(s)
+		st, tracing := stack(s)
+		if tracing {
+			continue
+		}
 		if mutex {
 			for i := len(st) - 1; i >= 0; i-- {
 				if f := names[st[i]]; f != nil {

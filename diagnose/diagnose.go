@@ -139,6 +139,10 @@ func advice(callee string) string {
 		return "reflection-based encoding; an encoder written for the type is faster"
 	case has(callee, "runtime.newobject", "runtime.mallocgc", "runtime.growslice"):
 		return "allocation on every call; reuse buffers"
+	case has(callee, "runtime.newproc"):
+		return "a goroutine started per call; give each goroutine more work, or use a pool of workers"
+	case has(callee, "fmt."):
+		return "formatting on every call; format once, or append with strconv"
 	}
 	return "look at how often it is called, and with what"
 }
