@@ -36,9 +36,13 @@ const (
 	minShare     = 0.10 // of the program's time or CPU
 	minWaitShare = 0.50 // of a function's own time
 	churnMin     = 1000 // goroutines
+	// minCPU is the CPU time below which the CPU profile (100 samples a
+	// second) holds too few samples to blame anything on: 5 samples.
+	minCPU = 50_000_000
 )
 
 // Findings returns at most max findings about p, the strongest first.
+// Findings from the CPU profile need at least 50ms of CPU samples.
 func Findings(p *analysis.Profile, max int) []Finding {
 	var fs []Finding
 	wall := programTime(p)
@@ -109,7 +113,7 @@ func lockHolder(p *analysis.Profile) *analysis.Func {
 }
 
 func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
-	if !p.HasCPU || len(f.Callees) == 0 || p.TotalCPU == 0 {
+	if !p.HasCPU || len(f.Callees) == 0 || p.TotalCPU < minCPU {
 		return nil
 	}
 	c := f.Callees[0]
@@ -173,7 +177,7 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	var top *analysis.Func
 	var share float64
 	what := "wall time"
-	if p.HasCPU && p.TotalCPU > 0 {
+	if p.HasCPU && p.TotalCPU >= minCPU {
 		what = "CPU time"
 		for _, f := range p.Funcs {
 			if top == nil || ownCPU(f) > ownCPU(top) {
