@@ -174,10 +174,13 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	if len(p.Funcs) < 2 {
 		return nil
 	}
+	if p.HasCPU && p.TotalCPU < minCPU {
+		return nil // a CPU profile too thin to judge; wall time would mislead
+	}
 	var top *analysis.Func
 	var share float64
 	what := "wall time"
-	if p.HasCPU && p.TotalCPU >= minCPU {
+	if p.HasCPU {
 		what = "CPU time"
 		for _, f := range p.Funcs {
 			if top == nil || ownCPU(f) > ownCPU(top) {
