@@ -15,7 +15,6 @@ type registry struct {
 	ids     map[string]uint32
 	funcs   []tracefile.Func // index is id; funcs[0] is unused
 	written int              // funcs[1:written] are in the file; writer only
-	full    atomic.Uint64    // functions left untraced because ids ran out
 	mainID  atomic.Uint32    // id of main.main, 0 until registered
 }
 
@@ -34,8 +33,7 @@ func (r *registry) id(name, file string, line int) uint32 {
 		return id
 	}
 	if len(r.funcs) > maxFid {
-		r.full.Add(1)
-		return 0
+		return 0 // out of ids: its calls count as dropped
 	}
 	id := uint32(len(r.funcs))
 	r.funcs = append(r.funcs, tracefile.Func{Name: name, File: file, Line: line})

@@ -25,6 +25,8 @@ func (t *tracer) enter(f *Func) Call {
 	id := f.id.Load()
 	if id == 0 {
 		if id = t.register(f); id == 0 {
+			// No id left for f: its calls are lost, and counted so.
+			t.shards[0].dropped.Add(1)
 			return 0
 		}
 	}

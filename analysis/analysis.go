@@ -67,17 +67,14 @@ func (n *Node) Path() []uint32 {
 	return p
 }
 
-// root returns the first call of n's chain.
-func (n *Node) root() *Node {
+// Root returns the first call of n's chain, whose SpawnedFrom says where
+// goroutines running the chain were started.
+func (n *Node) Root() *Node {
 	for n.Parent != nil && n.Parent.Parent != nil {
 		n = n.Parent
 	}
 	return n
 }
-
-// Root returns the first call of n's chain, whose SpawnedFrom says where
-// goroutines running the chain were started.
-func (n *Node) Root() *Node { return n.root() }
 
 func (n *Node) child(fn uint32) *Node {
 	if n.hit != nil && n.hit.Func == fn {

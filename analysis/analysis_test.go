@@ -154,7 +154,7 @@ func TestChains(t *testing.T) {
 			names = append(names, p.Names(id))
 		}
 		s := strings.Join(names, ">")
-		for from := range n.root().SpawnedFrom {
+		for from := range n.Root().SpawnedFrom {
 			s += " spawned from " + p.Names(from.Func)
 		}
 		got = append(got, s)

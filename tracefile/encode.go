@@ -127,9 +127,6 @@ func (e *Encoder) End(reason string, wall time.Time) {
 	e.end(p)
 }
 
-// Buffered reports how many bytes are waiting for Flush.
-func (e *Encoder) Buffered() int { return len(e.buf) }
-
 // Flush writes the buffered chunks with a single Write, so that a reader
 // of a file being written sees whole chunks or nothing of them in the
 // common case, and never a chunk it cannot detect as cut.
