@@ -132,6 +132,19 @@ type Func struct {
 	// SelfCPU is CPU time with this function the innermost traced one:
 	// its own code and the untraced functions it called.
 	SelfCPU int64
+	// Syscalls is the part of Callees spent in system calls, by the
+	// untraced function called ("os.(*File).Sync").
+	Syscalls []Wait
+}
+
+// SyscallCPU is the CPU time the function's untraced callees spent in
+// system calls, kernel time included.
+func (f *Func) SyscallCPU() int64 {
+	var t int64
+	for _, w := range f.Syscalls {
+		t += w.Ns
+	}
+	return t
 }
 
 // Mean is the mean duration of a call.
@@ -185,8 +198,10 @@ type Profile struct {
 	// their CPU and Wait times, and Func what it waited on.
 	HasCPU, HasWaits bool
 	// Lifetimes are the goroutines' spans from first to last traced
-	// event, in nanoseconds, and Work their time in traced calls.
-	Lifetimes, Work []int64
+	// event, in nanoseconds, Work their time in traced calls, and Starts
+	// the times of their first events; one entry per goroutine, in the
+	// same order.
+	Lifetimes, Work, Starts []int64
 	// TotalCPU is the CPU time of the program's samples, traced code or
 	// not; TracingCPU that of samples in calltrail's own runtime.
 	TotalCPU, TracingCPU int64
@@ -389,6 +404,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	for _, sp := range span {
 		p.Lifetimes = append(p.Lifetimes, sp[1]-sp[0])
 		p.Work = append(p.Work, sp[2])
+		p.Starts = append(p.Starts, sp[0])
 	}
 	p.Duration = time.Duration(r.MaxTime())
 	p.Stats = r.Stats()

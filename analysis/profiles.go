@@ -45,6 +45,7 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 		f.Wait = max(f.Total-f.CPU, 0)
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
 		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })
+		sort.Slice(f.Syscalls, func(i, j int) bool { return f.Syscalls[i].Ns > f.Syscalls[j].Ns })
 	}
 	p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
 }
@@ -98,6 +99,9 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 				f.SelfCPU += v
 				if i+1 < len(st) {
 					f.Callees = addTo(f.Callees, st[i+1], v)
+					if inSyscall(st[i+1:]) {
+						f.Syscalls = addTo(f.Syscalls, st[i+1], v)
+					}
 				}
 				break
 			}
@@ -119,6 +123,23 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 			}
 		}
 	}
+}
+
+// inSyscall says whether the untraced part of a CPU sample's stack is in
+// a system call that blocks its thread: file I/O, not the network. The
+// CPU profile counts time in the kernel too: a sample taken there has the
+// system call's Go wrapper at the top. Network connections wait in the
+// runtime's poller instead, for a peer that may just be slow to talk.
+func inSyscall(st []string) bool {
+	sys := false
+	for _, name := range st {
+		if strings.HasPrefix(name, "net.") || strings.HasPrefix(name, "crypto/tls.") {
+			return false
+		}
+		sys = sys || strings.HasPrefix(name, "syscall.") || strings.HasSuffix(name, "/syscall.Syscall6") ||
+			strings.HasPrefix(name, "runtime.entersyscall") || strings.HasPrefix(name, "runtime.exitsyscall")
+	}
+	return sys
 }
 
 func (n *Node) childByName(name string, names func(uint32) string) *Node {

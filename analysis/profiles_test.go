@@ -98,3 +98,22 @@ func funcsByName(p *Profile) map[string]*Func {
 	}
 	return m
 }
+
+func TestInSyscall(t *testing.T) {
+	tests := []struct {
+		stack []string // outermost first, from the untraced callee in
+		want  bool
+	}{
+		{[]string{"os.(*File).Sync", "internal/poll.(*FD).Fsync", "syscall.Fsync", "syscall.Syscall"}, true},
+		{[]string{"os.(*File).Read", "internal/poll.(*FD).Read", "syscall.Read", "internal/runtime/syscall.Syscall6"}, true},
+		{[]string{"os.Create", "runtime.entersyscall"}, true},
+		// A connection waits in the poller, for a peer.
+		{[]string{"io.ReadFull", "net.(*conn).Read", "internal/poll.(*FD).Read", "syscall.Read"}, false},
+		{[]string{"fmt.Errorf", "runtime.mallocgc"}, false},
+	}
+	for _, tt := range tests {
+		if got := inSyscall(tt.stack); got != tt.want {
+			t.Errorf("inSyscall(%q) = %v, want %v", tt.stack, got, tt.want)
+		}
+	}
+}

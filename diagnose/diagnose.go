@@ -10,6 +10,9 @@
 //     call), when that is a large share of all CPU time;
 //   - self: a traced function whose own code takes a large share of the
 //     CPU or wall time;
+//   - syscall: a function whose own time goes to system calls, on CPU in
+//     the kernel and off CPU waiting for them (a file synced, a read of
+//     one byte), which no block profile records;
 //   - churn: many goroutines, each alive briefly and doing little work.
 package diagnose
 
@@ -25,7 +28,7 @@ import (
 
 // Finding is one thing worth looking at.
 type Finding struct {
-	Kind     string  `json:"kind"`     // wait, callee, self or churn
+	Kind     string  `json:"kind"`     // wait, callee, syscall, self or churn
 	Function string  `json:"function"` // the function it is about, if any
 	Message  string  `json:"message"`
 	Score    float64 `json:"-"` // share of the goroutines' time it concerns, for ordering
@@ -49,6 +52,7 @@ func Findings(p *analysis.Profile, max int) []Finding {
 	for _, f := range p.Funcs {
 		fs = append(fs, waits(p, f, wall)...)
 		fs = append(fs, callees(p, f, wall)...)
+		fs = append(fs, syscalls(p, f, wall)...)
 	}
 	fs = append(fs, self(p, wall)...)
 	fs = append(fs, churn(p)...)
@@ -116,14 +120,85 @@ func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if !p.HasCPU || len(f.Callees) == 0 || p.TotalCPU < minCPU {
 		return nil
 	}
-	c := f.Callees[0]
+	// System calls are the syscall rule's: it counts their time off CPU
+	// too.
+	var c analysis.Wait
+	for _, c = range f.Callees {
+		if !mostlySyscalls(f, c) {
+			break
+		}
+	}
+	if mostlySyscalls(f, c) {
+		return nil
+	}
 	share := float64(c.Ns) / float64(p.TotalCPU)
 	if share < minShare {
 		return nil
 	}
 	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %d calls of %s, %s each)",
 		f.Name, 100*share, c.On, d(c.Ns), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))))
-	return []Finding{{Kind: "callee", Function: f.Name, Message: msg + ": " + advice(c.On), Score: float64(c.Ns) / float64(wall)}}
+	a := advice(c.On)
+	score := float64(c.Ns) / float64(wall)
+	if a == noAdvice {
+		// A library function that is merely busy ranks below one known
+		// to be costly for what it does, with time to match.
+		score /= 2
+	}
+	return []Finding{{Kind: "callee", Function: f.Name, Message: msg + ": " + a, Score: score}}
+}
+
+// mostlySyscalls says whether most of the CPU time f spent in callee c
+// was in system calls.
+func mostlySyscalls(f *analysis.Func, c analysis.Wait) bool {
+	for _, sc := range f.Syscalls {
+		if sc.On == c.On {
+			return 2*sc.Ns >= c.Ns
+		}
+	}
+	return false
+}
+
+// syscalls finds a function whose own time is mostly system calls. Its
+// time in them is the CPU the profile saw in them plus its own time off
+// CPU that no block or mutex sample explains. That off-CPU time counts
+// only when the function's own CPU is mostly system calls: otherwise it
+// is more likely the scheduler's delay than a call into the kernel.
+func syscalls(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
+	if !p.HasCPU || len(f.Syscalls) == 0 || p.TotalCPU < minCPU {
+		return nil
+	}
+	sys := f.SyscallCPU()
+	if 2*sys < f.SelfCPU {
+		return nil
+	}
+	var waited int64
+	for _, w := range f.Waits {
+		waited += w.Ns
+	}
+	off := max(f.Self-f.SelfCPU-waited, 0)
+	in := sys + off
+	share := float64(in) / float64(wall)
+	if share < minShare {
+		return nil
+	}
+	var calls []string
+	for _, sc := range f.Syscalls {
+		if len(calls) == 3 || 10*sc.Ns < sys {
+			break
+		}
+		calls = append(calls, fmt.Sprintf("%s %.0f%%", sc.On, 100*float64(sc.Ns)/float64(sys)))
+	}
+	msg := fmt.Sprintf("%s spends %.0f%% of the program's time in system calls (%s: %s on CPU, %s off CPU; %d calls of %s, %s each), in %s",
+		f.Name, 100*share, d(in), d(sys), d(off), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))), strings.Join(calls, ", "))
+	// A sync costs most even where few samples caught it: it waits for
+	// the disk.
+	a := advice(f.Syscalls[0].On)
+	for _, sc := range f.Syscalls {
+		if has(sc.On, "Sync") {
+			a = advice(sc.On)
+		}
+	}
+	return []Finding{{Kind: "syscall", Function: f.Name, Message: msg + ": " + a, Score: share}}
 }
 
 // advice says what to look at for CPU time spent in a library function.
@@ -137,8 +212,12 @@ func advice(callee string) string {
 		return "logging on the hot path; remove it, or check the level before formatting"
 	case has(callee, "regexp."):
 		return "a regular expression on every call; parse with strings functions"
-	case has(callee, "syscall.", "os.(*File).Read", "os.(*File).Write", "internal/poll."):
+	case has(callee, "(*File).Sync", "syscall.Fsync", "syscall.Fdatasync"):
+		return "a file synced to disk on every call; sync less often, or off the hot path"
+	case has(callee, "syscall.", "os.(*File).Read", "os.(*File).Write", "internal/poll.", "net."):
 		return "a system call per call; buffer the I/O (bufio) or batch it"
+	case has(callee, "os."):
+		return "a system call per call; do it less often, or off the hot path"
 	case has(callee, "encoding/json.", "encoding/gob."):
 		return "reflection-based encoding; an encoder written for the type is faster"
 	case has(callee, "runtime.newobject", "runtime.mallocgc", "runtime.growslice"):
@@ -148,8 +227,10 @@ func advice(callee string) string {
 	case has(callee, "fmt."):
 		return "formatting on every call; format once, or append with strconv"
 	}
-	return "look at how often it is called, and with what"
+	return noAdvice
 }
+
+const noAdvice = "look at how often it is called, and with what"
 
 func has(s string, subs ...string) bool {
 	for _, sub := range subs {

@@ -52,6 +52,38 @@ func TestFindings(t *testing.T) {
 			first: "main.clone spends 60% of all CPU time in fmt.Errorf (3s of CPU over 1000000 calls of main.clone, 4µs each): an error is built on every call",
 		},
 		{
+			name: "a file synced per call",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.saveState", Calls: 400, Total: 4e8, Sum: 4e8, Self: 4e8, CPU: 1e8, SelfCPU: 1e8,
+						Callees:  []analysis.Wait{{On: "os.(*File).Sync", Ns: 6e7}, {On: "os.Create", Ns: 3e7}, {On: "fmt.Fprintf", Ns: 1e7}},
+						Syscalls: []analysis.Wait{{On: "os.(*File).Sync", Ns: 6e7}, {On: "os.Create", Ns: 3e7}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 2e9, Sum: 2e9, Self: 1.6e9, CPU: 2e8, SelfCPU: 1e8},
+				)
+				p.Work, p.TotalCPU = []int64{2e9}, 2e8
+				return p
+			}(),
+			kinds: "syscall self",
+			// 90ms in system calls on CPU, and 300ms off CPU.
+			first: "main.saveState spends 20% of the program's time in system calls (390ms: 90ms on CPU, 300ms off CPU; 400 calls of main.saveState, 1ms each), in os.(*File).Sync 67%, os.Create 33%: a file synced to disk on every call",
+		},
+		{
+			// Off CPU, but its own CPU is not in system calls: the
+			// scheduler's delay, not the kernel's.
+			name: "off CPU without system calls",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.work", Calls: 400, Total: 4e9, Sum: 4e9, Self: 4e9, CPU: 1e9, SelfCPU: 1e9,
+						Callees:  []analysis.Wait{{On: "os.Getpid", Ns: 1e8}},
+						Syscalls: []analysis.Wait{{On: "os.Getpid", Ns: 1e8}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 4e9, Sum: 4e9, CPU: 1e9},
+				)
+				p.Work, p.TotalCPU = []int64{4e9}, 1e9
+				return p
+			}(),
+			kinds: "self",
+		},
+		{
 			name: "goroutine churn",
 			p: func() *analysis.Profile {
 				p := profile(&analysis.Func{Name: "main.pixel", Calls: 5000, Total: 1e8, Sum: 1e8})

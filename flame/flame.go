@@ -28,23 +28,67 @@ func (f *Frame) child(name string) *Frame {
 	return c
 }
 
-// FromProfile builds the flame graph of p. Boxes are as wide as the time
-// of their chain's calls; with inverted, the graph shows self time, the
-// functions it was spent in at the root and their callers above them.
+// Weight is what a flame graph's boxes measure.
+type Weight int
+
+const (
+	Wall Weight = iota // wall time of the calls
+	CPU                // time on CPU, from the Go runtime's CPU profile
+	Wait               // time off CPU: wall time less CPU time
+)
+
+func (w Weight) of(n *analysis.Node) int64 {
+	switch w {
+	case CPU:
+		return n.CPU
+	case Wait:
+		return n.Wait
+	}
+	return n.Total
+}
+
+// self is the part of n's weight not in its traced callees.
+func (w Weight) self(n *analysis.Node) int64 {
+	if w == Wall {
+		return n.Self
+	}
+	v := w.of(n)
+	for _, c := range n.Children {
+		v -= w.of(c)
+	}
+	return max(v, 0)
+}
+
+// FromProfile builds the flame graph of p's wall time. Boxes are as wide
+// as the time of their chain's calls; with inverted, the graph shows self
+// time, the functions it was spent in at the root and their callers above
+// them.
 func FromProfile(p *analysis.Profile, inverted bool) *Frame {
+	return FromProfileBy(p, inverted, Wall)
+}
+
+// FromProfileBy builds the flame graph of p with boxes as wide as weight
+// w: wall time, or its on-CPU or off-CPU part when p has a CPU profile
+// (p.HasCPU).
+func FromProfileBy(p *analysis.Profile, inverted bool, w Weight) *Frame {
 	root := &Frame{Name: "all"}
 	p.Walk(func(n *analysis.Node) {
 		path := n.Path()
 		if inverted {
-			if n.Self <= 0 {
+			v := w.self(n)
+			if v <= 0 {
 				return
 			}
 			f := root
-			f.Value += n.Self
+			f.Value += v
 			for i := len(path) - 1; i >= 0; i-- {
 				f = f.child(p.Names(path[i]))
-				f.Value += n.Self
+				f.Value += v
 			}
+			return
+		}
+		v := w.of(n)
+		if v <= 0 {
 			return
 		}
 		f := root
@@ -52,13 +96,28 @@ func FromProfile(p *analysis.Profile, inverted bool) *Frame {
 			f = f.child(p.Names(id))
 		}
 		f = f.child(p.Names(path[len(path)-1]))
-		f.Value += n.Total
+		f.Value += v
 		if len(path) == 1 {
-			root.Value += n.Total
+			root.Value += v
 		}
 	})
+	if !inverted && w != Wall {
+		fit(root)
+	}
 	sortFrames(root)
 	return root
+}
+
+// fit makes each frame at least as wide as its children. Profile samples
+// are not exact: a caller's off-CPU time can come out a little below the
+// sum of its callees'.
+func fit(f *Frame) int64 {
+	var sum int64
+	for _, c := range f.Children {
+		sum += fit(c)
+	}
+	f.Value = max(f.Value, sum)
+	return f.Value
 }
 
 // sortFrames orders children by name, as flame graphs do, so that the

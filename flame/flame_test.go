@@ -108,3 +108,43 @@ func TestWrite(t *testing.T) {
 		t.Error("the page refers to the network")
 	}
 }
+
+func TestFromProfileBy(t *testing.T) {
+	p := profile(t, false)
+	// CPU time by chain, as a CPU profile would give it: main 50, of
+	// which a 25 (b below it 10) and main's b 0.
+	cpu := map[string]int64{"main": 50, "main a": 25, "main a b": 10, "main b": 0}
+	p.Walk(func(n *analysis.Node) {
+		var names []string
+		for _, id := range n.Path() {
+			names = append(names, p.Names(id))
+		}
+		n.CPU = cpu[strings.Join(names, " ")]
+		n.Wait = n.Total - n.CPU
+	})
+	tests := []struct {
+		w        Weight
+		inverted bool
+		want     string
+	}{
+		{CPU, false, "all=50(main=50(a=25(b=10)))"},
+		{CPU, true, "all=50(a=15(main=15) b=10(a=10(main=10)) main=25)"},
+		// Off CPU: main 50, a 5, a's b 0, main's b 10.
+		{Wait, false, "all=50(main=50(a=5 b=10))"},
+		{Wait, true, "all=50(a=5(main=5) b=10(main=10) main=35)"},
+	}
+	for _, tt := range tests {
+		if got := flat(FromProfileBy(p, tt.inverted, tt.w)); got != tt.want {
+			t.Errorf("weight %d inverted %v: %s, want %s", tt.w, tt.inverted, got, tt.want)
+		}
+	}
+}
+
+func TestFit(t *testing.T) {
+	// Sampled off-CPU time can leave a caller below its callees.
+	f := &Frame{Name: "all", Value: 5, Children: []*Frame{{Name: "a", Value: 3}, {Name: "b", Value: 4}}}
+	fit(f)
+	if got, want := flat(f), "all=7(a=3 b=4)"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}

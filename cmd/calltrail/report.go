@@ -38,6 +38,17 @@ func analyze(name string, o analysis.Options) (*analysis.Profile, *tracefile.Rea
 	return p, r, nil
 }
 
+// analyze analyses the trace named in args, with the flags' filter.
+func (ff *filterFlags) analyze(args []string, o analysis.Options) (string, *analysis.Profile, error) {
+	name, f, err := ff.traceAndFilter(args)
+	if err != nil {
+		return "", nil, err
+	}
+	o.Filter = f
+	p, _, err := analyze(name, o)
+	return name, p, err
+}
+
 func init() {
 	var (
 		ff     filterFlags
@@ -62,11 +73,7 @@ func init() {
 			default:
 				return usageError{fmt.Sprintf("--sort %q: want self, total, calls, max or mean", sortBy)}
 			}
-			name, f, err := ff.traceAndFilter(args)
-			if err != nil {
-				return err
-			}
-			p, _, err := analyze(name, analysis.Options{Filter: f})
+			_, p, err := ff.analyze(args, analysis.Options{})
 			if err != nil {
 				return err
 			}

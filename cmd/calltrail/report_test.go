@@ -86,3 +86,19 @@ func TestReportIncomplete(t *testing.T) {
 		t.Errorf("no warning about dropped calls: %q", stderr)
 	}
 }
+
+func TestGoroutines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChainsTrace(t, path, true)
+	for _, tt := range []struct{ golden, flag string }{{"goroutines.golden", ""}, {"goroutines-json.golden", "--json"}} {
+		args := []string{"goroutines", path}
+		if tt.flag != "" {
+			args = []string{"goroutines", tt.flag, path}
+		}
+		code, out, _ := runCmd(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		golden(t, tt.golden, out)
+	}
+}

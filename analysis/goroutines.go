@@ -1,0 +1,91 @@
+package analysis
+
+import (
+	"sort"
+	"time"
+)
+
+// Goroutines summarises how many goroutines a trace's program ran, for
+// how long, doing how much, and where they were started.
+type Goroutines struct {
+	Count int
+	// Lifetime and Work are quantiles of the goroutines' spans from
+	// first to last traced event, and of their time in traced calls.
+	Lifetime, Work Spread
+	// Live counts the goroutines alive in each of equal slices of the
+	// trace's duration, Slice long; MaxLive is the largest count.
+	Live    []int
+	Slice   time.Duration
+	MaxLive int
+	// Spawners are the chains that started goroutines running traced
+	// code, most goroutines first.
+	Spawners []Spawner
+}
+
+// Spread is the median, 90th percentile and largest of some durations.
+type Spread struct{ P50, P90, Max time.Duration }
+
+// Spawner is a chain of calls that started goroutines.
+type Spawner struct {
+	Node       *Node  // the chain in the parent goroutine
+	Goroutines uint64 // goroutines it started
+}
+
+// PerCall is the mean number of goroutines started by one call of the
+// chain.
+func (s Spawner) PerCall() float64 {
+	return float64(s.Goroutines) / float64(max(s.Node.Calls, 1))
+}
+
+// GoroutineSummary summarises p's goroutines, counting those alive over
+// time in slices slices of the trace.
+func (p *Profile) GoroutineSummary(slices int) *Goroutines {
+	g := &Goroutines{Count: len(p.Lifetimes), Lifetime: spread(p.Lifetimes), Work: spread(p.Work)}
+	dur := int64(p.Duration)
+	if slices > 0 && dur > 0 {
+		// Live counts come from the changes at each slice: +1 where a
+		// goroutine starts, -1 after the slice it ends in.
+		step := (dur + int64(slices) - 1) / int64(slices)
+		delta := make([]int, slices+1)
+		for i, start := range p.Starts {
+			first := min(start/step, int64(slices-1))
+			last := min((start+p.Lifetimes[i])/step, int64(slices-1))
+			delta[first]++
+			delta[last+1]--
+		}
+		g.Slice, g.Live = time.Duration(step), make([]int, slices)
+		live := 0
+		for i := range g.Live {
+			live += delta[i]
+			g.Live[i] = live
+			g.MaxLive = max(g.MaxLive, live)
+		}
+	}
+	from := map[*Node]uint64{}
+	p.Walk(func(n *Node) {
+		for parent, c := range n.SpawnedFrom {
+			from[parent] += c
+		}
+	})
+	for n, c := range from {
+		g.Spawners = append(g.Spawners, Spawner{Node: n, Goroutines: c})
+	}
+	sort.Slice(g.Spawners, func(i, j int) bool {
+		a, b := g.Spawners[i], g.Spawners[j]
+		if a.Goroutines != b.Goroutines {
+			return a.Goroutines > b.Goroutines
+		}
+		return pathLess(a.Node.Path(), b.Node.Path(), p.Names)
+	})
+	return g
+}
+
+func spread(ns []int64) Spread {
+	if len(ns) == 0 {
+		return Spread{}
+	}
+	s := append([]int64(nil), ns...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	at := func(q float64) time.Duration { return time.Duration(s[int(q*float64(len(s)-1))]) }
+	return Spread{P50: at(0.5), P90: at(0.9), Max: time.Duration(s[len(s)-1])}
+}
