@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/calltrail/calltrail/web"
+)
+
+func init() {
+	var (
+		addr string
+		open bool
+	)
+	register(&verb{
+		name:    "serve",
+		args:    "[-http ADDR] [--open] [FILE [BASE]]",
+		summary: "browse a trace in the web UI: overview, flame graph, functions, timeline, call tree",
+		flags: func(fs *flag.FlagSet) {
+			addr, open = "localhost:0", false
+			fs.StringVar(&addr, "http", "localhost:0", "listen on `ADDR` (host:port; a port of 0 picks a free one)")
+			fs.BoolVar(&open, "open", false, "open the page in a web browser")
+		},
+		run: func(_ *flag.FlagSet, args []string) error {
+			var name, base string
+			switch len(args) {
+			case 0:
+				name = defaultTrace
+			case 1:
+				name = args[0]
+			case 2:
+				name, base = args[0], args[1]
+			default:
+				return usageError{fmt.Sprintf("want a trace file and at most one base trace, got %d arguments", len(args))}
+			}
+			t, err := web.Load(name)
+			if err != nil {
+				return err
+			}
+			var bt *web.Trace
+			if base != "" {
+				if bt, err = web.Load(base); err != nil {
+					return err
+				}
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			srv := web.New(t, bt, log.New(errOut, "calltrail serve: ", 0))
+			srv.AnyHost = !web.Loopback(ln)
+			url := "http://" + ln.Addr().String() + "/"
+			fmt.Fprintf(out, "calltrail serve: %s (%s: %d calls, ready in %dms)\n", url, name, t.Calls(), t.LoadTime.Milliseconds())
+			if t.Warning != "" {
+				fmt.Fprintf(errOut, "calltrail: warning: %s: %s\n", name, t.Warning)
+			}
+			if open {
+				if err := openBrowser(url); err != nil {
+					fmt.Fprintf(errOut, "calltrail serve: cannot open a browser (%v); open %s\n", err, url)
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return web.Serve(ctx, ln, srv.Handler())
+		},
+	})
+}
+
+// openBrowser asks the desktop to open url, without waiting for it.
+func openBrowser(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}

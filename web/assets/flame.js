@@ -1,0 +1,254 @@
+// The flame graph: exact time by chain of calls, drawn on a canvas.
+"use strict";
+
+ct.views = ct.views || {};
+
+// flameTree builds the graph to draw from the server's calling-context
+// tree: by total time (callers at the root), or by self time inverted
+// (the functions the time was spent in at the root, their callers above).
+// weight picks wall, on-CPU or waiting time.
+ct.flameTree = function (d, mode, weight) {
+  const n = d.func.length;
+  const incl = weight === "cpu" ? d.cpu : weight === "wait" ? d.wait : d.total;
+  const diff = !!d.baseTotal && weight === "wall";
+  const root = { fn: 0, name: "all", value: 0, base: 0, kids: [], idx: new Map() };
+  const child = (p, fn, name) => {
+    let c = p.idx.get(name);
+    if (!c) {
+      c = { fn, name, value: 0, base: 0, kids: [], idx: new Map(), parent: p, calls: 0 };
+      p.idx.set(name, c);
+      p.kids.push(c);
+    }
+    return c;
+  };
+  const name = (fn) => ct.names[fn] || "?";
+  if (mode === "total") {
+    const nodes = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const p = d.parent[i] < 0 ? root : nodes[d.parent[i]];
+      const c = child(p, d.func[i], name(d.func[i]));
+      c.value += incl[i];
+      c.calls += d.calls[i];
+      if (diff) c.base += d.baseTotal[i];
+      if (d.parent[i] < 0) {
+        root.value += incl[i];
+        if (diff) root.base += d.baseTotal[i];
+      }
+      nodes[i] = c;
+    }
+    for (const g of (diff && d.gone) || []) {
+      let p = root;
+      g.path.forEach((nm, k) => {
+        p = child(p, 0, nm);
+        if (k === g.path.length - 1) p.base += g.total;
+      });
+      root.base += g.path.length === 1 ? g.total : 0;
+    }
+  } else {
+    // Self time of each node: inclusive time less its children's.
+    const self = new Float64Array(n);
+    if (weight === "wall") {
+      for (let i = 0; i < n; i++) self[i] = d.self[i];
+    } else {
+      for (let i = 0; i < n; i++) self[i] = incl[i];
+      for (let i = 0; i < n; i++) if (d.parent[i] >= 0) self[d.parent[i]] -= incl[i];
+    }
+    const up = (i, v, b) => {
+      let p = root;
+      root.value += v;
+      root.base += b;
+      for (let j = i; j >= 0; j = d.parent[j]) {
+        p = child(p, d.func[j], name(d.func[j]));
+        p.value += v;
+        p.base += b;
+        if (j === i) p.calls += d.calls[i];
+      }
+    };
+    for (let i = 0; i < n; i++) {
+      const b = diff ? d.baseSelf[i] : 0;
+      if (self[i] > 0 || b > 0) up(i, Math.max(self[i], 0), b);
+    }
+  }
+  const sortKids = (f) => {
+    f.kids.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    f.kids.forEach(sortKids);
+  };
+  sortKids(root);
+  root.diff = diff;
+  return root;
+};
+
+ct.views.flame = async function (root, params) {
+  if (!ct.flameData) ct.flameData = await ct.api("flame");
+  const d = ct.flameData, o = ct.overview;
+  const st = {
+    mode: params.get("mode") === "self" ? "self" : "total",
+    weight: ["cpu", "wait"].includes(params.get("weight")) ? params.get("weight") : "wall",
+    icicle: params.get("icicle") === "1",
+    q: params.get("q") || "",
+    zoom: params.get("zoom") || "",
+  };
+  const save = () => history.replaceState(null, "", ct.href("flame", {
+    mode: st.mode === "self" ? "self" : "", weight: st.weight === "wall" ? "" : st.weight,
+    icicle: st.icicle ? "1" : "", q: st.q, zoom: st.zoom,
+  }));
+
+  const canvas = ct.el("canvas", { id: "flame-canvas" });
+  const status = ct.el("span", { id: "flame-status", class: "muted" });
+  const match = ct.el("span", { id: "flame-match" });
+  const details = ct.el("div", { class: "details", id: "flame-details" }, ct.el("span", { class: "muted" }, "Click a box to zoom in and see its chains."));
+  const radio = (nm, val, label) => ct.el("label", {}, ct.el("input", { type: "radio", name: nm, value: val, checked: st[nm] === val, onchange: () => { st[nm] = val; st.zoom = ""; rebuild(); } }), " " + label);
+  const search = ct.el("input", { id: "flame-search", type: "search", placeholder: "Search (regexp)", value: st.q });
+  search.addEventListener("input", () => { st.q = search.value; save(); draw(); });
+  const weights = [radio("weight", "wall", "wall time")];
+  if (o.hasCPU) weights.push(radio("weight", "cpu", "on CPU"));
+  if (o.hasWaits) weights.push(radio("weight", "wait", "waiting"));
+  ct.show(root, 
+    ct.el("div", { class: "toolbar" },
+      ct.el("span", {}, radio("mode", "total", "total"), " ", radio("mode", "self", "self (inverted)")),
+      ct.el("span", {}, weights),
+      ct.el("label", {}, ct.el("input", { type: "checkbox", id: "flame-icicle", checked: st.icicle, onchange: (e) => { st.icicle = e.target.checked; save(); draw(); } }), " icicle"),
+      ct.el("button", { id: "flame-reset", onclick: () => { st.zoom = ""; save(); draw(); } }, "Reset zoom"),
+      search, match),
+    d.baseTotal ? ct.el("p", { class: "legend" }, `Compared with ${o.base}: red boxes took longer than in the base trace, blue ones less; grey unchanged.`) : null,
+    canvas, status, details);
+
+  let tree, rects = [];
+  const rowH = 18;
+  const rebuild = () => { tree = ct.flameTree(d, st.mode, st.weight); save(); draw(); };
+  const zoomNode = () => {
+    let f = tree;
+    for (const nm of st.zoom ? st.zoom.split("\n") : []) {
+      const c = f.kids.find((k) => k.name === nm);
+      if (!c) break;
+      f = c;
+    }
+    return f;
+  };
+  const pathOf = (f) => { const p = []; for (; f.parent; f = f.parent) p.unshift(f.name); return p; };
+  const matcher = () => {
+    if (!st.q) return null;
+    try { return new RegExp(st.q); } catch (e) { return { test: (s) => s.includes(st.q) }; }
+  };
+
+  function draw() {
+    const t0 = performance.now();
+    const z = zoomNode();
+    const re = matcher();
+    const W = canvas.clientWidth || 1200;
+    const anc = [];
+    for (let f = z; f; f = f.parent) anc.unshift(f);
+    // Levels below the zoomed box that are wide enough to draw.
+    let levels = 0;
+    const scale = z.value > 0 ? W / z.value : 0;
+    const depthOf = (f, l) => {
+      levels = Math.max(levels, l);
+      for (const c of f.kids) if (c.value * scale >= 0.5) depthOf(c, l + 1);
+    };
+    depthOf(z, 0);
+    const rowsN = anc.length + levels;
+    const H = Math.max(rowsN * rowH, 100);
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = W * dpr;
+    canvas.height = H * dpr;
+    canvas.style.height = H + "px";
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
+    g.font = "12px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    rects = [];
+    const y = (level) => (st.icicle ? level * rowH : H - (level + 1) * rowH);
+    const maxDelta = tree.diff ? Math.max(1, ...[tree.value, tree.base]) : 1;
+    const fill = (f) => {
+      if (re && re.test(f.name)) return "#b12cd6";
+      if (tree.diff && f.parent) {
+        const delta = f.value - f.base;
+        const s = Math.min(1, Math.abs(delta) / Math.max(f.base, f.value, maxDelta * 0.01));
+        if (Math.abs(delta) < 0.01 * Math.max(f.value, f.base)) return "#c8c8c8";
+        return delta > 0 ? `hsl(0,${40 + 50 * s}%,${80 - 30 * s}%)` : `hsl(215,${40 + 50 * s}%,${80 - 30 * s}%)`;
+      }
+      return f.parent ? ct.colour(f.name) : "#d9d9d9";
+    };
+    const box = (f, x, w, level) => {
+      const yy = y(level);
+      g.fillStyle = fill(f);
+      g.fillRect(x, yy, Math.max(w - 0.5, 0.5), rowH - 1);
+      const label = ct.fitText(g, f.name, w - 6);
+      if (label) {
+        g.fillStyle = "#111";
+        g.fillText(label, x + 3, yy + rowH / 2);
+      }
+      rects.push({ f, x, w, y: yy });
+    };
+    anc.forEach((f, i) => box(f, 0, W, i));
+    const lay = (f, x, level) => {
+      for (const c of f.kids) {
+        const w = c.value * scale;
+        if (w >= 0.5) {
+          box(c, x, w, level);
+          lay(c, x, level + 1);
+        }
+        x += w;
+      }
+    };
+    lay(z, 0, anc.length);
+    // The share of time in matched functions, not counted twice where
+    // they nest.
+    if (re) {
+      let sum = 0;
+      const walk = (f) => { if (f.parent && re.test(f.name)) { sum += f.value; return; } f.kids.forEach(walk); };
+      walk(tree);
+      match.textContent = `matched ${ct.pct(sum, tree.value)} of all time (${ct.dur(sum)})`;
+    } else {
+      match.textContent = "";
+    }
+    canvas.dataset.boxes = rects.length;
+    // Where a function's widest box is on the page, for the browser tests.
+    ct.flameBox = (name) => {
+      const r = canvas.getBoundingClientRect();
+      const b = rects.filter((b) => b.f.name === name).sort((a, c) => c.w - a.w)[0];
+      return b ? { x: r.left + b.x + b.w / 2, y: r.top + b.y + rowH / 2 } : null;
+    };
+    ct.mark("flameDraw", performance.now() - t0);
+  }
+
+  const at = (ev) => {
+    const r = canvas.getBoundingClientRect();
+    const x = ev.clientX - r.left, yy = ev.clientY - r.top;
+    return rects.find((b) => x >= b.x && x < b.x + b.w && yy >= b.y && yy < b.y + rowH);
+  };
+  canvas.addEventListener("mousemove", (ev) => {
+    const b = at(ev);
+    canvas.style.cursor = b ? "pointer" : "default";
+    status.textContent = b ? describe(b.f) : "";
+  });
+  const describe = (f) => {
+    let s = `${f.name}: ${ct.dur(f.value)}, ${ct.pct(f.value, tree.value)} of all`;
+    if (tree.diff) s += `; base ${ct.dur(f.base)} (${f.value >= f.base ? "+" : ""}${ct.dur(f.value - f.base)})`;
+    return s;
+  };
+  canvas.addEventListener("click", async (ev) => {
+    const b = at(ev);
+    if (!b) return;
+    st.zoom = pathOf(b.f).join("\n");
+    save();
+    draw();
+    if (!b.f.parent) {
+      ct.show(details, ct.el("span", { class: "muted" }, "All calls."));
+      return;
+    }
+    ct.show(details, ct.el("b", {}, b.f.name), " ", describe(b.f), " · ", ct.el("a", { href: ct.href("func", { name: b.f.name }) }, "function view →"),
+      ct.el("p", { class: "muted" }, "Loading chains…"));
+    try {
+      const fv = await ct.api("func", { name: b.f.name });
+      details.lastChild.replaceWith(ct.el("div", { id: "flame-chains" }, ct.el("h2", {}, `Every chain that reached ${b.f.name}`), ct.renderChains(fv.chains.slice(0, 10), fv.moreChains + Math.max(0, fv.chains.length - 10))));
+    } catch (e) {
+      details.lastChild.replaceWith(ct.el("p", { class: "error" }, e.message));
+    }
+  });
+  const onResize = () => draw();
+  window.addEventListener("resize", onResize);
+  ct.cleanup = () => window.removeEventListener("resize", onResize);
+  rebuild();
+};

@@ -1,0 +1,76 @@
+// The function view: figures, callers and callees around the function,
+// every chain that reached it, and a histogram of its calls' durations.
+"use strict";
+
+ct.views = ct.views || {};
+
+// renderChains lists chains as calltrail chains prints them.
+ct.renderChains = function (chains, more) {
+  const list = ct.el("div", { class: "chains" }, chains.map((c) => ct.el("div", { class: "chain" },
+    ct.el("div", { class: "path" }, c.path.map((nm, i) => [i ? " → " : "", ct.funcLink(nm)])),
+    (c.spawnedFrom || []).map((s) => ct.el("div", { class: "spawn" }, "in goroutines started from ", s.join(" → "))),
+    ct.el("div", {}, `${ct.num(c.calls)} calls, total ${ct.dur(c.total)}, mean ${ct.dur(c.total / Math.max(c.calls, 1))}, max ${ct.dur(c.max)}`,
+      c.panics ? `, ${c.panics} panicked` : ""),
+    ct.el("div", { class: "muted" }, "slowest: ", c.slowest.map((s, i) => [i ? ", " : "", callLink(s)])))));
+  if (more > 0) list.append(ct.el("p", { class: "muted" }, `and ${ct.num(more)} more chains`));
+  return list;
+};
+
+function callLink(c) {
+  return ct.el("a", { href: ct.timelineHref(c.g, c.start, c.dur), class: "call" },
+    `g${c.g} at ${ct.dur(c.start)}: ${ct.dur(c.dur)}${c.exit ? " (" + c.exit + ")" : ""}`);
+}
+
+ct.views.func = async function (root, params) {
+  const name = params.get("name") || "";
+  if (!name) {
+    ct.show(root, ct.el("p", {}, "Name a function in the box above."));
+    return;
+  }
+  const f = await ct.api("func", { name });
+  const o = ct.overview;
+  const stat = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
+  const edgeTable = (es, id) => es.length
+    ? ct.el("div", { id }, ct.table(["time", "calls", "function"], es.map((e) => [ct.dur(e.total), ct.num(e.calls), e.name.startsWith("(") ? e.name : ct.funcLink(e.name)])))
+    : ct.el("p", { class: "muted", id }, "none traced");
+
+  // The histogram: a bar per bucket; a click lists the bucket's calls.
+  const peak = Math.max(1, ...f.hist.map((b) => b.count));
+  const callsBox = ct.el("div", { id: "fn-bucket" }, ct.el("span", { class: "muted" }, "Click a bar to list its calls."));
+  const bars = f.hist.map((b, i) => {
+    const bar = ct.el("div", { class: "bar" + (b.count ? "" : " empty"), title: `${ct.dur(b.lo)}–${ct.dur(b.hi)}: ${ct.num(b.count)} calls`, "data-bucket": i });
+    bar.style.height = (b.count ? Math.max(2, 100 * Math.log1p(b.count) / Math.log1p(peak)) : 0) + "%";
+    if (b.count) bar.addEventListener("click", () => {
+      bars.forEach((x) => x.classList.remove("sel"));
+      bar.classList.add("sel");
+      ct.show(callsBox, 
+        ct.el("b", {}, `${ct.num(b.count)} calls of ${ct.dur(b.lo)} to ${ct.dur(b.hi)}`),
+        b.count > b.calls.length ? ct.el("span", { class: "muted" }, ` (the ${b.calls.length} slowest)`) : "",
+        ct.el("ul", {}, b.calls.map((c) => ct.el("li", {}, callLink(c)))));
+    });
+    return bar;
+  });
+
+  ct.show(root, 
+    ct.el("h1", { id: "fn-name" }, f.name),
+    ct.el("p", { class: "muted" }, f.location, " · ", ct.el("a", { href: ct.href("flame", { q: "^" + f.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$" }) }, "in the flame graph"),
+      " · ", ct.el("a", { href: ct.href("tree", { F: "^" + f.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$" }) }, "in the call tree")),
+    ct.el("div", { class: "cards" },
+      stat(ct.num(f.calls), "calls"), stat(ct.dur(f.total), "total"), stat(ct.dur(f.self), "self"),
+      stat(ct.dur(f.mean), "mean"), stat(ct.dur(f.p50), "p50"), stat(ct.dur(f.p99), "p99"), stat(ct.dur(f.max), "max"),
+      f.panics ? stat(ct.num(f.panics), "panics") : null,
+      o.hasCPU ? stat(ct.dur(f.cpu || 0), "on CPU") : null,
+      o.hasWaits ? stat(ct.dur(f.wait || 0), "waiting") : null),
+    f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.On} ${ct.dur(w.Ns)}`])) : null,
+    ct.el("h2", {}, "Callers and callees"),
+    ct.el("div", { class: "sandwich" },
+      ct.el("div", {}, ct.el("div", { class: "muted" }, "called by"), edgeTable(f.callers, "fn-callers")),
+      ct.el("div", { class: "me" }, f.name),
+      ct.el("div", {}, ct.el("div", { class: "muted" }, "calls"), edgeTable(f.callees, "fn-callees"))),
+    ct.el("h2", {}, "Durations"),
+    ct.el("div", { class: "hist", id: "fn-hist" }, bars),
+    ct.el("div", { class: "hist-axis" }, ct.el("span", {}, ct.dur(f.hist[0].lo)), ct.el("span", {}, ct.dur(f.hist[f.hist.length - 1].hi))),
+    callsBox,
+    ct.el("h2", {}, `Every chain that reached ${f.name}`),
+    ct.el("div", { id: "fn-chains" }, ct.renderChains(f.chains, f.moreChains || 0)));
+};

@@ -1,0 +1,225 @@
+// The timeline: one lane per goroutine, calls as nested bars over time.
+// The server merges calls narrower than a pixel into blocks, so a
+// response stays small; while it is on its way, the last response is
+// redrawn at the new scale, so pan and zoom never wait for the network.
+"use strict";
+
+ct.views = ct.views || {};
+
+ct.views.timeline = async function (root, params) {
+  if (!ct.lanes) ct.lanes = await ct.api("lanes");
+  const L = ct.lanes, nL = L.g.length;
+  const headH = 16, rowH = 14, maxRows = 48, gap = 6;
+  const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
+  for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
+  const laneOf = new Map(L.g.map((g, i) => [g, i]));
+  const end = Math.max(L.end, 1);
+  const num = (k, def) => { const v = Number(params.get(k)); return params.has(k) && Number.isFinite(v) ? v : def; };
+  const st = { from: Math.max(0, num("from", 0)), to: num("to", end), y: 0, mark: params.has("mark") ? num("mark", 0) : null, g: num("g", 0) };
+  if (!(st.to > st.from)) { st.from = 0; st.to = end; }
+  if (laneOf.has(st.g)) st.y = Math.max(0, laneY[laneOf.get(st.g)] - 4);
+
+  const canvas = ct.el("canvas", { id: "tl-canvas", tabindex: 0 });
+  const status = ct.el("div", { id: "tl-status", class: "muted" }, " ");
+  const details = ct.el("div", { class: "details", id: "tl-details" }, ct.el("span", { class: "muted" }, "Wheel to zoom, drag to pan (shift+wheel scrolls lanes). Click a bar for its call, a lane's title for who started the goroutine."));
+  const zoomBy = (f) => { const c = (st.from + st.to) / 2; setWindow(c - (c - st.from) * f, c + (st.to - c) * f); };
+  ct.show(root, 
+    ct.el("div", { class: "toolbar" },
+      ct.el("button", { id: "tl-in", onclick: () => zoomBy(0.5) }, "Zoom in"),
+      ct.el("button", { id: "tl-out", onclick: () => zoomBy(2) }, "Zoom out"),
+      ct.el("button", { id: "tl-reset", onclick: () => setWindow(0, end) }, "Whole trace"),
+      ct.el("span", { id: "tl-window", class: "muted" }),
+      ct.el("span", { class: "muted" }, `${ct.num(nL)} goroutines`)),
+    canvas, status, details);
+
+  let data = null;      // the last response: {from, to, l0, l1, lanes: Map}
+  let inflight = null, timer = 0, rects = [];
+  const W = () => canvas.clientWidth || 1200;
+  const H = () => Math.max(240, Math.min(window.innerHeight - 190, laneY[nL] + 4));
+  const visibleLanes = () => {
+    let lo = 0, hi = nL;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (laneY[m + 1] <= st.y) lo = m + 1; else hi = m; }
+    let l1 = lo;
+    while (l1 < nL && laneY[l1] < st.y + H()) l1++;
+    return [lo, l1];
+  };
+  function setWindow(from, to) {
+    const span = Math.max(to - from, 50);
+    from = Math.max(0, Math.min(from, end - span));
+    st.from = from;
+    st.to = Math.min(from + span, Math.max(end, from + span));
+    schedule();
+  }
+  function schedule() {
+    requestAnimationFrame(draw);
+    clearTimeout(timer);
+    timer = setTimeout(load, 30);
+  }
+  async function load() {
+    const [a, b] = visibleLanes();
+    const l0 = Math.max(0, a - 2), l1 = Math.min(nL, Math.max(b + 2, l0 + 1));
+    const q = { from: Math.floor(st.from), to: Math.ceil(st.to), px: Math.round(W()), l0, l1: Math.min(l1, l0 + 400) };
+    if (data && data.q.from === q.from && data.q.to === q.to && data.q.px === q.px && data.q.l0 <= a && data.q.l1 >= Math.min(b, data.q.l0 + 400)) return;
+    if (inflight) inflight.abort();
+    const ac = (inflight = new AbortController());
+    const t0 = performance.now();
+    try {
+      const res = await fetch("/api/timeline?" + new URLSearchParams(q), { signal: ac.signal });
+      if (!res.ok) throw new Error(await res.text());
+      const r = await res.json();
+      const lanes = new Map();
+      for (const l of r.lanes) lanes.set(l.lane, l.items);
+      data = { q, from: r.from, lanes };
+      ct.mark("timelineFetch", performance.now() - t0);
+      history.replaceState(null, "", ct.href("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" }));
+      draw();
+    } catch (e) {
+      if (e.name !== "AbortError") status.textContent = e.message;
+    } finally {
+      if (inflight === ac) inflight = null;
+    }
+  }
+
+  function draw() {
+    const t0 = performance.now();
+    const w = W(), h = H(), dpr = window.devicePixelRatio || 1;
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+      canvas.width = Math.round(w * dpr);
+      canvas.height = Math.round(h * dpr);
+      canvas.style.height = h + "px";
+    }
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    const k = w / (st.to - st.from);
+    const [a, b] = visibleLanes();
+    rects = [];
+    let drawn = 0;
+    for (let i = a; i < b; i++) {
+      const top = laneY[i] - st.y;
+      g.fillStyle = i === laneOf.get(st.g) ? "#e2ecf8" : i % 2 ? "#f7f8fa" : "#ffffff";
+      g.fillRect(0, top, w, laneY[i + 1] - laneY[i]);
+      const items = data && data.lanes.get(i);
+      if (items) {
+        const off = data.from - st.from;
+        for (let j = 0; j < items.length; j += 6) {
+          const depth = items[j + 3];
+          if (depth > maxRows) continue;
+          let x = (items[j] + off) * k, bw = items[j + 1] * k;
+          if (x + bw < 0 || x > w) continue;
+          if (x < 0) { bw += x; x = 0; }
+          bw = Math.min(bw, w - x);
+          const y = top + headH + (depth - 1) * rowH;
+          const fn = items[j + 2], n = items[j + 4];
+          g.globalAlpha = n > 1 ? 0.55 : 1;
+          g.fillStyle = fn ? ct.colour(ct.names[fn] || "?") : "#9aa3ad";
+          g.fillRect(x, y, Math.max(bw - 0.3, 0.8), rowH - 1);
+          g.globalAlpha = 1;
+          if (bw > 30) {
+            const label = ct.fitText(g, (n > 1 ? `${ct.num(n)} calls: ` : "") + (fn ? ct.names[fn] : "several functions"), bw - 4);
+            if (label) { g.fillStyle = "#111"; g.fillText(label, x + 2, y + rowH / 2); }
+          }
+          rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items });
+          drawn++;
+        }
+      }
+      // The lane's title: the goroutine, and who started it.
+      g.fillStyle = "#1d232b";
+      const parent = L.parent[i] ? ` ← g${L.parent[i]}` : "";
+      g.fillText(`g${L.g[i]}${parent}  ${ct.names[L.start[i]] || ""}  (${ct.num(L.calls[i])} calls)`, 4, top + headH / 2);
+    }
+    if (st.mark !== null) {
+      const x = (st.mark - st.from) * k;
+      g.strokeStyle = "#b12cd6";
+      g.beginPath(); g.moveTo(x, 0); g.lineTo(x, h); g.stroke();
+    }
+    root.querySelector("#tl-window").textContent = `${ct.dur(st.from)} – ${ct.dur(st.to)} (${ct.dur(st.to - st.from)} shown)`;
+    canvas.dataset.bars = drawn;
+    canvas.dataset.span = Math.round(st.to - st.from);
+    ct.mark("timelineDraw", performance.now() - t0);
+  }
+
+  const pos = (ev) => { const r = canvas.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top]; };
+  canvas.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+      if (ev.shiftKey) st.y = Math.max(0, Math.min(laneY[nL] - 40, st.y + ev.deltaY));
+      else { const dt = ev.deltaX / W() * (st.to - st.from); setWindow(st.from + dt, st.to + dt); return; }
+      schedule();
+      return;
+    }
+    const [x] = pos(ev);
+    const f = Math.exp(ev.deltaY * 0.002);
+    const t = st.from + (x / W()) * (st.to - st.from);
+    setWindow(t - (t - st.from) * f, t + (st.to - t) * f);
+  }, { passive: false });
+  let drag = null;
+  canvas.addEventListener("mousedown", (ev) => { const [x, y] = pos(ev); drag = { x, y, from: st.from, to: st.to, sy: st.y, moved: false }; });
+  window.addEventListener("mouseup", onUp);
+  window.addEventListener("mousemove", onMove);
+  function onMove(ev) {
+    if (!drag) {
+      if (ev.target === canvas) { const r = hit(...pos(ev)); status.textContent = r ? describe(r) : " "; }
+      return;
+    }
+    const [x, y] = pos(ev);
+    if (Math.abs(x - drag.x) + Math.abs(y - drag.y) > 3) drag.moved = true;
+    if (!drag.moved) return;
+    const dt = ((x - drag.x) / W()) * (drag.to - drag.from);
+    st.y = Math.max(0, Math.min(laneY[nL] - 40, drag.sy - (y - drag.y)));
+    setWindow(drag.from - dt, drag.to - dt);
+  }
+  function onUp(ev) {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    if (!d.moved && ev.target === canvas) click(...pos(ev));
+  }
+  const hit = (x, y) => {
+    for (let i = rects.length - 1; i >= 0; i--) {
+      const r = rects[i];
+      if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + rowH) return r;
+    }
+    return null;
+  };
+  const describe = (r) => {
+    const it = r.items, j = r.j, n = it[j + 4], fn = it[j + 2];
+    const nm = fn ? ct.names[fn] : "several functions";
+    return n > 1 ? `${ct.num(n)} calls (${nm}) merged, ${ct.dur(it[j + 1])}: zoom in to see them` : `${nm}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}`;
+  };
+  async function click(x, y) {
+    const r = hit(x, y);
+    if (r) {
+      const it = r.items, j = r.j, fn = it[j + 2], g = L.g[r.lane];
+      const start = data.from + it[j], d = it[j + 1];
+      ct.show(details, 
+        fn ? ct.funcLink(ct.names[fn]) : ct.el("b", {}, "several functions"),
+        ` in g${g}: ${it[j + 4] > 1 ? ct.num(it[j + 4]) + " calls merged, " : ""}${ct.dur(d)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
+        ct.el("a", { href: "#", onclick: (e) => { e.preventDefault(); setWindow(start - d * 0.1, start + d * 1.1); } }, "zoom to it"),
+        " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g));
+      return;
+    }
+    // A lane's title: who started the goroutine.
+    for (let i = visibleLanes()[0]; i < nL && laneY[i] - st.y < y; i++) {
+      if (y - (laneY[i] - st.y) < headH) {
+        const info = await ct.api("lane", { g: L.g[i] });
+        ct.show(details, ct.el("b", {}, `goroutine ${info.g}`), ` · ${ct.num(info.calls)} calls`,
+          info.parent ? ct.el("div", {}, `started by g${info.parent}${info.creator ? " in " + info.creator + " (" + info.creatorAt + ")" : ""}${info.startFunc ? ", running " + info.startFunc : ""}`) : ct.el("div", { class: "muted" }, "no parent recorded"),
+          (info.spawnedFrom || []).map((s) => ct.el("div", { class: "muted" }, "from the chain ", s.map((nm, k) => [k ? " → " : "", ct.funcLink(nm)]))));
+      }
+    }
+  }
+  const onResize = () => schedule();
+  window.addEventListener("resize", onResize);
+  ct.cleanup = () => {
+    window.removeEventListener("resize", onResize);
+    window.removeEventListener("mouseup", onUp);
+    window.removeEventListener("mousemove", onMove);
+    if (inflight) inflight.abort();
+    clearTimeout(timer);
+  };
+  draw();
+  load();
+};

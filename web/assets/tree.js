@@ -1,0 +1,82 @@
+// The call tree: calltrail replay's view, goroutine by goroutine, each
+// call expanded on demand, with the command line's filters.
+"use strict";
+
+ct.views = ct.views || {};
+
+ct.views.tree = async function (root, params) {
+  const keys = ["g", "F", "N", "D", "t", "window"];
+  const filters = {};
+  for (const k of keys) if (params.get(k)) filters[k] = params.get(k);
+  const input = (k, label, ph, wide) => ct.el("label", {}, label + " ", ct.el("input", { name: k, value: filters[k] || "", placeholder: ph, class: wide ? "wide" : "" }));
+  const form = ct.el("form", { class: "toolbar filters", id: "tree-filters" },
+    input("g", "goroutine", "all"), input("F", "focus", "regexp", true), input("N", "hide", "regexp", true),
+    input("D", "depth", "no limit"), input("t", "at least", "e.g. 1ms"), input("window", "window", "e.g. 1s-2.5s"),
+    ct.el("button", { type: "submit" }, "Apply"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = {};
+    for (const k of keys) p[k] = form.elements[k].value.trim();
+    location.hash = ct.href("tree", p);
+  });
+  const list = ct.el("ul", {});
+  const err = ct.el("p", { class: "error", id: "tree-error" });
+  ct.show(root, form, err, ct.el("div", { class: "tree", id: "tree" }, list));
+
+  const fetchRows = async (extra) => {
+    try {
+      err.textContent = "";
+      return await ct.api("tree", Object.assign({}, filters, extra));
+    } catch (e) {
+      err.textContent = e.message;
+      return null;
+    }
+  };
+  const moreItem = (into, load) => {
+    const li = ct.el("li", {}, ct.el("span", { class: "more" }, "more…"));
+    li.addEventListener("click", async () => { li.remove(); await load(into); });
+    into.append(li);
+  };
+  // expandable makes a row that loads its children the first time it opens.
+  const expandable = (label, kids, loadKids) => {
+    const sub = ct.el("ul", { hidden: true });
+    const toggle = ct.el("span", { class: "toggle" }, kids ? "▸" : " ");
+    const li = ct.el("li", {}, ct.el("div", { class: "row" }, toggle, label), sub);
+    let loaded = false;
+    li.open = async () => {
+      if (!kids) return;
+      if (!loaded) { loaded = true; await loadKids(sub); }
+      sub.hidden = !sub.hidden;
+      toggle.textContent = sub.hidden ? "▸" : "▾";
+    };
+    toggle.addEventListener("click", li.open);
+    return li;
+  };
+  const calls = (g, call) => async function load(into, after) {
+    const r = await fetchRows({ in: g, call: call ?? "", after: after || "" });
+    if (!r) return;
+    if (!r.rows.length && !after) into.append(ct.el("li", { class: "muted" }, "no calls shown by these filters"));
+    for (const c of r.rows) {
+      const nm = ct.names[c.func] || "?";
+      into.append(expandable([
+        ct.funcLink(nm), ct.el("span", { class: "dur" }, ct.dur(c.dur)),
+        c.exit ? ct.el("span", { class: "exit" }, "(" + c.exit + ")") : "",
+        ct.el("a", { href: ct.timelineHref(g, c.start, c.dur), class: "dur", title: "open in the timeline" }, "at " + ct.dur(c.start)),
+      ], c.kids, calls(g, c.call)));
+    }
+    if (r.more >= 0) moreItem(into, (el) => load(el, r.more));
+  };
+  const goroutines = async (into, after) => {
+    const r = await fetchRows({ after: after || "" });
+    if (!r) return;
+    for (const g of r.goroutines || []) {
+      into.append(expandable([ct.el("b", {}, `g${g.g}`), g.parent ? ct.el("span", { class: "dur" }, `started by g${g.parent}`) : "", ct.el("span", { class: "dur" }, `${ct.num(g.calls)} calls`)], true, (el) => calls(g.g)(el)));
+    }
+    if (r.more >= 0) moreItem(into, (el) => goroutines(el, r.more));
+  };
+  await goroutines(list);
+  // One goroutine: open it, and its first calls while they are few.
+  if (list.children.length === 1 && list.firstChild.open) {
+    await list.firstChild.open();
+  }
+};

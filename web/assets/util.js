@@ -1,0 +1,97 @@
+// Helpers shared by the views: the API, formatting, building DOM.
+"use strict";
+
+const ct = (window.ct = {
+  names: [],        // function names by id
+  overview: null,
+  perf: {},         // timings the browser tests log: name -> [ms...]
+});
+
+ct.api = async function (path, params) {
+  const q = params ? "?" + new URLSearchParams(params).toString() : "";
+  const res = await fetch("/api/" + path + q);
+  if (!res.ok) {
+    throw new Error((await res.text()).trim() || res.statusText);
+  }
+  return res.json();
+};
+
+ct.mark = function (name, ms) {
+  (ct.perf[name] = ct.perf[name] || []).push(Math.round(ms * 100) / 100);
+};
+
+// dur formats nanoseconds with three significant digits.
+ct.dur = function (ns) {
+  const units = [["s", 1e9], ["ms", 1e6], ["µs", 1e3]];
+  for (const [u, f] of units) {
+    if (Math.abs(ns) >= f) return +(ns / f).toPrecision(3) + u;
+  }
+  return Math.round(ns) + "ns";
+};
+
+ct.num = (n) => n.toLocaleString("en-US");
+ct.pct = (a, b) => (b > 0 ? (100 * a / b).toFixed(a / b < 0.1 ? 2 : 1) + "%" : "–");
+
+// el builds an element: el("a", {href: "#x", class: "y"}, "text", child).
+ct.el = function (tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const k of kids.flat(Infinity)) {
+    if (k === undefined || k === null || k === false) continue;
+    e.append(k instanceof Node ? k : String(k));
+  }
+  return e;
+};
+
+// show replaces root's children, leaving out null and false.
+ct.show = function (root, ...kids) {
+  root.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false && k !== ""));
+};
+
+ct.funcLink = (name) => ct.el("a", { href: ct.href("func", { name }), class: "func" }, name);
+
+// href makes a link to a view with its parameters.
+ct.href = function (view, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, v);
+  }
+  const s = q.toString();
+  return "#" + view + (s ? "?" + s : "");
+};
+
+// timelineHref opens the timeline on one call, with some room around it.
+ct.timelineHref = function (g, start, dur) {
+  const pad = Math.max(dur * 0.25, 1000);
+  return ct.href("timeline", { g, from: Math.max(0, Math.floor(start - pad)), to: Math.ceil(start + dur + pad), mark: start });
+};
+
+// colour gives a function a stable warm colour from its name.
+ct.colour = function (name) {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+  h >>>= 0;
+  const hue = 10 + (h % 40), sat = 65 + ((h >> 8) % 25), light = 55 + ((h >> 16) % 15);
+  return `hsl(${hue},${sat}%,${light}%)`;
+};
+
+// fitText clips a label to a width in pixels.
+ct.fitText = function (ctx, text, width) {
+  if (width < 14) return "";
+  if (ctx.measureText(text).width <= width) return text;
+  const per = ctx.measureText("m").width * 0.8;
+  let n = Math.floor(width / per) - 1;
+  if (n < 2) return "";
+  return text.slice(0, n) + "…";
+};
+
+ct.table = function (head, rows) {
+  return ct.el("table", {},
+    ct.el("thead", {}, ct.el("tr", {}, head.map((h) => ct.el("th", { class: h === "function" ? "name" : "" }, h)))),
+    ct.el("tbody", {}, rows.map((r) => ct.el("tr", {}, r.map((c, i) => ct.el("td", { class: head[i] === "function" ? "name" : "" }, c))))));
+};

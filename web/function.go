@@ -1,0 +1,229 @@
+package web
+
+import (
+	"math"
+	"net/http"
+	"sort"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+type edgeJSON struct {
+	Name  string `json:"name"`
+	Calls uint64 `json:"calls"`
+	Total int64  `json:"total"`
+}
+
+type callJSON struct {
+	G     uint64 `json:"g"`
+	Start int64  `json:"start"`
+	Dur   int64  `json:"dur"`
+	Exit  string `json:"exit,omitempty"`
+}
+
+type chainJSON struct {
+	Path        []string   `json:"path"`
+	Calls       uint64     `json:"calls"`
+	Total       int64      `json:"total"`
+	Max         int64      `json:"max"`
+	Panics      uint64     `json:"panics,omitempty"`
+	SpawnedFrom [][]string `json:"spawnedFrom,omitempty"`
+	Slowest     []callJSON `json:"slowest"`
+}
+
+type bucketJSON struct {
+	Lo    int64      `json:"lo"`
+	Hi    int64      `json:"hi"`
+	Count int        `json:"count"`
+	Calls []callJSON `json:"calls"` // the slowest of the bucket, at most bucketCalls
+}
+
+type functionJSON struct {
+	funcRow
+	Location string          `json:"location"`
+	Mean     int64           `json:"mean"`
+	Min      int64           `json:"min"`
+	P50      int64           `json:"p50"`
+	P99      int64           `json:"p99"`
+	Panics   uint64          `json:"panics"`
+	Waits    []analysis.Wait `json:"waits,omitempty"`
+	Callers  []edgeJSON      `json:"callers"`
+	Callees  []edgeJSON      `json:"callees"`
+	Chains   []chainJSON     `json:"chains"`
+	Hist     []bucketJSON    `json:"hist"`
+	More     int             `json:"moreChains,omitempty"`
+}
+
+const (
+	maxChains   = 200 // chains listed; the rest are counted
+	histBuckets = 24
+	bucketCalls = 20
+)
+
+// function answers /api/func?name=NAME: the function view.
+func (s *Server) function(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+	name := p.q.Get("name")
+	t := s.t
+	id, ok := t.byName[name]
+	if name == "" {
+		return nil, badRequest("parameter name: want a function name")
+	}
+	f := t.Profile.Funcs[id]
+	if !ok || f == nil {
+		return nil, notFound("no function " + name + " in the trace's calls")
+	}
+	out := functionJSON{
+		funcRow:  funcRow{f.Name, f.Calls, f.Total, f.Self, f.Max, f.CPU, f.Wait},
+		Location: t.files[id],
+		Mean:     int64(f.Mean()),
+		Min:      f.Min,
+		P50:      int64(f.Quantile(0.5)),
+		P99:      int64(f.Quantile(0.99)),
+		Panics:   f.Panics,
+		Waits:    f.Waits,
+	}
+	nodes := t.Profile.Nodes(id)
+	callers, callees := map[string]*edgeJSON{}, map[string]*edgeJSON{}
+	add := func(m map[string]*edgeJSON, name string, calls uint64, total int64) {
+		e := m[name]
+		if e == nil {
+			e = &edgeJSON{Name: name}
+			m[name] = e
+		}
+		e.Calls += calls
+		e.Total += total
+	}
+	for _, n := range nodes {
+		caller := "(goroutine start)"
+		if n.Parent != nil && n.Parent.Parent != nil {
+			caller = t.name(n.Parent.Func)
+		}
+		add(callers, caller, n.Calls, n.Total)
+		for _, c := range n.Children {
+			if c.Calls > 0 {
+				add(callees, t.name(c.Func), c.Calls, c.Total)
+			}
+		}
+	}
+	out.Callers, out.Callees = edges(callers), edges(callees)
+	out.Chains = []chainJSON{}
+	for i, n := range nodes {
+		if i == maxChains {
+			out.More = len(nodes) - i
+			break
+		}
+		out.Chains = append(out.Chains, s.chain(n))
+	}
+	out.Hist = t.histogram(id, f.Min, f.Max)
+	return out, nil
+}
+
+func edges(m map[string]*edgeJSON) []edgeJSON {
+	out := make([]edgeJSON, 0, len(m))
+	for _, e := range m {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Total != out[j].Total {
+			return out[i].Total > out[j].Total
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func (s *Server) chain(n *analysis.Node) chainJSON {
+	t := s.t
+	c := chainJSON{Path: t.path(n), Calls: n.Calls, Total: n.Total, Max: n.Max, Panics: n.Panics, Slowest: []callJSON{}}
+	// The chains of parent goroutines that started this one, most often first.
+	type from struct {
+		n     *analysis.Node
+		count uint64
+	}
+	var fs []from
+	for f, k := range n.Root().SpawnedFrom {
+		fs = append(fs, from{f, k})
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].count != fs[j].count {
+			return fs[i].count > fs[j].count
+		}
+		return len(fs[i].n.Path()) < len(fs[j].n.Path())
+	})
+	for _, f := range fs[:min(len(fs), 5)] {
+		c.SpawnedFrom = append(c.SpawnedFrom, t.path(f.n))
+	}
+	for _, in := range n.Slowest {
+		c.Slowest = append(c.Slowest, callJSON{in.G, in.Start, in.Dur, exitName(in.Exit)})
+	}
+	return c
+}
+
+func (t *Trace) path(n *analysis.Node) []string {
+	var names []string
+	for _, id := range n.Path() {
+		names = append(names, t.name(id))
+	}
+	return names
+}
+
+// histogram counts the calls of function id in log-spaced buckets of
+// duration between lo and hi, each with its slowest calls. It scans the
+// timeline index: tens of milliseconds for ten million calls.
+func (t *Trace) histogram(id uint32, lo, hi int64) []bucketJSON {
+	lo = max(lo, 1)
+	hi = max(hi, lo+1)
+	ratio := math.Log(float64(hi+1) / float64(lo))
+	bs := make([]bucketJSON, histBuckets)
+	var bounds [histBuckets]int64 // upper bounds, exclusive
+	for i := range bs {
+		bs[i].Lo = int64(float64(lo) * math.Exp(ratio*float64(i)/histBuckets))
+		bs[i].Hi = int64(float64(lo) * math.Exp(ratio*float64(i+1)/histBuckets))
+		bs[i].Calls = []callJSON{}
+		bounds[i] = bs[i].Hi
+	}
+	bounds[histBuckets-1] = math.MaxInt64
+	fastest := make([]int, histBuckets) // index of the fastest call kept, once a bucket is full
+	for _, l := range t.ix.lanes {
+		for i, fn := range l.fn {
+			if fn != id {
+				continue
+			}
+			d := l.dur[i]
+			k := sort.Search(histBuckets, func(k int) bool { return d < bounds[k] })
+			b := &bs[k]
+			b.Count++
+			if len(b.Calls) == bucketCalls && d <= b.Calls[fastest[k]].Dur {
+				continue
+			}
+			c := callJSON{l.g, l.start[i], d, exitName(l.exit[i])}
+			if len(b.Calls) < bucketCalls {
+				b.Calls = append(b.Calls, c)
+			} else {
+				b.Calls[fastest[k]] = c
+			}
+			if len(b.Calls) == bucketCalls {
+				f := 0
+				for j := range b.Calls {
+					if b.Calls[j].Dur < b.Calls[f].Dur {
+						f = j
+					}
+				}
+				fastest[k] = f
+			}
+		}
+	}
+	for i := range bs {
+		sort.Slice(bs[i].Calls, func(a, b int) bool { return bs[i].Calls[a].Dur > bs[i].Calls[b].Dur })
+	}
+	return bs
+}
+
+// exitName says how a call ended, "" for a return.
+func exitName(k tracefile.ExitKind) string {
+	if k == tracefile.Return {
+		return ""
+	}
+	return k.String()
+}

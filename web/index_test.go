@@ -1,0 +1,121 @@
+package web
+
+import (
+	"net/url"
+	"strconv"
+	"testing"
+)
+
+func TestWindow(t *testing.T) {
+	tr := loadTrace(t, 1000) // main.work at 1ms+1000k+100 for 900ns, main.leaf 400ns inside
+	l := tr.ix.lanes[tr.ix.byG[1]]
+	calls := func(items []item) (n int) {
+		for _, it := range items {
+			n += it.count
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name           string
+		from, to, px   int64
+		maxItems       int
+		calls          int // calls the bars stand for
+		wantCall, wide uint32
+	}{
+		// The whole trace on 100 pixels: main.main and a few blocks of work.
+		{"whole", 0, 2_100_000, 100, 110, 2001, 0, fnMain},
+		// One main.work call and its leaf, drawn apart.
+		{"one call", 1_500_000, 1_501_000, 1000, 3, 3, fnLeaf, fnWork},
+		// Within main.leaf: it and its callers are still running.
+		{"inside", 1_500_400, 1_500_500, 1000, 3, 3, fnLeaf, fnMain},
+		// After main.main: nothing.
+		{"after", 2_020_000, 2_030_000, 1000, 0, 0, 0, 0},
+	} {
+		items := l.window(tc.from, tc.to, (tc.to-tc.from)/tc.px, nil)
+		if len(items) > tc.maxItems || calls(items) != tc.calls {
+			t.Errorf("%s: %d bars for %d calls, want at most %d for %d", tc.name, len(items), calls(items), tc.maxItems, tc.calls)
+		}
+		found := map[uint32]bool{}
+		for _, it := range items {
+			if it.count == 1 {
+				found[it.fn] = true
+				if it.call < 0 || l.fn[it.call] != it.fn {
+					t.Errorf("%s: bar of a call with index %d", tc.name, it.call)
+				}
+			}
+			if it.start+it.dur <= tc.from || it.start >= tc.to {
+				t.Errorf("%s: bar %+v outside the window", tc.name, it)
+			}
+		}
+		for _, fn := range []uint32{tc.wantCall, tc.wide} {
+			if fn != 0 && !found[fn] {
+				t.Errorf("%s: no bar for function %d in %+v", tc.name, fn, items)
+			}
+		}
+	}
+}
+
+func TestTreeFilters(t *testing.T) {
+	s := New(loadTrace(t, 5), nil, nil)
+	for _, tc := range []struct {
+		query string
+		funcs []uint32 // of the rows
+	}{
+		{"in=1", []uint32{fnMain}},
+		{"in=1&call=0", []uint32{fnWork, fnWork, fnWork, fnWork, fnWork}},
+		{"in=1&call=1", []uint32{fnLeaf}},
+		{"in=1&F=main%5C.leaf", []uint32{fnLeaf, fnLeaf, fnLeaf, fnLeaf, fnLeaf}},
+		{"in=1&call=0&N=main.work", nil},
+		{"in=1&call=0&D=1", nil},
+		{"in=1&call=0&D=2", []uint32{fnWork, fnWork, fnWork, fnWork, fnWork}},
+		{"in=1&call=0&t=1us", nil},
+		{"in=1&call=0&t=900ns", []uint32{fnWork, fnWork, fnWork, fnWork, fnWork}},
+		// main.main starts before the window: its calls in it take its place.
+		{"in=1&window=1.0021ms-1.004ms", []uint32{fnWork, fnWork}},
+		{"in=2&F=main.D", []uint32{fnD}},
+		{"in=2&F=main.D&N=main.worker", nil},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		v, err := s.tree(nil, nil, &params{q: q})
+		if err != nil {
+			t.Errorf("%s: %v", tc.query, err)
+			continue
+		}
+		var got []uint32
+		for _, r := range v.(treeJSON).Rows {
+			got = append(got, r.Func)
+		}
+		if len(got) != len(tc.funcs) {
+			t.Errorf("%s: rows of functions %v, want %v", tc.query, got, tc.funcs)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.funcs[i] {
+				t.Errorf("%s: rows of functions %v, want %v", tc.query, got, tc.funcs)
+				break
+			}
+		}
+	}
+}
+
+// TestTreePaging reads a long list of calls in pages.
+func TestTreePaging(t *testing.T) {
+	s := New(loadTrace(t, 1200), nil, nil)
+	n, after := 0, 0
+	for pages := 0; pages < 10; pages++ {
+		q := url.Values{"in": {"1"}, "call": {"0"}, "after": {strconv.Itoa(after)}}
+		v, err := s.tree(nil, nil, &params{q: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tj := v.(treeJSON)
+		n += len(tj.Rows)
+		if tj.More < 0 {
+			break
+		}
+		after = tj.More
+	}
+	if n != 1200 {
+		t.Errorf("%d rows in all, want 1200", n)
+	}
+}

@@ -1,0 +1,172 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestAPI(t *testing.T) {
+	srv := httptest.NewServer(New(loadTrace(t, 100), nil, nil).Handler())
+	defer srv.Close()
+	for _, tc := range []struct {
+		path string
+		code int
+		want string // in the body
+	}{
+		{"/", 200, "<title>calltrail</title>"},
+		{"/static/app.js", 200, "hashchange"},
+		{"/api/overview", 200, `"calls":203`},
+		{"/api/overview", 200, `"program":"/tmp/synth -n"`},
+		{"/api/names", 200, `"main.leaf"`},
+		{"/api/flame", 200, `"parent":[-1,0,1,-1,3]`},
+		{"/api/func?name=main.leaf", 200, `"path":["main.main","main.work","main.leaf"]`},
+		{"/api/func?name=main.D", 200, `"spawnedFrom":[["main.main"]]`},
+		{"/api/func?name=main.D", 200, `"exit":"panic"`},
+		{"/api/lanes", 200, `"g":[1,2]`},
+		{"/api/lane?g=2", 200, `"creator":"main.main"`},
+		{"/api/timeline?from=0&to=2000000&px=100&l0=0&l1=2", 200, `"lanes":[{"lane":0`},
+		{"/api/tree", 200, `"goroutines":[{"g":1`},
+		{"/api/tree?in=1", 200, `"rows":[{"call":0,"func":1`},
+		{"/api/tree?in=1&F=main%5C.leaf", 200, `"rows":[{"call":2,"func":3`},
+		{"/api/tree?in=1&call=0&F=main%5C.leaf", 404, "not shown"},
+
+		// Bad requests: short messages, 4xx.
+		{"/api/func", 400, "parameter name"},
+		{"/api/func?name=main.nope", 404, "no function main.nope"},
+		{"/api/lane?g=99", 404, "no goroutine"},
+		{"/api/lane?g=x", 400, "parameter g"},
+		{"/api/lane", 400, "parameter g"},
+		{"/api/timeline?from=10&to=5", 400, "parameter to"},
+		{"/api/timeline?px=0", 400, "parameter px"},
+		{"/api/timeline?px=1e3", 400, "parameter px"},
+		{"/api/timeline?l0=5&l1=1", 400, "l0 and l1"},
+		{"/api/timeline?l0=0&l1=100000", 400, "l0 and l1"},
+		{"/api/tree?F=(", 400, "parameter F"},
+		{"/api/tree?window=2s-1s", 400, "parameter window"},
+		{"/api/tree?t=soon", 400, "parameter t"},
+		{"/api/tree?in=77", 404, "no goroutine"},
+		{"/api/tree?in=1&call=100000", 404, "no such call"},
+		{"/api/tree?in=1&call=1&N=main.work", 404, "not shown"},
+		{"/api/nothing", 404, "not found"},
+
+		// Nothing but the embedded assets is served.
+		{"/static/../load.go", 404, ""},
+		{"/static/..%2fload.go", 404, ""},
+		{"/static/%2e%2e/%2e%2e/go.mod", 404, ""},
+		{"/static/assets/index.html", 404, ""},
+		{"/static/", 404, ""},
+		{"/etc/passwd", 404, ""},
+		{"/..%2f..%2fgo.mod", 404, ""},
+		{"/index.html", 404, ""},
+	} {
+		res, err := http.Get(srv.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("GET %s: %d %.300q, want %d with %q", tc.path, res.StatusCode, body, tc.code, tc.want)
+		}
+		if res.StatusCode >= 400 && len(body) > 200 {
+			t.Errorf("GET %s: error message of %d bytes", tc.path, len(body))
+		}
+	}
+}
+
+func TestMethodsAndHosts(t *testing.T) {
+	h := New(loadTrace(t, 10), nil, nil).Handler()
+	for _, tc := range []struct {
+		method, host string
+		code         int
+	}{
+		{"GET", "127.0.0.1:8080", 200},
+		{"GET", "localhost:8080", 200},
+		{"GET", "[::1]:8080", 200},
+		{"HEAD", "localhost", 200},
+		{"POST", "localhost", 405},
+		{"DELETE", "localhost", 405},
+		{"GET", "evil.example:8080", 403},
+		{"GET", "localhost.evil.example", 403},
+	} {
+		r := httptest.NewRequest(tc.method, "/api/overview", nil)
+		r.Host = tc.host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code {
+			t.Errorf("%s with Host %s: %d, want %d", tc.method, tc.host, w.Code, tc.code)
+		}
+	}
+}
+
+func TestGzip(t *testing.T) {
+	h := New(loadTrace(t, 2000), nil, nil).Handler()
+	r := httptest.NewRequest("GET", "/api/timeline?from=0&to=3000000&px=4000", nil)
+	r.Host = "localhost"
+	r.Header.Set("Accept-Encoding", "gzip")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 || w.Header().Get("Content-Encoding") != "gzip" {
+		t.Errorf("large response: %d, encoding %q", w.Code, w.Header().Get("Content-Encoding"))
+	}
+}
+
+// TestBase serves a trace against a base trace: the flame graph carries
+// the base's times by chain.
+func TestBase(t *testing.T) {
+	srv := httptest.NewServer(New(loadTrace(t, 100), loadTrace(t, 50), nil).Handler())
+	defer srv.Close()
+	var f flameJSON
+	get(t, srv.URL+"/api/flame", &f)
+	if len(f.BaseTotal) != len(f.Total) || f.BaseTotal[0] >= f.Total[0] || f.BaseTotal[0] == 0 {
+		t.Errorf("base totals %v against totals %v", f.BaseTotal, f.Total)
+	}
+}
+
+// TestConcurrentRequests runs requests of every kind at once, for the
+// race detector.
+func TestConcurrentRequests(t *testing.T) {
+	srv := httptest.NewServer(New(loadTrace(t, 1000), loadTrace(t, 10), nil).Handler())
+	defer srv.Close()
+	paths := []string{"/api/overview", "/api/flame", "/api/func?name=main.work", "/api/lanes", "/api/lane?g=1",
+		"/api/timeline?from=0&to=1500000&px=300", "/api/tree?in=1&call=0", "/api/names"}
+	var wg sync.WaitGroup
+	for i := range 4 * len(paths) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := http.Get(srv.URL + paths[i%len(paths)])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Errorf("%s: %d", paths[i%len(paths)], res.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func get(t *testing.T, url string, v any) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("GET %s: %d %s", url, res.StatusCode, b)
+	}
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}

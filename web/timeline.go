@@ -1,0 +1,149 @@
+package web
+
+import "net/http"
+
+// Limits on a timeline request, so that no request costs much.
+const (
+	maxPixels = 20000 // width of the view in pixels
+	maxLanes  = 400   // lanes in one response
+)
+
+type lanesJSON struct {
+	G      []uint64 `json:"g"`
+	Parent []uint64 `json:"parent"`
+	Start  []uint32 `json:"start"` // function the goroutine began with
+	Depth  []int    `json:"depth"`
+	Calls  []int    `json:"calls"`
+	First  []int64  `json:"first"`
+	Last   []int64  `json:"last"`
+	End    int64    `json:"end"` // the trace's end, nanoseconds
+}
+
+// laneList answers /api/lanes: every goroutine of the timeline, in order
+// of id, as parallel arrays (a trace can have 100,000 goroutines).
+func (s *Server) laneList(_ http.ResponseWriter, _ *http.Request, _ *params) (any, error) {
+	ix := s.t.ix
+	out := lanesJSON{End: int64(s.t.Profile.Duration)}
+	for _, l := range ix.lanes {
+		info := ix.gs[l.g]
+		start := info.StartFunc
+		if start == 0 && l.len() > 0 {
+			start = l.fn[0]
+		}
+		var first, last int64
+		if n := l.len(); n > 0 {
+			first = l.start[0]
+			// The last top-level call ends last.
+			for i := 0; i < n; i = int(l.next[i]) {
+				last = max(last, l.end(i))
+			}
+		}
+		out.G = append(out.G, l.g)
+		out.Parent = append(out.Parent, info.Parent)
+		out.Start = append(out.Start, start)
+		out.Depth = append(out.Depth, l.maxDepth)
+		out.Calls = append(out.Calls, l.len())
+		out.First = append(out.First, first)
+		out.Last = append(out.Last, last)
+	}
+	return out, nil
+}
+
+type laneJSON struct {
+	G           uint64     `json:"g"`
+	Parent      uint64     `json:"parent"`
+	Creator     string     `json:"creator,omitempty"`
+	CreatorAt   string     `json:"creatorAt,omitempty"`
+	StartFunc   string     `json:"startFunc,omitempty"`
+	SpawnedFrom [][]string `json:"spawnedFrom,omitempty"`
+	Calls       int        `json:"calls"`
+}
+
+// laneInfo answers /api/lane?g=G: who started goroutine G, and from
+// which chains of its parent.
+func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+	g := uint64(p.int("g", 0, 1, 1<<62))
+	if g == 0 {
+		p.fail("g", "a goroutine id")
+	}
+	if p.err != nil {
+		return nil, nil
+	}
+	t := s.t
+	k, ok := t.ix.byG[g]
+	if !ok {
+		return nil, notFound("no goroutine with traced calls has that id")
+	}
+	l := t.ix.lanes[k]
+	info := t.ix.gs[g]
+	out := laneJSON{G: g, Parent: info.Parent, Calls: l.len()}
+	if info.CreatorFunc != 0 {
+		out.Creator = t.name(info.CreatorFunc)
+		if int(info.CreatorFunc) < len(t.files) {
+			out.CreatorAt = t.files[info.CreatorFunc]
+		}
+	}
+	if info.StartFunc != 0 {
+		out.StartFunc = t.name(info.StartFunc)
+	}
+	// The goroutine's first chain knows the parent's chains that started
+	// goroutines running it.
+	if l.len() > 0 {
+		for _, n := range t.Profile.Root.Children {
+			if n.Func == l.fn[0] {
+				out.SpawnedFrom = s.chain(n).SpawnedFrom
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+type timelineJSON struct {
+	From  int64           `json:"from"`
+	Lanes []laneItemsJSON `json:"lanes"`
+}
+
+// laneItemsJSON holds one lane's bars, six numbers each: start (from the
+// window's start), duration, function id (0 for a block of several),
+// depth, number of calls (more than 1 for a block), and the call's index
+// in its lane (-1 for a block).
+type laneItemsJSON struct {
+	Lane  int     `json:"lane"`
+	Items []int64 `json:"items"`
+}
+
+// timeline answers /api/timeline?from=NS&to=NS&px=WIDTH&l0=I&l1=J: the
+// bars of lanes I to J (positions in /api/lanes) between the two times,
+// calls narrower than a pixel merged.
+func (s *Server) timeline(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+	ix := s.t.ix
+	end := int64(s.t.Profile.Duration) + 1
+	from := p.int("from", 0, 0, 1<<62)
+	to := p.int("to", end, 1, 1<<62)
+	px := p.int("px", 1000, 1, maxPixels)
+	l0 := int(p.int("l0", 0, 0, 1<<31))
+	l1 := int(p.int("l1", int64(l0+maxLanes), 0, 1<<31))
+	if p.err != nil {
+		return nil, nil
+	}
+	if to <= from {
+		return nil, badRequest("parameter to: want a time after from")
+	}
+	if l1 < l0 || l1-l0 > maxLanes {
+		return nil, badRequest("parameters l0 and l1: want at most 400 lanes, l0 <= l1")
+	}
+	l1 = min(l1, len(ix.lanes))
+	minDur := (to - from) / px
+	out := timelineJSON{From: from, Lanes: []laneItemsJSON{}}
+	var items []item
+	for k := l0; k < l1; k++ {
+		items = ix.lanes[k].window(from, to, minDur, items[:0])
+		flat := make([]int64, 0, 6*len(items))
+		for _, it := range items {
+			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call))
+		}
+		out.Lanes = append(out.Lanes, laneItemsJSON{k, flat})
+	}
+	return out, nil
+}
