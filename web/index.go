@@ -85,7 +85,7 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			l.exitCall(r.MaxTime(), tracefile.Unfinished)
 		}
 		l.open = nil
-		if n := l.len(); cap(l.start) > n+n/8+64 {
+		if n := l.len(); cap(l.start) > n+n/4+64 {
 			l.resize(n) // a lane that ended early was given room it never used
 		}
 		ix.lanes = append(ix.lanes, l)
@@ -107,7 +107,9 @@ func (l *lane) grow(offset, size int64) {
 	n := l.len()
 	c := max(2*n, 64)
 	if n >= 1<<14 && offset > 0 && size > offset {
-		c = max(c, int(float64(n)*float64(size)/float64(offset)*1.05))
+		// The projection errs low as much as high (the file's first bytes
+		// hold no calls): aim 10% over it, and grow by a quarter past it.
+		c = max(n+n/4, int(float64(n)*float64(size)/float64(offset)*1.1))
 	}
 	l.resize(c)
 }

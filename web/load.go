@@ -85,8 +85,9 @@ func Load(name string) (*Trace, error) {
 	}
 	t.LoadTime = time.Since(began)
 	// Growing the index left garbage as large as the index itself: give
-	// it back now rather than keep twice the memory for the session.
-	debug.FreeOSMemory()
+	// it back soon rather than keep twice the memory for the session, but
+	// after the page can be served.
+	go debug.FreeOSMemory()
 	return t, nil
 }
 

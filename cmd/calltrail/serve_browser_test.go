@@ -3,34 +3,30 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
 // TestServeBrowser drives a real headless Chromium through every view of
-// calltrail serve, on a trace of examples/callchains recorded for the
+// calltrail serve, on traces of examples/callchains recorded for the
 // test, and writes a screenshot of each view to CALLTRAIL_ARTIFACTS
 // (default artifacts/ at the repository's root). Without chromium it
 // skips, unless CALLTRAIL_BROWSER=required, as scripts/test.sh sets.
 //
 // To regenerate the README's screenshots:
 //
-//	CALLTRAIL_ARTIFACTS=docs/img go test -run TestServeBrowser ./cmd/calltrail
+//	CALLTRAIL_ARTIFACTS=docs/img go test -run TestServeBrowser$ ./cmd/calltrail
 func TestServeBrowser(t *testing.T) {
-	chromium := browserPath(t)
+	p := newPage(t)
 	bin := calltrailBinary(t)
 	dir := t.TempDir()
 	trace, base := filepath.Join(dir, "trace.out"), filepath.Join(dir, "base.out")
@@ -39,252 +35,159 @@ func TestServeBrowser(t *testing.T) {
 			t.Fatalf("calltrail run: %v\n%s", err, out)
 		}
 	}
-	url := startServe(t, bin, trace, base)
-	shots := artifactsDir(t)
-
-	ctx := newBrowser(t, chromium)
-	var exceptions []string
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			exceptions = append(exceptions, e.ExceptionDetails.Error())
-		}
-	})
-	shot := func(name string) chromedp.Action {
-		return chromedp.ActionFunc(func(ctx context.Context) error {
-			var png []byte
-			if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
-				return err
-			}
-			t.Logf("screenshot %s", filepath.Join(shots, name))
-			return os.WriteFile(filepath.Join(shots, name), png, 0o644)
-		})
-	}
-	text := func(sel string) string {
-		var s string
-		do(t, ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, sel), &s))
-		return s
-	}
-	eval := func(js string, v any) { do(t, ctx, chromedp.Evaluate(js, v)) }
-	ready := func(view string) chromedp.Action {
-		return chromedp.WaitVisible("#view-"+view+"[data-ready]", chromedp.ByQuery)
-	}
-	// wait polls a JavaScript condition, failing the test on timeout.
-	wait := func(what, js string) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		if err := chromedp.Run(tctx, chromedp.Poll(js, nil, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-			chromedp.Run(ctx, shot("failure.png"))
-			var state string
-			chromedp.Run(ctx, chromedp.Evaluate(`location.hash + " " + JSON.stringify(ct.perf)`, &state))
-			t.Fatalf("waiting for %s: %v (page at %s)", what, err, state)
-		}
-	}
+	url, _, _ := startServe(t, bin, trace, base)
 
 	// Overview.
-	do(t, ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url+"#overview"), ready("overview"))
-	if s := text("#ov-cards"); !strings.Contains(s, "goroutines") || !strings.Contains(s, "calls") {
+	p.open(url + "#overview")
+	if s := p.text("#ov-cards"); !strings.Contains(s, "goroutines") || !strings.Contains(s, "calls") {
 		t.Errorf("overview cards: %q", s)
 	}
-	if s := text("#ov-total"); !strings.Contains(s, "main.D") || !strings.Contains(s, "main.main") {
+	if s := p.text("#ov-total"); !strings.Contains(s, "main.D") || !strings.Contains(s, "main.main") {
 		t.Errorf("top functions by total time lack main.D or main.main: %q", s)
 	}
-	do(t, ctx, shot("overview.png"))
+	p.shot("overview.png")
 
 	// Flame graph: search, then click a box and see its chains.
-	do(t, ctx, chromedp.Navigate(url+"#flame"), ready("flame"))
-	var boxes int
-	eval(`+document.querySelector("#flame-canvas").dataset.boxes`, &boxes)
-	if boxes < 5 {
-		t.Errorf("flame graph drew %d boxes", boxes)
+	p.open(url + "#flame")
+	if n := p.number(`+document.querySelector("#flame-canvas").dataset.boxes`); n < 5 {
+		t.Errorf("flame graph drew %v boxes", n)
 	}
-	do(t, ctx, chromedp.SendKeys("#flame-search", "main.D", chromedp.ByQuery))
-	wait("the search's share", `document.querySelector("#flame-match").textContent.includes("matched")`)
-	if s := text("#flame-match"); !strings.Contains(s, "%") {
+	p.do(chromedp.SendKeys("#flame-search", "main.D", chromedp.ByQuery))
+	p.wait("the search's share", `document.querySelector("#flame-match").textContent.includes("matched")`)
+	if s := p.text("#flame-match"); !strings.Contains(s, "%") {
 		t.Errorf("search share: %q", s)
 	}
-	do(t, ctx, shot("flame.png"))
+	p.shot("flame.png")
 	var at struct{ X, Y float64 }
-	eval(`ct.flameBox("main.C1")`, &at)
+	p.eval(`ct.flameBox("main.C1")`, &at)
 	if at.X == 0 {
 		t.Fatal("no box for main.C1 in the flame graph")
 	}
-	do(t, ctx, chromedp.MouseClickXY(at.X, at.Y))
-	wait("the chains of the clicked box", `!!document.querySelector("#flame-chains")`)
-	if s := text("#flame-chains"); !strings.Contains(s, "main.main → main.A1 → main.B1 → main.C1") {
+	p.do(chromedp.MouseClickXY(at.X, at.Y))
+	p.wait("the chains of the clicked box", `!!document.querySelector("#flame-chains")`)
+	if s := p.text("#flame-chains"); !strings.Contains(s, "main.main → main.A1 → main.B1 → main.C1") {
 		t.Errorf("chains of main.C1: %q", s)
 	}
-	if !strings.Contains(locationHash(t, ctx), "zoom=") {
-		t.Errorf("zoom is not in the URL: %s", locationHash(t, ctx))
+	var hash string
+	p.eval(`location.hash`, &hash)
+	if !strings.Contains(hash, "zoom=") {
+		t.Errorf("the zoom is not in the URL: %s", hash)
 	}
-	do(t, ctx, shot("flame-zoomed.png"))
+	p.shot("flame-zoomed.png")
 
-	// Function view: every chain, the histogram, a call opened in the timeline.
-	do(t, ctx, chromedp.Navigate(url+"#func?name=main.D"), ready("func"))
-	var chains int
-	eval(`document.querySelectorAll("#fn-chains .chain").length`, &chains)
-	if chains != 3 {
-		t.Errorf("function view of main.D lists %d chains, want 3 (through A1, A2, A3)", chains)
+	// Function view: every chain, callers, the histogram, a call opened
+	// in the timeline.
+	p.open(url + "#func?name=main.D")
+	if n := p.number(`document.querySelectorAll("#fn-chains .chain").length`); n != 3 {
+		t.Errorf("function view of main.D lists %v chains, want 3 (through A1, A2, A3)", n)
 	}
-	if s := text("#fn-callers"); !strings.Contains(s, "main.C1") || !strings.Contains(s, "main.C3") {
+	if s := p.text("#fn-callers"); !strings.Contains(s, "main.C1") || !strings.Contains(s, "main.C3") {
 		t.Errorf("callers of main.D: %q", s)
 	}
-	do(t, ctx, chromedp.Click("#fn-hist .bar:not(.empty)", chromedp.ByQuery))
-	wait("the calls of a histogram bar", `document.querySelectorAll("#fn-bucket a.call").length > 0`)
-	do(t, ctx, shot("function.png"))
+	p.do(chromedp.Click("#fn-hist .bar:not(.empty)", chromedp.ByQuery))
+	p.wait("the calls of a histogram bar", `document.querySelectorAll("#fn-bucket a.call").length > 0`)
+	p.shot("function.png")
 
 	// Timeline: open that call, then zoom with the mouse wheel where
-	// main.main runs (to the end of the trace).
-	do(t, ctx, chromedp.Click("#fn-bucket a.call", chromedp.ByQuery), ready("timeline"))
-	wait("bars on the timeline", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
-	var span0, span1 float64
-	eval(`+document.querySelector("#tl-canvas").dataset.span`, &span0)
-	do(t, ctx, chromedp.Click("#tl-reset", chromedp.ByQuery))
-	wait("the whole trace", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span > %f`, span0))
-	eval(`(() => { const r = document.querySelector("#tl-canvas").getBoundingClientRect(); return {X: r.left + r.width * 0.8, Y: r.top + 30}; })()`, &at)
-	eval(`+document.querySelector("#tl-canvas").dataset.span`, &span0)
+	// main.main runs (to the end of the trace), and pan by dragging.
+	p.do(chromedp.Click("#fn-bucket a.call", chromedp.ByQuery))
+	p.wait("the timeline", `!!document.querySelector("#view-timeline[data-ready]")`)
+	p.wait("bars on the timeline", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
+	span := func() float64 { return p.number(`+document.querySelector("#tl-canvas").dataset.span`) }
+	s0 := span()
+	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
+	p.wait("the whole trace", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span > %f`, s0))
+	p.eval(`(() => { const r = document.querySelector("#tl-canvas").getBoundingClientRect(); return {X: r.left + r.width * 0.8, Y: r.top + 30}; })()`, &at)
+	s0 = span()
 	for range 3 {
-		do(t, ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-			return input.DispatchMouseEvent(input.MouseWheel, at.X, at.Y).WithDeltaX(0).WithDeltaY(-400).Do(ctx)
-		}))
+		p.wheel(at.X, at.Y, -400)
 	}
-	wait("the zoomed timeline", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span < %f`, span0/2))
-	eval(`+document.querySelector("#tl-canvas").dataset.span`, &span1)
-	t.Logf("timeline zoomed from %.0fns to %.0fns shown", span0, span1)
-	wait("bars after zooming", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
-	do(t, ctx, chromedp.Click("#tl-reset", chromedp.ByQuery))
-	wait("the whole trace again", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span > %f`, span1))
-	do(t, ctx, shot("timeline.png"))
+	p.wait("the zoomed timeline", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span < %f`, s0/2))
+	p.wait("bars after zooming", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
+	t.Logf("timeline zoomed from %.0fns to %.0fns shown", s0, span())
+	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
+	p.wait("the whole trace again", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span >= %f`, s0))
+	p.wait("the lanes' bars", `+document.querySelector("#tl-canvas").dataset.bars >= 15`)
+	p.shot("timeline.png")
 
 	// Call tree, with a focus filter, expanded.
-	do(t, ctx, chromedp.Navigate(url+"#tree?F=main%5C.A1"), ready("tree"))
-	do(t, ctx, chromedp.Click("#tree li .toggle", chromedp.ByQuery))
-	wait("the focused calls", `document.querySelector("#tree").textContent.includes("main.A1")`)
-	if s := text("#tree"); strings.Contains(s, "main.A2") {
+	p.open(url + "#tree?F=main%5C.A1")
+	p.do(chromedp.Click("#tree li .toggle", chromedp.ByQuery))
+	p.wait("the focused calls", `document.querySelector("#tree").textContent.includes("main.A1")`)
+	if s := p.text("#tree"); strings.Contains(s, "main.A2") {
 		t.Errorf("the focus on main.A1 shows main.A2: %q", s)
 	}
-	eval(`(() => { for (const t of document.querySelectorAll("#tree li li .toggle")) if (t.textContent === "▸") { t.click(); } return 1; })()`, nil)
-	wait("main.B1 under main.A1", `document.querySelector("#tree").textContent.includes("main.B1")`)
-	do(t, ctx, shot("tree.png"))
+	p.eval(`document.querySelectorAll("#tree li li .toggle").forEach((t) => t.textContent === "▸" && t.click())`, nil)
+	p.wait("main.B1 under main.A1", `document.querySelector("#tree").textContent.includes("main.B1")`)
+	p.shot("tree.png")
 
 	// A malformed filter is an error on the page, not a crash.
-	do(t, ctx, chromedp.Navigate(url+"#tree?F=%28"), ready("tree"))
-	wait("the filter's error", `document.querySelector("#tree-error").textContent.includes("parameter F")`)
+	p.open(url + "#tree?F=%28")
+	p.wait("the filter's error", `document.querySelector("#tree-error").textContent.includes("parameter F")`)
 
+	logTimings(p)
+	if len(p.exceptions) > 0 {
+		t.Errorf("JavaScript exceptions: %q", p.exceptions)
+	}
+}
+
+// TestServeBrowserSpeed measures, in Chromium, calltrail serve on the
+// trace CALLTRAIL_BENCH_TRACE (a ten-million-call one, say): time to
+// ready, the first page's drawing, the timeline's redraws on pan and
+// zoom, and the server's memory. It logs the figures and asserts
+// nothing on them: a busy machine must not fail it.
+//
+//	CALLTRAIL_BENCH_TRACE=/tmp/fib33.out go test -run TestServeBrowserSpeed -v ./cmd/calltrail
+func TestServeBrowserSpeed(t *testing.T) {
+	trace := os.Getenv("CALLTRAIL_BENCH_TRACE")
+	if trace == "" {
+		t.Skip("set CALLTRAIL_BENCH_TRACE to a trace to measure")
+	}
+	p := newPage(t)
+	url, ready, pid := startServe(t, calltrailBinary(t), trace)
+	t.Logf("ready to view %v after start", ready.Round(time.Millisecond))
+	p.open(url + "#overview")
+	var nav struct{ ResponseStart, DomContentLoadedEventEnd, LoadEventEnd float64 }
+	p.eval(`performance.getEntriesByType("navigation")[0].toJSON()`, &nav)
+	t.Logf("first page (overview) drawn %.0fms after navigation began (HTML at %.0fms, DOMContentLoaded %.0fms)",
+		p.number(`ct.firstDraw`), nav.ResponseStart, nav.DomContentLoadedEventEnd)
+	p.open(url + "#flame")
+	p.open(url + "#timeline")
+	p.wait("bars", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
+	var at struct{ X, Y float64 }
+	p.eval(`(() => { const r = document.querySelector("#tl-canvas").getBoundingClientRect(); return {X: r.left + r.width / 2, Y: r.top + 100}; })()`, &at)
+	p.eval(`ct.perf = {}`, nil)
+	for i := range 12 {
+		p.wheel(at.X, at.Y, -300)
+		if i%3 == 2 {
+			p.drag(at.X, at.Y, at.X-200, at.Y)
+		}
+	}
+	p.wheel(at.X, at.Y, 200)
+	p.wait("the last fetch", `!document.querySelector("#tl-canvas").dataset.loading`)
+	var perf map[string][]float64
+	p.eval(`ct.perf`, &perf)
+	for _, k := range []string{"timelineDraw", "timelineFetch"} {
+		v := perf[k]
+		sort.Float64s(v)
+		if len(v) > 0 {
+			t.Logf("%s: %d times, median %.1fms, max %.1fms", k, len(v), v[len(v)/2], v[len(v)-1])
+		}
+	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmRSS") || strings.HasPrefix(l, "VmHWM") {
+			t.Logf("server %s", strings.Join(strings.Fields(l), " "))
+		}
+	}
+	logTimings(p)
+}
+
+// logTimings logs the page's own timings: each view's drawing, the
+// timeline's redraws and fetches, the first draw.
+func logTimings(p *page) {
 	var perf map[string]any
-	eval(`({perf: ct.perf, firstDrawMs: ct.firstDraw, navigation: performance.getEntriesByType("navigation")[0].toJSON()})`, &perf)
+	p.eval(`({perf: ct.perf, firstDrawMs: ct.firstDraw})`, &perf)
 	b, _ := json.Marshal(perf)
-	t.Logf("browser timings (ms): %s", b)
-	if len(exceptions) > 0 {
-		t.Errorf("JavaScript exceptions: %q", exceptions)
-	}
-}
-
-// browserPath finds Chromium, or skips the test when it is missing and
-// not required.
-func browserPath(t *testing.T) string {
-	for _, name := range []string{os.Getenv("CALLTRAIL_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CALLTRAIL_BROWSER") == "required" {
-		t.Fatal("chromium not found, and CALLTRAIL_BROWSER=required")
-	}
-	t.Skip("chromium not found; install it (apt-get install chromium) to run the browser tests")
-	return ""
-}
-
-// startServe starts calltrail serve on the traces and returns its URL.
-func startServe(t *testing.T, bin string, traces ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "-http", "127.0.0.1:0"}, traces...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("calltrail serve printed no URL: %v", err)
-	}
-	t.Logf("%s", strings.TrimSpace(line))
-	for _, f := range strings.Fields(line) {
-		if strings.HasPrefix(f, "http://127.0.0.1:") {
-			return f
-		}
-	}
-	t.Fatalf("calltrail serve printed no URL: %q", line)
-	return ""
-}
-
-// artifactsDir is where screenshots go: CALLTRAIL_ARTIFACTS, relative to
-// the repository's root, or artifacts/ there.
-func artifactsDir(t *testing.T) string {
-	dir := os.Getenv("CALLTRAIL_ARTIFACTS")
-	if dir == "" {
-		dir = "artifacts"
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join("..", "..", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func newBrowser(t *testing.T, path string) context.Context {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1280, 800),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	// This chromedp's protocol types predate some of Chromium's events:
-	// say so once, not for every event.
-	var once sync.Once
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		if strings.Contains(msg, "could not unmarshal event") {
-			once.Do(func() { t.Logf("chromedp: %s (and maybe more such)", msg) })
-			return
-		}
-		t.Logf("chromedp: %s", msg)
-	}))
-	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
-	return ctx
-}
-
-func do(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
-	t.Helper()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func locationHash(t *testing.T, ctx context.Context) string {
-	var h string
-	do(t, ctx, chromedp.Evaluate(`location.hash`, &h))
-	return h
+	p.t.Logf("browser timings (ms): %s", b)
 }

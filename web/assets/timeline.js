@@ -63,6 +63,7 @@ ct.views.timeline = async function (root, params) {
     if (inflight) inflight.abort();
     const ac = (inflight = new AbortController());
     const t0 = performance.now();
+    canvas.dataset.loading = "1";
     try {
       const res = await fetch("/api/timeline?" + new URLSearchParams(q), { signal: ac.signal });
       if (!res.ok) throw new Error(await res.text());
@@ -73,10 +74,14 @@ ct.views.timeline = async function (root, params) {
       ct.mark("timelineFetch", performance.now() - t0);
       history.replaceState(null, "", ct.href("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" }));
       draw();
+      ct.mark("timelineUpdate", performance.now() - t0);
     } catch (e) {
       if (e.name !== "AbortError") status.textContent = e.message;
     } finally {
-      if (inflight === ac) inflight = null;
+      if (inflight === ac) {
+        inflight = null;
+        delete canvas.dataset.loading;
+      }
     }
   }
 
