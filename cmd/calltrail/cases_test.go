@@ -49,9 +49,16 @@ func TestCaseStudies(t *testing.T) {
 					t.Errorf("fixed mode still has the finding: %s", f.Message)
 				}
 			}
-			// A wide margin: the machines are shared.
+			// A wide margin, and a second chance: the machines are
+			// shared, and another job can slow down either run.
 			if float64(fixedMs)*c.faster > float64(slowMs) {
-				t.Errorf("fixed mode took %d ms, slow mode %d ms", fixedMs, slowMs)
+				t.Logf("fixed mode took %d ms, slow mode %d ms; once more", fixedMs, slowMs)
+				s, _ := runCase(t, bin, c.example, c.slow, c.timing)
+				f, _ := runCase(t, bin, c.example, c.fixed, c.timing)
+				slowMs, fixedMs = min(slowMs, s), min(fixedMs, f)
+			}
+			if float64(fixedMs)*c.faster > float64(slowMs) {
+				t.Errorf("fixed mode took %d ms at best, slow mode %d ms", fixedMs, slowMs)
 			}
 		})
 	}
