@@ -5,6 +5,8 @@
 # release from go1.22 (toolchains come from the Go module proxy), and on
 # linux/arm64 and linux/riscv64 under qemu (installed from Debian's
 # packages when missing). Cross-builds for darwin/arm64 and windows/amd64.
+# The web UI's browser tests drive headless Chromium (installed from
+# Debian's packages when missing) in every pass of the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,8 +50,9 @@ go test -count=1 -race -tags calltrail -skip TestRealModules ./...
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
 
-step "fuzzing the trace reader"
+step "fuzzing the trace reader and the web UI's parameters"
 go test -run '^$' -fuzz FuzzReader -fuzztime "${FUZZTIME:-20s}" ./tracefile
+go test -run '^$' -fuzz FuzzParams -fuzztime 5s ./web
 
 step "the runtime on every supported Go release"
 for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do

@@ -74,6 +74,9 @@ func TestServeBrowser(t *testing.T) {
 		t.Errorf("the zoom is not in the URL: %s", hash)
 	}
 	p.shot("flame-zoomed.png")
+	// The trace holds the runtime's profiles: waiting time has its graph.
+	p.do(chromedp.Click(`input[name=weight][value=wait]`, chromedp.ByQuery))
+	p.wait("the graph of waiting time", `location.hash.includes("weight=wait") && +document.querySelector("#flame-canvas").dataset.boxes >= 5`)
 
 	// Function view: every chain, callers, the histogram, a call opened
 	// in the timeline.
@@ -94,11 +97,10 @@ func TestServeBrowser(t *testing.T) {
 	p.wait("the timeline", `!!document.querySelector("#view-timeline[data-ready]")`)
 	p.wait("bars on the timeline", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
 	span := func() float64 { return p.number(`+document.querySelector("#tl-canvas").dataset.span`) }
-	s0 := span()
 	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
-	p.wait("the whole trace", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span > %f`, s0))
+	p.wait("the whole trace", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end`)
 	p.eval(`(() => { const r = document.querySelector("#tl-canvas").getBoundingClientRect(); return {X: r.left + r.width * 0.8, Y: r.top + 30}; })()`, &at)
-	s0 = span()
+	s0 := span()
 	for range 3 {
 		p.wheel(at.X, at.Y, -400)
 	}
@@ -106,7 +108,7 @@ func TestServeBrowser(t *testing.T) {
 	p.wait("bars after zooming", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
 	t.Logf("timeline zoomed from %.0fns to %.0fns shown", s0, span())
 	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
-	p.wait("the whole trace again", fmt.Sprintf(`+document.querySelector("#tl-canvas").dataset.span >= %f`, s0))
+	p.wait("the whole trace again", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end`)
 	p.wait("the lanes' bars", `+document.querySelector("#tl-canvas").dataset.bars >= 15`)
 	p.shot("timeline.png")
 
@@ -152,8 +154,10 @@ func TestServeBrowserSpeed(t *testing.T) {
 	t.Logf("first page (overview) drawn %.0fms after navigation began (HTML at %.0fms, DOMContentLoaded %.0fms)",
 		p.number(`ct.firstDraw`), nav.ResponseStart, nav.DomContentLoadedEventEnd)
 	p.open(url + "#flame")
+	p.shot("speed-flame.png")
 	p.open(url + "#timeline")
 	p.wait("bars", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
+	p.shot("speed-timeline.png")
 	var at struct{ X, Y float64 }
 	p.eval(`(() => { const r = document.querySelector("#tl-canvas").getBoundingClientRect(); return {X: r.left + r.width / 2, Y: r.top + 100}; })()`, &at)
 	p.eval(`ct.perf = {}`, nil)

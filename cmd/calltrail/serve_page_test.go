@@ -44,6 +44,13 @@ func newPage(t *testing.T) *page {
 		}
 		t.Skip("chromium not found; install it (apt-get install chromium) to run the browser tests")
 	}
+	// Not t.TempDir: Chromium's helper processes may still be writing to
+	// it for a moment after the browser is gone, and that must not fail
+	// the test.
+	profile, err := os.MkdirTemp("", "calltrail-chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -51,7 +58,7 @@ func newPage(t *testing.T) *page {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
@@ -71,7 +78,17 @@ func newPage(t *testing.T) *page {
 		t.Logf("chromedp: %s", msg)
 	}))
 	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancel()
+		cancelA()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	p := &page{t: t, ctx: ctx, shots: artifactsDir(t)}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		if e, ok := ev.(*runtime.EventExceptionThrown); ok {

@@ -13,7 +13,9 @@
     view.replaceChildren(ct.el("p", { class: "error" }, "Cannot load the trace: " + e.message));
     return;
   }
-  document.getElementById("file").textContent = ct.overview.file + (ct.overview.base ? " vs " + ct.overview.base : "");
+  const file = document.getElementById("file");
+  file.textContent = ct.baseName(ct.overview.file) + (ct.overview.base ? " vs " + ct.baseName(ct.overview.base) : "");
+  file.title = ct.overview.file + (ct.overview.base ? " against " + ct.overview.base : "");
   const dl = document.getElementById("func-names");
   const seen = new Set();
   for (const n of ct.names) if (n && !seen.has(n)) { seen.add(n); dl.append(ct.el("option", { value: n })); }

@@ -110,7 +110,7 @@ ct.views.flame = async function (root, params) {
       ct.el("label", {}, ct.el("input", { type: "checkbox", id: "flame-icicle", checked: st.icicle, onchange: (e) => { st.icicle = e.target.checked; save(); draw(); } }), " icicle"),
       ct.el("button", { id: "flame-reset", onclick: () => { st.zoom = ""; save(); draw(); } }, "Reset zoom"),
       search, match),
-    d.baseTotal ? ct.el("p", { class: "legend" }, `Compared with ${o.base}: red boxes took longer than in the base trace, blue ones less; grey unchanged.`) : null,
+    d.baseTotal ? ct.el("p", { class: "legend" }, `Compared with ${ct.baseName(o.base)}: red boxes took longer than in the base trace, blue ones less; grey unchanged.`) : null,
     canvas, status, details);
 
   let tree, rects = [];

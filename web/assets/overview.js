@@ -19,7 +19,7 @@ ct.views.overview = async function (root) {
     return [a, ct.funcLink(f.function), b.join(f.function)];
   };
   ct.show(root, 
-    ct.el("h1", { id: "ov-program" }, o.program || o.file),
+    ct.el("h1", { id: "ov-program", title: o.program }, o.program ? ct.baseName(o.program.split(" ")[0]) + " " + o.program.split(" ").slice(1).join(" ") : ct.baseName(o.file)),
     o.warning && ct.el("p", { class: "warning" }, o.warning),
     ct.el("div", { class: "cards", id: "ov-cards" },
       card(ct.dur(o.duration), "duration"),
@@ -27,8 +27,8 @@ ct.views.overview = async function (root) {
       card(ct.num(o.calls), "calls"),
       card(ct.num(o.dropped), "dropped calls"),
       card(ct.num(o.functions), "functions"),
-      card(o.go || "?", "Go"),
-      o.base && card(o.base, "compared with")),
+      card(o.go || "?", "Go")),
+    o.base && ct.el("p", { class: "muted" }, `Compared with ${ct.baseName(o.base)} in the flame graph.`),
     ct.el("h2", {}, "Findings"),
     o.findings.length
       ? ct.el("ol", { class: "findings", id: "ov-findings" }, o.findings.map((f) => ct.el("li", {}, linkify(f))))
@@ -36,5 +36,5 @@ ct.views.overview = async function (root) {
     ct.el("div", { class: "cols" },
       ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.topSelf)))),
       ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.topTotal))))),
-    ct.el("p", { class: "muted" }, `Loaded ${o.file} in ${o.loadMillis} ms.`));
+    ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${o.loadMillis} ms.`));
 };

@@ -29,6 +29,10 @@ ct.dur = function (ns) {
   return Math.round(ns) + "ns";
 };
 
+// baseName is the last element of a path: temporary directories say
+// nothing.
+ct.baseName = (p) => String(p).split(/[\\/]/).pop();
+
 ct.num = (n) => n.toLocaleString("en-US");
 ct.pct = (a, b) => (b > 0 ? (100 * a / b).toFixed(a / b < 0.1 ? 2 : 1) + "%" : "–");
 
