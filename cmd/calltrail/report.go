@@ -105,6 +105,9 @@ type funcJSON struct {
 	CPU    *int64     `json:"cpu_ns,omitempty"`
 	Wait   *int64     `json:"wait_ns,omitempty"`
 	Waits  []waitJSON `json:"waits,omitempty"`
+	// Syscalls is CPU time in blocking system calls, by the untraced
+	// function called.
+	Syscalls []waitJSON `json:"syscalls,omitempty"`
 }
 
 type waitJSON struct {
@@ -143,6 +146,9 @@ func writeReportJSON(w io.Writer, funcs []*analysis.Func, findings []diagnose.Fi
 		for _, w := range f.Waits {
 			fj.Waits = append(fj.Waits, waitJSON{w.On, w.Ns})
 		}
+		for _, w := range f.Syscalls {
+			fj.Syscalls = append(fj.Syscalls, waitJSON{w.On, w.Ns})
+		}
 		out.Functions = append(out.Functions, fj)
 	}
 	enc := json.NewEncoder(w)
@@ -165,8 +171,11 @@ func writeReport(w io.Writer, funcs []*analysis.Func, split bool) {
 		name := f.Name
 		if split {
 			fmt.Fprintf(tw, "%s\t%s\t", dur(f.CPU), dur(f.Wait))
-			if len(f.Waits) > 0 {
+			switch {
+			case len(f.Waits) > 0:
 				name += " (waits on " + f.Waits[0].On + ")"
+			case len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU:
+				name += " (in system calls: " + f.Syscalls[0].On + ")"
 			}
 		}
 		fmt.Fprintf(tw, "\t%s\n", name)
