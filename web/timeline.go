@@ -11,11 +11,9 @@ const (
 type lanesJSON struct {
 	G      []uint64 `json:"g"`
 	Parent []uint64 `json:"parent"`
-	Start  []uint32 `json:"start"` // function the goroutine began with
+	Start  []uint32 `json:"start"` // function of the goroutine's first traced call
 	Depth  []int    `json:"depth"`
 	Calls  []int    `json:"calls"`
-	First  []int64  `json:"first"`
-	Last   []int64  `json:"last"`
 	End    int64    `json:"end"` // the trace's end, nanoseconds
 }
 
@@ -26,25 +24,17 @@ func (s *Server) laneList(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 	out := lanesJSON{End: int64(s.t.Profile.Duration)}
 	for _, l := range ix.lanes {
 		info := ix.gs[l.g]
+		// The first traced call says more than the goroutine's start
+		// function, which is runtime.main for goroutine 1.
 		start := info.StartFunc
-		if start == 0 && l.len() > 0 {
+		if l.len() > 0 {
 			start = l.fn[0]
-		}
-		var first, last int64
-		if n := l.len(); n > 0 {
-			first = l.start[0]
-			// The last top-level call ends last.
-			for i := 0; i < n; i = int(l.next[i]) {
-				last = max(last, l.end(i))
-			}
 		}
 		out.G = append(out.G, l.g)
 		out.Parent = append(out.Parent, info.Parent)
 		out.Start = append(out.Start, start)
 		out.Depth = append(out.Depth, l.maxDepth)
 		out.Calls = append(out.Calls, l.len())
-		out.First = append(out.First, first)
-		out.Last = append(out.Last, last)
 	}
 	return out, nil
 }

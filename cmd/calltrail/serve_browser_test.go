@@ -110,6 +110,13 @@ func TestServeBrowser(t *testing.T) {
 	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
 	p.wait("the whole trace again", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end`)
 	p.wait("the lanes' bars", `+document.querySelector("#tl-canvas").dataset.bars >= 15`)
+	// The second lane's title: who started that goroutine, from which chain.
+	p.eval(`ct.laneTitle(1)`, &at)
+	p.do(chromedp.MouseClickXY(at.X, at.Y))
+	p.wait("who started the goroutine", `document.querySelector("#tl-details").textContent.includes("started by g1")`)
+	if s := p.text("#tl-details"); !strings.Contains(s, "from the chain main.main") {
+		t.Errorf("the second lane's parent chain: %q", s)
+	}
 	p.shot("timeline.png")
 
 	// Call tree, with a focus filter, expanded.

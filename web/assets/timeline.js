@@ -9,7 +9,7 @@ ct.views = ct.views || {};
 ct.views.timeline = async function (root, params) {
   if (!ct.lanes) ct.lanes = await ct.api("lanes");
   const L = ct.lanes, nL = L.g.length;
-  const headH = 16, rowH = 14, maxRows = 48, gap = 6;
+  const rulerH = 20, headH = 14, rowH = 13, maxRows = 48, gap = 3;
   const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
   for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
   const laneOf = new Map(L.g.map((g, i) => [g, i]));
@@ -35,12 +35,12 @@ ct.views.timeline = async function (root, params) {
   let data = null;      // the last response: {from, to, l0, l1, lanes: Map}
   let inflight = null, timer = 0, rects = [];
   const W = () => canvas.clientWidth || 1200;
-  const H = () => Math.max(240, Math.min(window.innerHeight - 190, laneY[nL] + 4));
+  const H = () => Math.max(240, Math.min(window.innerHeight - 190, laneY[nL] + rulerH + 4));
   const visibleLanes = () => {
     let lo = 0, hi = nL;
     while (lo < hi) { const m = (lo + hi) >> 1; if (laneY[m + 1] <= st.y) lo = m + 1; else hi = m; }
     let l1 = lo;
-    while (l1 < nL && laneY[l1] < st.y + H()) l1++;
+    while (l1 < nL && laneY[l1] < st.y + H() - rulerH) l1++;
     return [lo, l1];
   };
   function setWindow(from, to) {
@@ -103,7 +103,7 @@ ct.views.timeline = async function (root, params) {
     rects = [];
     let drawn = 0;
     for (let i = a; i < b; i++) {
-      const top = laneY[i] - st.y;
+      const top = laneY[i] - st.y + rulerH;
       g.fillStyle = i === laneOf.get(st.g) ? "#e2ecf8" : i % 2 ? "#f7f8fa" : "#ffffff";
       g.fillRect(0, top, w, laneY[i + 1] - laneY[i]);
       const items = data && data.lanes.get(i);
@@ -135,6 +135,7 @@ ct.views.timeline = async function (root, params) {
       const parent = L.parent[i] ? ` ← g${L.parent[i]}` : "";
       g.fillText(`g${L.g[i]}${parent}  ${ct.names[L.start[i]] || ""}  (${ct.num(L.calls[i])} calls)`, 4, top + headH / 2);
     }
+    ruler(g, w, k);
     if (st.mark !== null) {
       const x = (st.mark - st.from) * k;
       g.strokeStyle = "#b12cd6";
@@ -142,8 +143,33 @@ ct.views.timeline = async function (root, params) {
     }
     root.querySelector("#tl-window").textContent = `${ct.dur(st.from)} – ${ct.dur(st.to)} (${ct.dur(st.to - st.from)} shown)`;
     canvas.dataset.bars = drawn;
+    // Where lane i's title is on the page, for the browser tests.
+    ct.laneTitle = (i) => {
+      const r = canvas.getBoundingClientRect();
+      return { x: r.left + 8, y: r.top + laneY[i] - st.y + rulerH + headH / 2 };
+    };
     canvas.dataset.span = Math.round(st.to - st.from);
     ct.mark("timelineDraw", performance.now() - t0);
+  }
+
+  // ruler draws the time axis: a tick every 1, 2 or 5 times a power of
+  // ten, about every 100 pixels.
+  function ruler(g, w, k) {
+    g.fillStyle = "#ffffff";
+    g.fillRect(0, 0, w, rulerH);
+    g.strokeStyle = "#c3c9d0";
+    g.beginPath(); g.moveTo(0, rulerH - 0.5); g.lineTo(w, rulerH - 0.5); g.stroke();
+    const raw = (st.to - st.from) / Math.max(1, w / 100);
+    const p10 = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * p10).find((s) => s >= raw);
+    g.fillStyle = "#65707d";
+    g.beginPath();
+    for (let t = Math.ceil(st.from / step) * step; t <= st.to; t += step) {
+      const x = Math.round((t - st.from) * k) + 0.5;
+      g.moveTo(x, rulerH - 6); g.lineTo(x, rulerH);
+      g.fillText(ct.dur(t), x + 3, rulerH / 2 - 1);
+    }
+    g.stroke();
   }
 
   const pos = (ev) => { const r = canvas.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top]; };
@@ -207,8 +233,8 @@ ct.views.timeline = async function (root, params) {
       return;
     }
     // A lane's title: who started the goroutine.
-    for (let i = visibleLanes()[0]; i < nL && laneY[i] - st.y < y; i++) {
-      if (y - (laneY[i] - st.y) < headH) {
+    for (let i = visibleLanes()[0]; i < nL && laneY[i] - st.y + rulerH < y; i++) {
+      if (y - (laneY[i] - st.y + rulerH) < headH) {
         const info = await ct.api("lane", { g: L.g[i] });
         ct.show(details, ct.el("b", {}, `goroutine ${info.g}`), ` · ${ct.num(info.calls)} calls`,
           info.parent ? ct.el("div", {}, `started by g${info.parent}${info.creator ? " in " + info.creator + " (" + info.creatorAt + ")" : ""}${info.startFunc ? ", running " + info.startFunc : ""}`) : ct.el("div", { class: "muted" }, "no parent recorded"),
