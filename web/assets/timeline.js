@@ -28,6 +28,14 @@ ct.views.timeline = async function (root, params) {
       ct.el("button", { id: "tl-in", onclick: () => zoomBy(0.5) }, "Zoom in"),
       ct.el("button", { id: "tl-out", onclick: () => zoomBy(2) }, "Zoom out"),
       ct.el("button", { id: "tl-reset", onclick: () => setWindow(0, end) }, "Whole trace"),
+      ct.el("form", { id: "tl-goto", onsubmit: (ev) => {
+        ev.preventDefault();
+        const g = Number(ev.target.elements.g.value);
+        if (!laneOf.has(g)) { status.textContent = `no goroutine g${g} with traced calls`; return; }
+        st.g = g;
+        st.y = Math.max(0, laneY[laneOf.get(g)] - 4);
+        schedule();
+      } }, ct.el("input", { name: "g", placeholder: "goroutine", size: 9, "aria-label": "Go to goroutine" })),
       ct.el("span", { id: "tl-window", class: "muted" }),
       ct.el("span", { class: "muted" }, `${ct.num(nL)} goroutines`)),
     canvas, status, details);
