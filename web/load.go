@@ -83,6 +83,9 @@ func Load(name string) (*Trace, error) {
 			t.byName[f.Name] = uint32(id)
 		}
 	}
+	// The analysis names functions through its reader, which holds the
+	// whole file: name them from the table instead, and let the file go.
+	t.Profile.Names = t.name
 	t.LoadTime = time.Since(began)
 	// Growing the index left garbage as large as the index itself: give
 	// it back soon rather than keep twice the memory for the session, but

@@ -21,7 +21,7 @@ ct.views.timeline = async function (root, params) {
 
   const canvas = ct.el("canvas", { id: "tl-canvas", tabindex: 0 });
   const status = ct.el("div", { id: "tl-status", class: "muted" }, " ");
-  const details = ct.el("div", { class: "details", id: "tl-details" }, ct.el("span", { class: "muted" }, "Wheel to zoom, drag to pan (shift+wheel scrolls lanes). Click a bar for its call, a lane's title for who started the goroutine."));
+  const details = ct.el("div", { class: "details", id: "tl-details" }, ct.el("span", { class: "muted" }, "Wheel or W/S to zoom, drag or A/D to pan (shift+wheel scrolls lanes). Click a bar for its call, a lane's title for who started the goroutine."));
   const zoomBy = (f) => { const c = (st.from + st.to) / 2; setWindow(c - (c - st.from) * f, c + (st.to - c) * f); };
   ct.show(root, 
     ct.el("div", { class: "toolbar" },
@@ -250,6 +250,18 @@ ct.views.timeline = async function (root, params) {
       }
     }
   }
+  // Keys as in other trace viewers: W and S zoom, A and D pan.
+  canvas.addEventListener("keydown", (ev) => {
+    const span = st.to - st.from, c = (st.from + st.to) / 2;
+    const k = { w: 0.7, s: 1 / 0.7 }[ev.key];
+    if (k) setWindow(c - (span * k) / 2, c + (span * k) / 2);
+    else if (ev.key === "a" || ev.key === "d") {
+      const dt = (ev.key === "a" ? -0.2 : 0.2) * span;
+      setWindow(st.from + dt, st.to + dt);
+    } else return;
+    ev.preventDefault();
+  });
+  canvas.addEventListener("mousedown", () => canvas.focus());
   const onResize = () => schedule();
   window.addEventListener("resize", onResize);
   ct.cleanup = () => {
