@@ -178,7 +178,7 @@ func TestServeBrowserSpeed(t *testing.T) {
 	p.wait("the last fetch", `!document.querySelector("#tl-canvas").dataset.loading`)
 	var perf map[string][]float64
 	p.eval(`ct.perf`, &perf)
-	for _, k := range []string{"timelineDraw", "timelineFetch"} {
+	for _, k := range []string{"timelineDraw", "timelineFetch", "timelineUpdate"} {
 		v := perf[k]
 		sort.Float64s(v)
 		if len(v) > 0 {
