@@ -29,6 +29,7 @@ func TestAPI(t *testing.T) {
 		{"/api/func?name=main.D", 200, `"exit":"panic"`},
 		{"/api/lanes", 200, `"g":[1,2]`},
 		{"/api/lane?g=2", 200, `"creator":"main.main"`},
+		{"/api/lane?g=2", 200, `"startedIn":["main.main"]`},
 		{"/api/timeline?from=0&to=2000000&px=100&l0=0&l1=2", 200, `"lanes":[{"lane":0`},
 		{"/api/tree", 200, `"goroutines":[{"g":1`},
 		{"/api/tree?in=1", 200, `"rows":[{"call":0,"func":1`},

@@ -1,6 +1,9 @@
 package web
 
-import "net/http"
+import (
+	"net/http"
+	"sort"
+)
 
 // Limits on a timeline request, so that no request costs much.
 const (
@@ -40,11 +43,14 @@ func (s *Server) laneList(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 }
 
 type laneJSON struct {
-	G           uint64     `json:"g"`
-	Parent      uint64     `json:"parent"`
-	Creator     string     `json:"creator,omitempty"`
-	CreatorAt   string     `json:"creatorAt,omitempty"`
-	StartFunc   string     `json:"startFunc,omitempty"`
+	G         uint64 `json:"g"`
+	Parent    uint64 `json:"parent"`
+	Creator   string `json:"creator,omitempty"`
+	CreatorAt string `json:"creatorAt,omitempty"`
+	StartFunc string `json:"startFunc,omitempty"`
+	// StartedIn is the chain of the parent's calls running when this
+	// goroutine was started, read from the parent's lane.
+	StartedIn   []string   `json:"startedIn,omitempty"`
 	SpawnedFrom [][]string `json:"spawnedFrom,omitempty"`
 	Calls       int        `json:"calls"`
 }
@@ -75,6 +81,9 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	}
 	if info.StartFunc != 0 {
 		out.StartFunc = t.name(info.StartFunc)
+	}
+	if k, ok := t.ix.byG[info.Parent]; ok && l.len() > 0 {
+		out.StartedIn = t.ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.name)
 	}
 	// The goroutine's first chain knows the parent's chains that started
 	// goroutines running it.
@@ -136,4 +145,28 @@ func (s *Server) timeline(_ http.ResponseWriter, _ *http.Request, p *params) (an
 		out.Lanes = append(out.Lanes, laneItemsJSON{k, flat})
 	}
 	return out, nil
+}
+
+// chainAt returns the names of the calls running at time at, outermost
+// first, down to the innermost call of function fn among them (or the
+// innermost of all when none is of fn): where a go statement in fn ran.
+func (l *lane) chainAt(at int64, fn uint32, name func(uint32) string) []string {
+	i0 := sort.Search(l.len(), func(i int) bool { return l.start[i] >= at })
+	var open []int // innermost first
+	for c := i0 - 1; c >= 0; c = int(l.parent[c]) {
+		if l.end(c) >= at {
+			open = append(open, c)
+		}
+	}
+	for k, c := range open {
+		if l.fn[c] == fn {
+			open = open[k:]
+			break
+		}
+	}
+	names := make([]string, len(open))
+	for k, c := range open {
+		names[len(open)-1-k] = name(l.fn[c])
+	}
+	return names
 }

@@ -114,7 +114,7 @@ func TestServeBrowser(t *testing.T) {
 	p.eval(`ct.laneTitle(1)`, &at)
 	p.do(chromedp.MouseClickXY(at.X, at.Y))
 	p.wait("who started the goroutine", `document.querySelector("#tl-details").textContent.includes("started by g1")`)
-	if s := p.text("#tl-details"); !strings.Contains(s, "from the chain main.main") {
+	if s := p.text("#tl-details"); !strings.Contains(s, "started in the chain main.main") {
 		t.Errorf("the second lane's parent chain: %q", s)
 	}
 	p.shot("timeline.png")

@@ -246,7 +246,8 @@ ct.views.timeline = async function (root, params) {
         const info = await ct.api("lane", { g: L.g[i] });
         ct.show(details, ct.el("b", {}, `goroutine ${info.g}`), ` · ${ct.num(info.calls)} calls`,
           info.parent ? ct.el("div", {}, `started by g${info.parent}${info.creator ? " in " + info.creator + " (" + info.creatorAt + ")" : ""}${info.startFunc ? ", running " + info.startFunc : ""}`) : ct.el("div", { class: "muted" }, "no parent recorded"),
-          (info.spawnedFrom || []).map((s) => ct.el("div", { class: "muted" }, "from the chain ", s.map((nm, k) => [k ? " → " : "", ct.funcLink(nm)]))));
+          info.startedIn ? ct.el("div", { id: "tl-started-in" }, "started in the chain ", info.startedIn.map((nm, k) => [k ? " → " : "", ct.funcLink(nm)])) : null,
+          (info.spawnedFrom || []).map((s) => ct.el("div", { class: "muted" }, "goroutines running its first chain came from ", s.map((nm, k) => [k ? " → " : "", ct.funcLink(nm)]))));
       }
     }
   }
