@@ -74,6 +74,12 @@ func TestServeBrowser(t *testing.T) {
 		t.Errorf("the zoom is not in the URL: %s", hash)
 	}
 	p.shot("flame-zoomed.png")
+	// Icicle and self time (inverted), each kept in the URL.
+	p.do(chromedp.Click("#flame-icicle", chromedp.ByQuery), chromedp.Click(`input[name=mode][value=self]`, chromedp.ByQuery))
+	p.wait("the inverted icicle graph", `location.hash.includes("icicle=1") && location.hash.includes("mode=self") && +document.querySelector("#flame-canvas").dataset.boxes >= 5`)
+	// A link to a search opens with it done.
+	p.open(url + "#flame?q=main%5C.D%24")
+	p.wait("the linked search", `document.querySelector("#flame-search").value === "main\\.D$" && document.querySelector("#flame-match").textContent.includes("matched")`)
 	// The trace holds the runtime's profiles: waiting time has its graph.
 	p.do(chromedp.Click(`input[name=weight][value=wait]`, chromedp.ByQuery))
 	p.wait("the graph of waiting time", `location.hash.includes("weight=wait") && +document.querySelector("#flame-canvas").dataset.boxes >= 5`)
