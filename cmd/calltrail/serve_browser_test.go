@@ -198,6 +198,9 @@ func TestServeBrowserSpeed(t *testing.T) {
 		}
 	}
 	logTimings(p)
+	if len(p.exceptions) > 0 {
+		t.Errorf("JavaScript exceptions: %q", p.exceptions)
+	}
 }
 
 // logTimings logs the page's own timings: each view's drawing, the

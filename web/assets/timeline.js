@@ -131,7 +131,7 @@ ct.views.timeline = async function (root, params) {
           g.fillRect(x, y, Math.max(bw - 0.3, 0.8), rowH - 1);
           g.globalAlpha = 1;
           if (bw > 30) {
-            const label = ct.fitText(g, (n > 1 ? `${ct.num(n)} calls: ` : "") + (fn ? ct.names[fn] : "several functions"), bw - 4);
+            const label = ct.fitText(g, (fn ? ct.names[fn] : "several functions") + (n > 1 ? ` ×${ct.num(n)}` : ""), bw - 4);
             if (label) { g.fillStyle = "#111"; g.fillText(label, x + 2, y + rowH / 2); }
           }
           rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items });
