@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/tracefile"
@@ -64,15 +65,19 @@ const (
 // function answers /api/func?name=NAME: the function view.
 func (s *Server) function(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
 	name := p.q.Get("name")
-	t := s.t
-	id, ok := t.byName[name]
 	if name == "" {
 		return nil, badRequest("parameter name: want a function name")
 	}
-	f := t.Profile.Funcs[id]
-	if !ok || f == nil {
-		return nil, notFound("no function " + name + " in the trace's calls")
+	t := s.t
+	f := t.Profile.Funcs[t.byName[name]] // id 0 has no figures
+	if f == nil {
+		msg := "no function " + name + " in the trace's calls"
+		if near := t.similar(name, 3); len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, ", ")
+		}
+		return nil, notFound(msg)
 	}
+	id := f.ID
 	out := functionJSON{
 		funcRow:  funcRow{f.Name, f.Calls, f.Total, f.Self, f.Max, f.CPU, f.Wait},
 		Location: t.files[id],
@@ -117,6 +122,22 @@ func (s *Server) function(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	}
 	out.Hist = t.histogram(id, f.Min, f.Max)
 	return out, nil
+}
+
+// similar returns up to n names of called functions that contain query,
+// or the last dot-separated part of it, ignoring case.
+func (t *Trace) similar(query string, n int) []string {
+	q := strings.ToLower(query)
+	if i := strings.LastIndexByte(q, '.'); i >= 0 && i+1 < len(q) {
+		q = q[i+1:]
+	}
+	var out []string
+	for id, name := range t.names {
+		if len(out) < n && t.Profile.Funcs[uint32(id)] != nil && strings.Contains(strings.ToLower(name), q) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func edges(m map[string]*edgeJSON) []edgeJSON {
