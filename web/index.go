@@ -221,11 +221,54 @@ func (l *lane) window(from, to, minDur int64, out []item) []item {
 		if l.dur[c] >= minDur {
 			c++
 		} else {
-			c = int(l.next[c]) // its callees are narrower still
+			// Its callees are narrower still; its narrow siblings
+			// within a pixel join its block in one step.
+			c = l.mergeSiblings(c, &pending[l.depth[c]], minDur, to)
 		}
 	}
 	for d := range pending {
 		flush(d)
 	}
 	return out
+}
+
+// mergeSiblings adds to block b, which holds the narrow call c, the
+// siblings of c that follow it closely enough to join b, with their
+// callees, and returns the index to go on from. It finds them by a
+// binary search on start times, so that a loop of a million short calls
+// costs a step per pixel, not per call.
+//
+// Only the last sibling the search finds can be wide: a wide sibling
+// before it would end at least minDur after c, and the last could then
+// not begin before the block's reach, c's end plus minDur.
+func (l *lane) mergeSiblings(c int, b *item, minDur, to int64) int {
+	next := int(l.next[c])
+	end := l.len()
+	if p := l.parent[c]; p >= 0 {
+		end = int(l.next[p])
+	}
+	reach := min(b.start+b.dur+minDur, to)
+	j := next + sort.Search(end-next, func(k int) bool { return l.start[next+k] >= reach })
+	if j <= next+1 {
+		return next // one call at most: the caller's loop takes it
+	}
+	d := l.depth[c]
+	sibling := func(i int) int { // the sibling of c that holds call i
+		for l.depth[i] > d {
+			i = int(l.parent[i])
+		}
+		return i
+	}
+	last := sibling(j - 1)
+	upTo := last // the siblings before it join b
+	if l.dur[last] < minDur {
+		upTo = int(l.next[last]) // and it too
+	}
+	if upTo == next {
+		return next
+	}
+	b.dur = max(b.dur, l.end(sibling(upTo-1))-b.start)
+	b.count += upTo - next
+	b.fn = 0 // calls not looked at one by one may be of other functions
+	return upTo
 }

@@ -1,9 +1,12 @@
 package web
 
 import (
+	"math/rand"
 	"net/url"
 	"strconv"
 	"testing"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 func TestWindow(t *testing.T) {
@@ -118,4 +121,92 @@ func TestTreePaging(t *testing.T) {
 	if n != 1200 {
 		t.Errorf("%d rows in all, want 1200", n)
 	}
+}
+
+// randomLane builds a lane of n calls: loops of short calls, with a wide
+// call now and then, nested up to four deep.
+func randomLane(rng *rand.Rand, n int) *lane {
+	l := &lane{g: 1}
+	at := int64(0)
+	var call func(depth int)
+	call = func(depth int) {
+		if l.len() >= n {
+			return
+		}
+		l.enter(uint32(1+rng.Intn(3)), at)
+		at += int64(rng.Intn(50))
+		if depth < 4 {
+			for k := rng.Intn(6); k > 0; k-- {
+				call(depth + 1)
+			}
+		}
+		if rng.Intn(40) == 0 {
+			at += 100_000 // a wide one
+		}
+		at += int64(1 + rng.Intn(50))
+		l.exitCall(at, tracefile.Return)
+		at += int64(rng.Intn(30))
+	}
+	for l.len() < n {
+		call(1)
+	}
+	return l
+}
+
+// TestWindowRandom checks window on random lanes against what it must
+// keep: every call at least minDur long that overlaps the window is a
+// bar of its own, and over the whole lane the bars stand for every call.
+func TestWindowRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for trial := range 200 {
+		l := randomLane(rng, 1+rng.Intn(3000))
+		end := l.end(0)
+		for i := 0; i < l.len(); i = int(l.next[i]) {
+			end = max(end, l.end(i))
+		}
+		from := rng.Int63n(end + 1)
+		to := from + 1 + rng.Int63n(end-from+10)
+		minDur := 1 + rng.Int63n(max((to-from)/50, 1))
+		if trial%4 == 0 {
+			from, to = 0, end+1
+		}
+		items := l.window(from, to, minDur, nil)
+		seen := map[int]bool{}
+		n := 0
+		for _, it := range items {
+			n += it.count
+			if it.call >= 0 {
+				if seen[it.call] {
+					t.Fatalf("trial %d: call %d twice", trial, it.call)
+				}
+				seen[it.call] = true
+			}
+		}
+		for i := 0; i < l.len(); i++ {
+			if l.dur[i] >= minDur && l.start[i] < to && l.end(i) > from && !seen[i] {
+				t.Fatalf("trial %d: wide call %d (%d+%d) missing from window %d-%d, minDur %d", trial, i, l.start[i], l.dur[i], from, to, minDur)
+			}
+		}
+		if from == 0 && to == end+1 && n != l.len() {
+			t.Fatalf("trial %d: bars stand for %d calls of %d", trial, n, l.len())
+		}
+	}
+}
+
+// BenchmarkWindowLoop measures the whole of a lane that is a loop of a
+// million short calls, drawn on 1280 pixels.
+func BenchmarkWindowLoop(b *testing.B) {
+	l := &lane{g: 1}
+	l.enter(1, 0)
+	for i := range int64(1_000_000) {
+		l.enter(2, 10+i*100)
+		l.exitCall(10+i*100+60, tracefile.Return)
+	}
+	l.exitCall(100_000_100, tracefile.Return)
+	var items []item
+	b.ResetTimer()
+	for range b.N {
+		items = l.window(0, 100_000_200, 100_000_200/1280, items[:0])
+	}
+	b.ReportMetric(float64(len(items)), "bars")
 }

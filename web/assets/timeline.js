@@ -131,7 +131,7 @@ ct.views.timeline = async function (root, params) {
           g.fillRect(x, y, Math.max(bw - 0.3, 0.8), rowH - 1);
           g.globalAlpha = 1;
           if (bw > 30) {
-            const label = ct.fitText(g, (fn ? ct.names[fn] : "several functions") + (n > 1 ? ` ×${ct.num(n)}` : ""), bw - 4);
+            const label = ct.fitText(g, fn ? ct.names[fn] + (n > 1 ? ` ×${ct.num(n)}` : "") : `${ct.num(n)} calls`, bw - 4);
             if (label) { g.fillStyle = "#111"; g.fillText(label, x + 2, y + rowH / 2); }
           }
           rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items });
@@ -225,7 +225,7 @@ ct.views.timeline = async function (root, params) {
   };
   const describe = (r) => {
     const it = r.items, j = r.j, n = it[j + 4], fn = it[j + 2];
-    const nm = fn ? ct.names[fn] : "several functions";
+    const nm = fn ? ct.names[fn] : "of several functions, maybe";
     return n > 1 ? `${ct.num(n)} calls (${nm}) merged, ${ct.dur(it[j + 1])}: zoom in to see them` : `${nm}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}`;
   };
   async function click(x, y) {
@@ -234,7 +234,7 @@ ct.views.timeline = async function (root, params) {
       const it = r.items, j = r.j, fn = it[j + 2], g = L.g[r.lane];
       const start = data.from + it[j], d = it[j + 1];
       ct.show(details, 
-        fn ? ct.funcLink(ct.names[fn]) : ct.el("b", {}, "several functions"),
+        fn ? ct.funcLink(ct.names[fn]) : ct.el("b", {}, "calls"),
         ` in g${g}: ${it[j + 4] > 1 ? ct.num(it[j + 4]) + " calls merged, " : ""}${ct.dur(d)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
         ct.el("a", { href: "#", onclick: (e) => { e.preventDefault(); setWindow(start - d * 0.1, start + d * 1.1); } }, "zoom to it"),
         " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g));
