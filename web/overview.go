@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"github.com/calltrail/calltrail/diagnose"
@@ -21,6 +22,7 @@ type funcRow struct {
 type overviewJSON struct {
 	File       string             `json:"file"`
 	Base       string             `json:"base,omitempty"`
+	Name       string             `json:"name"` // a short name for the program
 	Program    string             `json:"program"`
 	Go         string             `json:"go"`
 	Duration   int64              `json:"duration"`
@@ -44,6 +46,7 @@ func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 	t, p := s.t, s.t.Profile
 	o := overviewJSON{
 		File:       t.Name,
+		Name:       t.programName(),
 		Program:    strings.TrimSpace(p.Meta["path"] + " " + p.Meta["args"]),
 		Go:         strings.TrimSpace(p.Meta["go"] + " " + p.Meta["goos"] + "/" + p.Meta["goarch"]),
 		Duration:   int64(p.Duration),
@@ -81,6 +84,25 @@ func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 		}
 	}
 	return o, nil
+}
+
+// programName names the program: its executable's name, or, for one
+// that calltrail run built into a temporary "program", the directory of
+// its main.main's source file.
+func (t *Trace) programName() string {
+	m := t.Profile.Meta
+	name := m["program"]
+	if name == "" && m["path"] != "" {
+		name = filepath.Base(m["path"])
+	}
+	if id, ok := t.byName["main.main"]; ok && name == "program" {
+		file := t.files[id] // "file:line"; a Windows path has a colon too
+		file = file[:max(strings.LastIndexByte(file, ':'), 0)]
+		if dir := filepath.Base(filepath.Dir(file)); dir != "." && dir != string(filepath.Separator) {
+			name = dir
+		}
+	}
+	return strings.TrimSpace(name + " " + m["args"])
 }
 
 // funcNames returns every function's name, the index its id: other

@@ -22,6 +22,7 @@ func TestAPI(t *testing.T) {
 		{"/static/app.js", 200, "hashchange"},
 		{"/api/overview", 200, `"calls":203`},
 		{"/api/overview", 200, `"program":"/tmp/synth -n"`},
+		{"/api/overview", 200, `"name":"synth -n"`},
 		{"/api/names", 200, `"main.leaf"`},
 		{"/api/flame", 200, `"parent":[-1,0,1,-1,3]`},
 		{"/api/func?name=main.leaf", 200, `"path":["main.main","main.work","main.leaf"]`},

@@ -19,7 +19,7 @@ ct.views.overview = async function (root) {
     return [a, ct.funcLink(f.function), b.join(f.function)];
   };
   ct.show(root, 
-    ct.el("h1", { id: "ov-program", title: o.program }, o.program ? ct.baseName(o.program.split(" ")[0]) + " " + o.program.split(" ").slice(1).join(" ") : ct.baseName(o.file)),
+    ct.el("h1", { id: "ov-program", title: o.program }, o.name || ct.baseName(o.file)),
     o.warning && ct.el("p", { class: "warning" }, o.warning),
     ct.el("div", { class: "cards", id: "ov-cards" },
       card(ct.dur(o.duration), "duration"),
