@@ -72,9 +72,10 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 		switch ev.Kind {
 		case tracefile.EnterEvent:
 			if len(l.start) == cap(l.start) {
-				l.grow(r.Offset(), size)
+				l.grow(r.Offset(), size, ix.calls)
 			}
 			l.enter(ev.Func, ev.Time)
+			ix.calls++
 		case tracefile.ExitEvent:
 			l.exitCall(ev.Time, ev.Exit)
 		}
@@ -89,7 +90,6 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			l.resize(n) // a lane that ended early was given room it never used
 		}
 		ix.lanes = append(ix.lanes, l)
-		ix.calls += l.len()
 	}
 	sort.Slice(ix.lanes, func(i, j int) bool { return ix.lanes[i].g < ix.lanes[j].g })
 	for i, l := range ix.lanes {
@@ -100,13 +100,15 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 
 // grow makes room for more calls. Appending would copy the arrays a
 // dozen times on the way to millions of calls, leaving garbage several
-// times their size; instead a long lane is sized at once for the calls
-// it will have if it goes on as it went, at offset bytes into a trace of
-// size bytes.
-func (l *lane) grow(offset, size int64) {
+// times their size; instead a lane holding most of the calls read so far
+// (read, at offset bytes into a trace of size bytes) is sized at once for
+// the calls it will have if it goes on as it went. Other lanes double:
+// a projection from a burst of calls early in the file could reserve far
+// more than they will ever use.
+func (l *lane) grow(offset, size int64, read int) {
 	n := l.len()
 	c := max(2*n, 64)
-	if n >= 1<<14 && offset > 0 && size > offset {
+	if n >= 1<<14 && 2*n >= read && offset > 0 && size > offset {
 		// The projection errs low as much as high (the file's first bytes
 		// hold no calls): aim 10% over it, and grow by a quarter past it.
 		c = max(n+n/4, int(float64(n)*float64(size)/float64(offset)*1.1))

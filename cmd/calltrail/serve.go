@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/calltrail/calltrail/web"
@@ -40,6 +41,12 @@ func init() {
 				name, base = args[0], args[1]
 			default:
 				return usageError{fmt.Sprintf("want a trace file and at most one base trace, got %d arguments", len(args))}
+			}
+			if os.Getenv("GOMEMLIMIT") == "" {
+				// Building the timeline index leaves garbage as large as
+				// the index: a soft limit has the collector take it back
+				// while loading, rather than let the peak double.
+				debug.SetMemoryLimit(768 << 20)
 			}
 			t, err := web.Load(name)
 			if err != nil {
