@@ -42,21 +42,9 @@ func init() {
 			default:
 				return usageError{fmt.Sprintf("want a trace file and at most one base trace, got %d arguments", len(args))}
 			}
-			if os.Getenv("GOMEMLIMIT") == "" {
-				// Building the timeline index leaves garbage as large as
-				// the index: a soft limit has the collector take it back
-				// while loading, rather than let the peak double.
-				debug.SetMemoryLimit(768 << 20)
-			}
-			t, err := web.Load(name)
+			t, bt, err := loadTraces(name, base)
 			if err != nil {
 				return err
-			}
-			var bt *web.Trace
-			if base != "" {
-				if bt, err = web.Load(base); err != nil {
-					return err
-				}
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -79,6 +67,26 @@ func init() {
 			return web.Serve(ctx, ln, srv.Handler())
 		},
 	})
+}
+
+// loadTraces loads the trace and the base trace, if named.
+func loadTraces(name, base string) (t, bt *web.Trace, err error) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Building the timeline index leaves garbage as large as the
+		// index: a soft limit has the collector take it back while
+		// loading, rather than let the peak double. It is lifted after,
+		// lest the collector keep running for a trace that needs more.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(768 << 20))
+	}
+	if t, err = web.Load(name); err != nil {
+		return nil, nil, err
+	}
+	if base != "" {
+		if bt, err = web.Load(base); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, bt, nil
 }
 
 // openBrowser asks the desktop to open url, without waiting for it.
