@@ -48,6 +48,7 @@ type functionJSON struct {
 	P99      int64           `json:"p99"`
 	Panics   uint64          `json:"panics"`
 	Waits    []analysis.Wait `json:"waits,omitempty"`
+	Syscalls []analysis.Wait `json:"syscalls,omitempty"` // CPU in blocking system calls
 	Callers  []edgeJSON      `json:"callers"`
 	Callees  []edgeJSON      `json:"callees"`
 	Chains   []chainJSON     `json:"chains"`
@@ -86,6 +87,7 @@ func (s *Server) function(_ http.ResponseWriter, _ *http.Request, p *params) (an
 		P99:      int64(f.Quantile(0.99)),
 		Panics:   f.Panics,
 		Waits:    f.Waits,
+		Syscalls: f.Syscalls,
 	}
 	nodes := t.Profile.Nodes(id)
 	callers, callees := map[string]*edgeJSON{}, map[string]*edgeJSON{}

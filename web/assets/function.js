@@ -62,6 +62,7 @@ ct.views.func = async function (root, params) {
       o.hasCPU ? stat(ct.dur(f.cpu || 0), "on CPU") : null,
       o.hasWaits ? stat(ct.dur(f.wait || 0), "waiting") : null),
     f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.On} ${ct.dur(w.Ns)}`])) : null,
+    f.syscalls && f.syscalls.length ? ct.el("p", {}, "In system calls (on CPU): ", f.syscalls.map((w, i) => [i ? ", " : "", `${w.On} ${ct.dur(w.Ns)}`])) : null,
     ct.el("h2", {}, "Callers and callees"),
     ct.el("div", { class: "sandwich" },
       ct.el("div", {}, ct.el("div", { class: "muted" }, "called by"), edgeTable(f.callers, "fn-callers")),
