@@ -424,5 +424,5 @@ func summarizeRun(trace string, st instrument.Stats) {
 	if err != nil {
 		fmt.Fprintf(errOut, "; %v", err)
 	}
-	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail replay %s | less, or calltrail info %s\n", trace, trace)
+	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail serve %s (the web UI), calltrail report %s, calltrail replay %s | less\n", trace, trace, trace)
 }
