@@ -59,7 +59,7 @@ func BenchmarkTimeline(b *testing.B) {
 			var items []item
 			b.ResetTimer()
 			for range b.N {
-				items = l.window(from, from+span, max(span/1280, 1), items[:0])
+				items = l.window(from, from+span, max(span/1280, 1), maxRows, items[:0])
 			}
 			b.ReportMetric(float64(len(items)), "bars")
 		})

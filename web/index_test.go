@@ -34,7 +34,7 @@ func TestWindow(t *testing.T) {
 		// After main.main: nothing.
 		{"after", 2_020_000, 2_030_000, 1000, 0, 0, 0, 0},
 	} {
-		items := l.window(tc.from, tc.to, (tc.to-tc.from)/tc.px, nil)
+		items := l.window(tc.from, tc.to, (tc.to-tc.from)/tc.px, 1<<30, nil)
 		if len(items) > tc.maxItems || calls(items) != tc.calls {
 			t.Errorf("%s: %d bars for %d calls, want at most %d for %d", tc.name, len(items), calls(items), tc.maxItems, tc.calls)
 		}
@@ -170,7 +170,7 @@ func TestWindowRandom(t *testing.T) {
 		if trial%4 == 0 {
 			from, to = 0, end+1
 		}
-		items := l.window(from, to, minDur, nil)
+		items := l.window(from, to, minDur, 1<<30, nil)
 		seen := map[int]bool{}
 		n := 0
 		for _, it := range items {
@@ -206,7 +206,34 @@ func BenchmarkWindowLoop(b *testing.B) {
 	var items []item
 	b.ResetTimer()
 	for range b.N {
-		items = l.window(0, 100_000_200, 100_000_200/1280, items[:0])
+		items = l.window(0, 100_000_200, 100_000_200/1280, maxRows, items[:0])
 	}
 	b.ReportMetric(float64(len(items)), "bars")
+}
+
+// TestWindowOpenNarrow checks a narrow call still running at the
+// window's start: its block stands for it and its callees, once, and
+// the callees after the start draw no bars of their own.
+func TestWindowOpenNarrow(t *testing.T) {
+	l := &lane{g: 1}
+	l.enter(1, 0) // wide, 0-1000
+	l.enter(2, 100)
+	l.enter(3, 101)
+	l.exitCall(102, tracefile.Return)
+	l.enter(3, 106) // after the window's start
+	l.exitCall(107, tracefile.Return)
+	l.exitCall(110, tracefile.Return)
+	l.exitCall(1000, tracefile.Return)
+	items := l.window(105, 1000, 50, 1<<30, nil)
+	n := 0
+	for _, it := range items {
+		n += it.count
+	}
+	if len(items) != 2 || n != 4 {
+		t.Errorf("bars %+v stand for %d calls; want 2 bars for 4 calls", items, n)
+	}
+	// Deeper than the limit: only the wide call.
+	if items := l.window(105, 1000, 50, 1, nil); len(items) != 1 || items[0].fn != 1 {
+		t.Errorf("with depth 1: bars %+v, want the outermost call alone", items)
+	}
 }

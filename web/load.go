@@ -40,7 +40,13 @@ func (t *Trace) Calls() int { return t.ix.calls }
 // Load reads the trace file name into memory and prepares it: the
 // analysis and the timeline index are built at once, from two readers
 // of the same bytes, one on each core.
-func Load(name string) (*Trace, error) {
+func Load(name string) (*Trace, error) { return load(name, true) }
+
+// LoadBase loads a trace to compare another with: its analysis only, no
+// timeline index.
+func LoadBase(name string) (*Trace, error) { return load(name, false) }
+
+func load(name string, timeline bool) (*Trace, error) {
 	began := time.Now()
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -53,33 +59,47 @@ func Load(name string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	ri, _ := tracefile.NewReader(bytes.NewReader(data)) // the same header read fine above
-	t := &Trace{Name: name}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	t := &Trace{Name: name, ix: &index{}}
+	analyse := func() {
 		t.Profile = analysis.Analyze(ra, analysis.Options{Slowest: slowest})
 		t.Findings = diagnose.Findings(t.Profile, 5)
-	}()
-	ix, ixErr := buildIndex(ri, int64(len(data)))
-	wg.Wait()
-	t.ix = ix
+	}
+	names := ra // a reader that has read the whole trace: it knows every function
+	var ixErr error
+	if timeline {
+		ri, _ := tracefile.NewReader(bytes.NewReader(data)) // the same header read fine above
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			analyse()
+		}()
+		t.ix, ixErr = buildIndex(ri, int64(len(data)))
+		wg.Wait()
+		names = ri
+	} else {
+		analyse()
+		if t.Profile.Err != nil {
+			ixErr = t.Profile.Err
+		}
+	}
 	switch {
 	case ixErr != nil:
 		t.Warning = fmt.Sprintf("reading stopped early: %v; showing the calls before that point", ixErr)
 	case !t.Profile.Ended:
 		t.Warning = "the trace has no end record: the program was killed or is still running"
 	}
-	n := ri.NumFuncs()
+	n := names.NumFuncs()
 	t.names = make([]string, n+1)
 	t.files = make([]string, n+1)
 	t.byName = make(map[string]uint32, n)
 	for id := 1; id <= n; id++ {
-		f := ri.Func(uint32(id))
+		f := names.Func(uint32(id))
 		t.names[id] = f.Name
 		t.files[id] = fmt.Sprintf("%s:%d", f.File, f.Line)
-		if _, dup := t.byName[f.Name]; !dup {
+		// A name can have several ids (the same function listed
+		// again): keep one with calls.
+		if old, dup := t.byName[f.Name]; !dup || t.Profile.Funcs[old] == nil {
 			t.byName[f.Name] = uint32(id)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"log"
-	"mime"
 	"net"
 	"net/http"
 	"path"
@@ -126,14 +125,25 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request) {
 	s.asset(w, r, name)
 }
 
+// assetTypes are the assets' content types, fixed rather than read from
+// the system's table: on some systems that maps .js to text/plain, and
+// with nosniff the browser would then not run the page's scripts.
+var assetTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+	".png":  "image/png",
+}
+
 func (s *Server) asset(w http.ResponseWriter, r *http.Request, name string) {
 	b, err := assets.ReadFile("assets/" + name)
 	if err != nil {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	ct := mime.TypeByExtension(path.Ext(name))
-	if ct == "" {
+	ct, ok := assetTypes[path.Ext(name)]
+	if !ok {
 		ct = "application/octet-stream"
 	}
 	w.Header().Set("Content-Type", ct)

@@ -7,8 +7,10 @@ import (
 
 // Limits on a timeline request, so that no request costs much.
 const (
-	maxPixels = 20000 // width of the view in pixels
-	maxLanes  = 400   // lanes in one response
+	maxPixels = 20000   // width of the view in pixels
+	maxLanes  = 400     // lanes in one response
+	maxRows   = 48      // nesting levels drawn in a lane, as the page does
+	maxItems  = 1 << 20 // bars in one response: past them, lanes are left out
 )
 
 type lanesJSON struct {
@@ -101,6 +103,9 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 type timelineJSON struct {
 	From  int64           `json:"from"`
 	Lanes []laneItemsJSON `json:"lanes"`
+	// Truncated says the lanes after the last one given were left out:
+	// the response had maxItems bars already.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // laneItemsJSON holds one lane's bars, six numbers each: start (from the
@@ -115,7 +120,7 @@ type laneItemsJSON struct {
 // timeline answers /api/timeline?from=NS&to=NS&px=WIDTH&l0=I&l1=J: the
 // bars of lanes I to J (positions in /api/lanes) between the two times,
 // calls narrower than a pixel merged.
-func (s *Server) timeline(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (any, error) {
 	ix := s.t.ix
 	end := int64(s.t.Profile.Duration) + 1
 	from := p.int("from", 0, 0, 1<<62)
@@ -136,8 +141,17 @@ func (s *Server) timeline(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	minDur := (to - from) / px
 	out := timelineJSON{From: from, Lanes: []laneItemsJSON{}}
 	var items []item
+	total := 0
 	for k := l0; k < l1; k++ {
-		items = ix.lanes[k].window(from, to, minDur, items[:0])
+		if total >= maxItems {
+			out.Truncated = true
+			break
+		}
+		if err := r.Context().Err(); err != nil {
+			return nil, err // the page gave up on this request
+		}
+		items = ix.lanes[k].window(from, to, minDur, maxRows, items[:0])
+		total += len(items)
 		flat := make([]int64, 0, 6*len(items))
 		for _, it := range items {
 			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call))

@@ -12,12 +12,13 @@ type item struct {
 	call       int // index of the call in its lane, -1 for a block
 }
 
-// window returns the bars of lane l overlapping [from, to): the calls
-// lasting at least minDur, and blocks merging shorter ones (with their
-// callees) that lie within minDur of each other at the same depth. It
-// visits the wide calls and one call per merged run of narrow siblings,
-// not every call in the window.
-func (l *lane) window(from, to, minDur int64, out []item) []item {
+// window returns the bars of lane l overlapping [from, to), nested at
+// most maxDepth deep: the calls lasting at least minDur, and blocks
+// merging shorter ones (with their callees) that lie within minDur of
+// each other at the same depth. It visits the wide calls and one call per
+// merged run of narrow siblings, not every call in the window, and skips
+// what lies deeper than maxDepth whole.
+func (l *lane) window(from, to, minDur int64, maxDepth int, out []item) []item {
 	minDur = max(minDur, 1)
 	n := l.len()
 	i0 := sort.Search(n, func(i int) bool { return l.start[i] >= from })
@@ -54,10 +55,24 @@ func (l *lane) window(from, to, minDur int64, out []item) []item {
 		flush(d)
 		pending[d] = item{l.start[c], l.dur[c], l.fn[c], d, calls, -1}
 	}
+	first := i0
 	for k := len(open) - 1; k >= 0; k-- {
-		add(open[k])
+		o := open[k]
+		if int(l.depth[o]) > maxDepth {
+			break
+		}
+		add(o)
+		if l.dur[o] < minDur {
+			// Its block holds its callees: go on after them.
+			first = max(first, int(l.next[o]))
+			break
+		}
 	}
-	for c := i0; c < n && l.start[c] < to; {
+	for c := first; c < n && l.start[c] < to; {
+		if int(l.depth[c]) > maxDepth {
+			c = int(l.next[c])
+			continue
+		}
 		add(c)
 		if l.dur[c] >= minDur {
 			c++

@@ -52,6 +52,9 @@ func init() {
 			}
 			srv := web.New(t, bt, log.New(errOut, "calltrail serve: ", 0))
 			srv.AnyHost = !web.Loopback(ln)
+			if srv.AnyHost {
+				fmt.Fprintf(errOut, "calltrail serve: warning: listening on %s, beyond this machine: anyone who can reach it can read the trace\n", ln.Addr())
+			}
 			url := "http://" + ln.Addr().String() + "/"
 			fmt.Fprintf(out, "calltrail serve: %s (%s: %d calls, ready in %dms)\n", url, name, t.Calls(), t.LoadTime.Milliseconds())
 			if t.Warning != "" {
@@ -76,13 +79,18 @@ func loadTraces(name, base string) (t, bt *web.Trace, err error) {
 		// index: a soft limit has the collector take it back while
 		// loading, rather than let the peak double. It is lifted after,
 		// lest the collector keep running for a trace that needs more.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(768 << 20))
+		// A trace takes about 15 times its size while loading.
+		limit := int64(768 << 20)
+		if st, err := os.Stat(name); err == nil {
+			limit = max(limit, 16*st.Size())
+		}
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	if t, err = web.Load(name); err != nil {
 		return nil, nil, err
 	}
 	if base != "" {
-		if bt, err = web.Load(base); err != nil {
+		if bt, err = web.LoadBase(base); err != nil {
 			return nil, nil, err
 		}
 	}

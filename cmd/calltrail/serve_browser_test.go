@@ -140,6 +140,25 @@ func TestServeBrowser(t *testing.T) {
 	p.open(url + "#tree?F=%28")
 	p.wait("the filter's error", `document.querySelector("#tree-error").textContent.includes("parameter F")`)
 
+	// Leaving the flame graph before its data came: once it comes, the
+	// stale view must not take over the window's listeners. The
+	// timeline's would then linger, and a resize on another view would
+	// put the timeline back in the URL.
+	p.eval(`ct.flameData = null; ct.api0 = ct.api;
+		ct.api = async (what, ...rest) => { if (what === "flame") await new Promise((r) => setTimeout(r, 500)); return ct.api0(what, ...rest); };
+		location.hash = "#flame"; true`, nil)
+	p.wait("the flame view, waiting for its data", `!!document.querySelector("#view-flame")`)
+	p.eval(`location.hash = "#timeline"; true`, nil)
+	p.wait("the timeline, and the flame graph's data", `!!document.querySelector("#view-timeline[data-ready]") && ct.flameData !== null`)
+	p.eval(`ct.api = ct.api0; true`, nil)
+	p.open(url + "#overview")
+	p.eval(`window.dispatchEvent(new Event("resize")); true`, nil)
+	p.do(chromedp.Sleep(300 * time.Millisecond))
+	p.eval(`location.hash`, &hash)
+	if hash != "#overview" {
+		t.Errorf("after a resize on the overview, the URL is %s", hash)
+	}
+
 	logTimings(p)
 	if len(p.exceptions) > 0 {
 		t.Errorf("JavaScript exceptions: %q", p.exceptions)

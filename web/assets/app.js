@@ -25,6 +25,16 @@
     if (v) location.hash = ct.href("func", { name: v });
   });
 
+  // onCleanup registers what undoes a view's window listeners when the
+  // view is left. A view whose data came after the user had moved on is
+  // undone at once: it returns false, and the view stops.
+  ct.onCleanup = function (box, fn) {
+    if (!box.isConnected) { fn(); return false; }
+    const prev = ct.cleanup;
+    ct.cleanup = prev ? () => { prev(); fn(); } : fn;
+    return true;
+  };
+
   let seq = 0;
   async function route() {
     const t0 = performance.now();

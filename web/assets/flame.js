@@ -249,6 +249,6 @@ ct.views.flame = async function (root, params) {
   });
   const onResize = () => draw();
   window.addEventListener("resize", onResize);
-  ct.cleanup = () => window.removeEventListener("resize", onResize);
+  if (!ct.onCleanup(root, () => window.removeEventListener("resize", onResize))) return;
   rebuild();
 };

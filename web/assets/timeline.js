@@ -16,7 +16,10 @@ ct.views.timeline = async function (root, params) {
   const end = Math.max(L.end, 1);
   const num = (k, def) => { const v = Number(params.get(k)); return params.has(k) && Number.isFinite(v) ? v : def; };
   const st = { from: Math.max(0, num("from", 0)), to: num("to", end), y: 0, mark: params.has("mark") ? num("mark", 0) : null, g: num("g", 0) };
-  if (!(st.to > st.from)) { st.from = 0; st.to = end; }
+  // A window from the URL is kept inside the trace, and at least 50 ns
+  // wide, as setWindow keeps the ones the user makes.
+  st.to = Math.min(st.to, end);
+  if (!(st.to - st.from >= 50)) { st.from = 0; st.to = end; }
   if (laneOf.has(st.g)) st.y = Math.max(0, laneY[laneOf.get(st.g)] - 4);
 
   const canvas = ct.el("canvas", { id: "tl-canvas", tabindex: 0 });
@@ -79,6 +82,7 @@ ct.views.timeline = async function (root, params) {
       const lanes = new Map();
       for (const l of r.lanes) lanes.set(l.lane, l.items);
       data = { q, from: r.from, lanes };
+      if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
       history.replaceState(null, "", ct.href("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" }));
       draw();
@@ -172,7 +176,7 @@ ct.views.timeline = async function (root, params) {
     const step = [1, 2, 5, 10].map((m) => m * p10).find((s) => s >= raw);
     g.fillStyle = "#65707d";
     g.beginPath();
-    for (let t = Math.ceil(st.from / step) * step; t <= st.to; t += step) {
+    for (let t = Math.ceil(st.from / step) * step, n = 0; t <= st.to && n < 1000; t += step, n++) {
       const x = Math.round((t - st.from) * k) + 0.5;
       g.moveTo(x, rulerH - 6); g.lineTo(x, rulerH);
       g.fillText(ct.dur(t), x + 3, rulerH / 2 - 1);
@@ -265,13 +269,14 @@ ct.views.timeline = async function (root, params) {
   canvas.addEventListener("mousedown", () => canvas.focus());
   const onResize = () => schedule();
   window.addEventListener("resize", onResize);
-  ct.cleanup = () => {
+  const undo = () => {
     window.removeEventListener("resize", onResize);
     window.removeEventListener("mouseup", onUp);
     window.removeEventListener("mousemove", onMove);
     if (inflight) inflight.abort();
     clearTimeout(timer);
   };
+  if (!ct.onCleanup(root, undo)) return;
   draw();
   load();
 };
