@@ -79,10 +79,11 @@ func loadTraces(name, base string) (t, bt *web.Trace, err error) {
 		// index: a soft limit has the collector take it back while
 		// loading, rather than let the peak double. It is lifted after,
 		// lest the collector keep running for a trace that needs more.
-		// A trace takes about 15 times its size while loading.
+		// The index and the analysis keep up to about 8 times the
+		// trace's size: leave room above that.
 		limit := int64(768 << 20)
 		if st, err := os.Stat(name); err == nil {
-			limit = max(limit, 16*st.Size())
+			limit = max(limit, 12*st.Size())
 		}
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
