@@ -102,3 +102,18 @@ func TestGoroutines(t *testing.T) {
 		golden(t, tt.golden, out)
 	}
 }
+
+func TestFlameWeightWithoutProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChainsTrace(t, path, true)
+	for _, flag := range []string{"--cpu", "--wait"} {
+		code, out, errOut := runCmd("flame", flag, path)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n") // a warning of the dropped call, then the error
+		if code != 1 || out != "" || !strings.Contains(lines[len(lines)-1], "has no CPU profile") {
+			t.Errorf("flame %s on a trace without profiles: exit %d, stdout %d bytes, stderr %q", flag, code, len(out), errOut)
+		}
+	}
+	if code, _, errOut := runCmd("flame", "--cpu", "--wait", path); code != 2 {
+		t.Errorf("flame --cpu --wait: exit %d, stderr %q", code, errOut)
+	}
+}
