@@ -38,14 +38,15 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail,calltrail_exith
 step "tests (without the calltrail tag: guards compiled out)"
 go test -count=1 ./...
 
-# TestRealModules runs in the first pass only: it builds calltrail and the
-# modules itself, whatever the tags, and under the race detector reading
-# its traces of tens of millions of calls would take most of the run.
+# TestRealModules and TestCaseStudies run in the first pass only: they
+# build calltrail and the programs they trace themselves, whatever the
+# tags, and under the race detector reading their traces of tens of
+# millions of calls would take most of the run.
 step "tests (with the calltrail tag)"
-go test -count=1 -tags calltrail -skip TestRealModules ./...
+go test -count=1 -tags calltrail -skip 'TestRealModules|TestCaseStudies' ./...
 
 step "tests under the race detector"
-go test -count=1 -race -tags calltrail -skip TestRealModules ./...
+go test -count=1 -race -tags calltrail -skip 'TestRealModules|TestCaseStudies' ./...
 
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null

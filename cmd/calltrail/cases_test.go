@@ -35,7 +35,8 @@ func TestCaseStudies(t *testing.T) {
 		{"logship", []string{"-mode", "regexp", "-n", "200000"}, []string{"-mode", "index", "-n", "200000"}, "callee", "regexp.", `in (\d+) ms`, 1.5},
 		{"logship", []string{"-mode", "index", "-n", "200000"}, []string{"-mode", "clone", "-n", "200000"}, "callee", "fmt.Errorf", `in (\d+) ms`, 1.2},
 		{"logship", []string{"-mode", "clone", "-n", "200000"}, []string{"-mode", "encoder", "-n", "200000"}, "callee", "encoding/json.Marshal", `in (\d+) ms`, 1.1},
-		{"logship", []string{"-mode", "encoder", "-n", "200000"}, []string{"-mode", "fixed", "-n", "200000"}, "syscall", "saveState", `in (\d+) ms`, 1.1},
+		// What a sync costs depends on the disk: a narrow margin.
+		{"logship", []string{"-mode", "encoder", "-n", "200000"}, []string{"-mode", "fixed", "-n", "200000"}, "syscall", "saveState", `in (\d+) ms`, 1.05},
 	}
 	for _, c := range cases {
 		t.Run(c.example+c.slow[1], func(t *testing.T) {
