@@ -229,8 +229,8 @@ func TestWindowOpenNarrow(t *testing.T) {
 	for _, it := range items {
 		n += it.count
 	}
-	if len(items) != 2 || n != 4 {
-		t.Errorf("bars %+v stand for %d calls; want 2 bars for 4 calls", items, n)
+	if len(items) != 2 || n != 4 || items[1].first != 2 {
+		t.Errorf("bars %+v stand for %d calls; want 2 bars for 4 calls, the block's first call of function 2", items, n)
 	}
 	// Deeper than the limit: only the wide call.
 	if items := l.window(105, 1000, 50, 1, nil); len(items) != 1 || items[0].fn != 1 {

@@ -108,10 +108,10 @@ type timelineJSON struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// laneItemsJSON holds one lane's bars, six numbers each: start (from the
-// window's start), duration, function id (0 for a block of several),
-// depth, number of calls (more than 1 for a block), and the call's index
-// in its lane (-1 for a block).
+// laneItemsJSON holds one lane's bars, seven numbers each: start (from
+// the window's start), duration, function id (0 for a block of several),
+// depth, number of calls (more than 1 for a block), the call's index in
+// its lane (-1 for a block), and the function of the block's first call.
 type laneItemsJSON struct {
 	Lane  int     `json:"lane"`
 	Items []int64 `json:"items"`
@@ -152,9 +152,9 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 		}
 		items = ix.lanes[k].window(from, to, minDur, maxRows, items[:0])
 		total += len(items)
-		flat := make([]int64, 0, 6*len(items))
+		flat := make([]int64, 0, 7*len(items))
 		for _, it := range items {
-			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call))
+			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first))
 		}
 		out.Lanes = append(out.Lanes, laneItemsJSON{k, flat})
 	}

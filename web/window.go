@@ -7,6 +7,7 @@ import "sort"
 type item struct {
 	start, dur int64
 	fn         uint32 // 0 for a block of several functions
+	first      uint32 // the function of the block's first call
 	depth      int
 	count      int // calls in the block, 1 for a call
 	call       int // index of the call in its lane, -1 for a block
@@ -40,7 +41,7 @@ func (l *lane) window(from, to, minDur int64, maxDepth int, out []item) []item {
 	add := func(c int) {
 		d := int(l.depth[c])
 		if l.dur[c] >= minDur {
-			out = append(out, item{l.start[c], l.dur[c], l.fn[c], d, 1, c})
+			out = append(out, item{l.start[c], l.dur[c], l.fn[c], l.fn[c], d, 1, c})
 			return
 		}
 		calls := int(l.next[c]) - c
@@ -53,7 +54,7 @@ func (l *lane) window(from, to, minDur int64, maxDepth int, out []item) []item {
 			return
 		}
 		flush(d)
-		pending[d] = item{l.start[c], l.dur[c], l.fn[c], d, calls, -1}
+		pending[d] = item{l.start[c], l.dur[c], l.fn[c], l.fn[c], d, calls, -1}
 	}
 	first := i0
 	for k := len(open) - 1; k >= 0; k-- {

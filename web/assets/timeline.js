@@ -121,7 +121,7 @@ ct.views.timeline = async function (root, params) {
       const items = data && data.lanes.get(i);
       if (items) {
         const off = data.from - st.from;
-        for (let j = 0; j < items.length; j += 6) {
+        for (let j = 0; j < items.length; j += 7) {
           const depth = items[j + 3];
           if (depth > maxRows) continue;
           let x = (items[j] + off) * k, bw = items[j + 1] * k;
@@ -135,7 +135,9 @@ ct.views.timeline = async function (root, params) {
           g.fillRect(x, y, Math.max(bw - 0.3, 0.8), rowH - 1);
           g.globalAlpha = 1;
           if (bw > 30) {
-            const label = ct.fitText(g, fn ? ct.names[fn] + (n > 1 ? ` ×${ct.num(n)}` : "") : `${ct.num(n)} calls`, bw - 4);
+            // A block counts its calls' callees too: it is named by its
+            // first call.
+            const label = ct.fitText(g, n > 1 ? `${ct.names[items[j + 6]] || "?"} … ${ct.num(n)} calls` : ct.names[fn], bw - 4);
             if (label) { g.fillStyle = "#111"; g.fillText(label, x + 2, y + rowH / 2); }
           }
           rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items });
@@ -229,8 +231,9 @@ ct.views.timeline = async function (root, params) {
   };
   const describe = (r) => {
     const it = r.items, j = r.j, n = it[j + 4], fn = it[j + 2];
-    const nm = fn ? ct.names[fn] : "of several functions, maybe";
-    return n > 1 ? `${ct.num(n)} calls (${nm}) merged, ${ct.dur(it[j + 1])}: zoom in to see them` : `${nm}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}`;
+    if (n === 1) return `${ct.names[fn]}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}`;
+    const which = fn ? `calls of ${ct.names[fn]} and their callees` : `calls and callees, from ${ct.names[it[j + 6]]} on`;
+    return `${ct.num(n)} ${which} merged, ${ct.dur(it[j + 1])}: zoom in to see them`;
   };
   async function click(x, y) {
     const r = hit(x, y);
