@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,5 +297,25 @@ func TestSpawnReadFirst(t *testing.T) {
 	})
 	if strings.Join(got, ",") != "A2 from main" {
 		t.Errorf("spawns: %v, want A2 from main", got)
+	}
+}
+
+func TestGoroutineSummary(t *testing.T) {
+	// Three goroutines: 0-100, 50-60 and 60-200; 200 ns in 4 slices.
+	p := &Profile{Root: &Node{}, Duration: 200, Starts: []int64{0, 50, 60}, Lifetimes: []int64{100, 10, 140}, Work: []int64{100, 10, 140}}
+	g := p.GoroutineSummary(4)
+	if g.Count != 3 || g.MaxLive != 3 {
+		t.Errorf("count %d, at most %d at one instant; want 3 and 3", g.Count, g.MaxLive)
+	}
+	if want := []int{1, 3, 2, 1}; !slices.Equal(g.Live, want) {
+		t.Errorf("alive by slice %v, want %v", g.Live, want)
+	}
+	if g.Lifetime.P50 != 100 || g.Lifetime.Max != 140 {
+		t.Errorf("lifetime %+v", g.Lifetime)
+	}
+	// Apart: 0-10 and 20-30.
+	p = &Profile{Root: &Node{}, Duration: 30, Starts: []int64{0, 20}, Lifetimes: []int64{10, 10}, Work: []int64{10, 10}}
+	if g := p.GoroutineSummary(1); g.MaxLive != 1 || g.Live[0] != 2 {
+		t.Errorf("apart: at most %d at one instant, %v by slice; want 1 and [2]", g.MaxLive, g.Live)
 	}
 }

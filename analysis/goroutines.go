@@ -12,8 +12,9 @@ type Goroutines struct {
 	// Lifetime and Work are quantiles of the goroutines' spans from
 	// first to last traced event, and of their time in traced calls.
 	Lifetime, Work Spread
-	// Live counts the goroutines alive in each of equal slices of the
-	// trace's duration, Slice long; MaxLive is the largest count.
+	// Live counts the goroutines alive at some time in each of equal
+	// slices of the trace's duration, Slice long. MaxLive is the most
+	// alive at one instant.
 	Live    []int
 	Slice   time.Duration
 	MaxLive int
@@ -58,9 +59,9 @@ func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 		for i := range g.Live {
 			live += delta[i]
 			g.Live[i] = live
-			g.MaxLive = max(g.MaxLive, live)
 		}
 	}
+	g.MaxLive = p.maxLive()
 	from := map[*Node]uint64{}
 	p.Walk(func(n *Node) {
 		for parent, c := range n.SpawnedFrom {
@@ -78,6 +79,32 @@ func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 		return pathLess(a.Node.Path(), b.Node.Path(), p.Names)
 	})
 	return g
+}
+
+// maxLive is the most goroutines alive at one instant: a sweep over
+// their starts and ends in time order, a start first where one goroutine
+// ends as another starts.
+func (p *Profile) maxLive() int {
+	type edge struct {
+		t     int64
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(p.Starts))
+	for i, s := range p.Starts {
+		edges = append(edges, edge{s, 1}, edge{s + p.Lifetimes[i], -1})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].t != edges[j].t {
+			return edges[i].t < edges[j].t
+		}
+		return edges[i].delta > edges[j].delta
+	})
+	live, most := 0, 0
+	for _, e := range edges {
+		live += e.delta
+		most = max(most, live)
+	}
+	return most
 }
 
 func spread(ns []int64) Spread {

@@ -36,6 +36,7 @@ type overviewJSON struct {
 	Findings   []diagnose.Finding `json:"findings"`
 	TopSelf    []funcRow          `json:"topSelf"`
 	TopTotal   []funcRow          `json:"topTotal"`
+	Goroutine  *goroutinesJSON    `json:"goroutineSummary"`
 	LoadMillis int64              `json:"loadMillis"`
 }
 
@@ -59,6 +60,7 @@ func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 		Warning:    t.Warning,
 		Findings:   t.Findings,
 		LoadMillis: t.LoadTime.Milliseconds(),
+		Goroutine:  s.goroutines(),
 	}
 	if o.Findings == nil {
 		o.Findings = []diagnose.Finding{}

@@ -31,6 +31,15 @@ type Server struct {
 	flame     []byte // the flame graph's JSON, built once: it does not change
 	flameErr  error
 	log       *log.Logger
+
+	goroutinesOnce sync.Once
+	goroutineSum   *goroutinesJSON
+}
+
+// goroutines returns the overview's goroutine summary, made once.
+func (s *Server) goroutines() *goroutinesJSON {
+	s.goroutinesOnce.Do(func() { s.goroutineSum = goroutineSummary(s.t.Profile) })
+	return s.goroutineSum
 }
 
 // New returns a server for trace t, compared with base if it is not nil.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -52,11 +53,12 @@ func init() {
 }
 
 func writeGoroutines(p *analysis.Profile, g *analysis.Goroutines, spawners []analysis.Spawner) {
-	fmt.Fprintf(out, "%d goroutines ran traced code over %s; at most %d alive at once\n", g.Count, dur(int64(p.Duration)), g.MaxLive)
+	fmt.Fprintf(out, "%d goroutines ran traced code over %s; at most %d at one instant\n", g.Count, dur(int64(p.Duration)), g.MaxLive)
 	fmt.Fprintf(out, "lifetime:     p50 %s, p90 %s, max %s\n", dur(int64(g.Lifetime.P50)), dur(int64(g.Lifetime.P90)), dur(int64(g.Lifetime.Max)))
 	fmt.Fprintf(out, "traced work:  p50 %s, p90 %s, max %s\n", dur(int64(g.Work.P50)), dur(int64(g.Work.P90)), dur(int64(g.Work.Max)))
 	if len(g.Live) > 0 {
-		fmt.Fprintf(out, "alive:        %s  (0 to %d, %s a column)\n", sparkline(g.Live, g.MaxLive), g.MaxLive, dur(int64(g.Slice)))
+		top := slices.Max(g.Live)
+		fmt.Fprintf(out, "alive:        %s  (0 to %d in a column of %s)\n", sparkline(g.Live, top), top, dur(int64(g.Slice)))
 	}
 	if len(spawners) == 0 {
 		return

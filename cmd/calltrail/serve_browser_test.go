@@ -45,6 +45,17 @@ func TestServeBrowser(t *testing.T) {
 	if s := p.text("#ov-total"); !strings.Contains(s, "main.D") || !strings.Contains(s, "main.main") {
 		t.Errorf("top functions by total time lack main.D or main.main: %q", s)
 	}
+	// examples/callchains starts two goroutines from main.main.
+	if s := p.text("#ov-goroutines"); !strings.Contains(s, "3 goroutines ran traced code") {
+		t.Errorf("goroutines: %q", s)
+	}
+	if s := p.text("#ov-started"); !strings.Contains(s, "main.main") {
+		t.Errorf("chains that started goroutines: %q", s)
+	}
+	// A bar of the chart opens the timeline at its time.
+	p.do(chromedp.Click("#ov-live", chromedp.ByQuery))
+	p.wait("the timeline from the goroutines' chart", `!!document.querySelector("#view-timeline[data-ready]")`)
+	p.open(url + "#overview")
 	p.shot("overview.png")
 
 	// Flame graph: search, then click a box and see its chains.

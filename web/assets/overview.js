@@ -18,7 +18,7 @@ ct.views.overview = async function (root) {
     const [a, ...b] = f.message.split(f.function);
     return [a, ct.funcLink(f.function), b.join(f.function)];
   };
-  ct.show(root, 
+  ct.show(root,
     ct.el("h1", { id: "ov-program", title: o.program }, o.name || ct.baseName(o.file)),
     o.warning && ct.el("p", { class: "warning" }, o.warning),
     ct.el("div", { class: "cards", id: "ov-cards" },
@@ -33,8 +33,44 @@ ct.views.overview = async function (root) {
     o.findings.length
       ? ct.el("ol", { class: "findings", id: "ov-findings" }, o.findings.map((f) => ct.el("li", {}, linkify(f))))
       : ct.el("p", { class: "muted", id: "ov-findings" }, "No findings: nothing stands out by calltrail's rules."),
+    goroutines(o.goroutineSummary),
     ct.el("div", { class: "cols" },
       ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.topSelf)))),
       ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.topTotal))))),
     ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${o.loadMillis} ms.`));
 };
+
+// goroutines shows how many goroutines were alive over the trace (a bar
+// chart whose bars open the timeline at their time), how long they lived
+// and worked, and which chains started them.
+function goroutines(gs) {
+  if (!gs || gs.count < 2) return null;
+  const spread = (s) => `p50 ${ct.dur(s[0])}, p90 ${ct.dur(s[1])}, max ${ct.dur(s[2])}`;
+  const chart = ct.el("canvas", { id: "ov-live", class: "live", width: 960, height: 64, title: "goroutines alive; click a bar to see that time on the timeline" });
+  const g = chart.getContext("2d");
+  const bw = chart.width / gs.live.length, top = Math.max(1, ...gs.live);
+  g.fillStyle = "#7ea6d8";
+  gs.live.forEach((n, i) => {
+    const h = Math.max(n ? 1 : 0, Math.round((n / top) * (chart.height - 2)));
+    g.fillRect(i * bw, chart.height - h, Math.max(bw - 1, 1), h);
+  });
+  const slice = (ev) => Math.min(gs.live.length - 1, Math.max(0, Math.floor((ev.offsetX / chart.clientWidth) * gs.live.length)));
+  chart.addEventListener("mousemove", (ev) => {
+    const i = slice(ev);
+    chart.title = `${ct.num(gs.live[i])} goroutines alive from ${ct.dur(i * gs.slice)} to ${ct.dur((i + 1) * gs.slice)}`;
+  });
+  chart.addEventListener("click", (ev) => {
+    const i = slice(ev);
+    location.hash = ct.href("timeline", { from: i * gs.slice, to: (i + 1) * gs.slice });
+  });
+  const chain = (names) => names.map((n, i) => [i ? " → " : "", ct.funcLink(n)]);
+  return [
+    ct.el("h2", {}, "Goroutines"),
+    ct.el("p", { id: "ov-goroutines" },
+      `${ct.num(gs.count)} goroutines ran traced code, at most ${ct.num(gs.maxLive)} at one instant, ${ct.num(top)} in one ${ct.dur(gs.slice)} bar below. `,
+      `Lifetime ${spread(gs.lifetime)}; traced work ${spread(gs.work)}.`),
+    chart,
+    gs.startedBy.length ? ct.el("div", { id: "ov-started" }, ct.table(["goroutines", "calls", "per call", "started by the chain"],
+      gs.startedBy.map((s) => [ct.num(s.goroutines), ct.num(s.calls), (s.goroutines / Math.max(s.calls, 1)).toFixed(1), chain(s.chain)]))) : null,
+  ];
+}
