@@ -546,23 +546,27 @@ func (p *Profile) Walk(fn func(n *Node)) {
 
 // Nodes returns every chain ending in function fn, the most calls first.
 func (p *Profile) Nodes(fn uint32) []*Node {
+	// A walk with each node's children in order of name finds the chains
+	// in order of their paths' names; the stable sort keeps that order
+	// among chains of as many calls. (Comparing paths instead would cost
+	// a chain's depth per comparison: too much for deep recursion.)
 	var out []*Node
 	var walk func(n *Node)
 	walk = func(n *Node) {
 		if n.Func == fn && n.Parent != nil && n.Calls > 0 {
 			out = append(out, n)
 		}
-		for _, c := range n.Children {
+		kids := n.Children
+		if len(kids) > 1 {
+			kids = append([]*Node(nil), kids...)
+			sort.Slice(kids, func(i, j int) bool { return p.Names(kids[i].Func) < p.Names(kids[j].Func) })
+		}
+		for _, c := range kids {
 			walk(c)
 		}
 	}
 	walk(p.Root)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Calls != out[j].Calls {
-			return out[i].Calls > out[j].Calls
-		}
-		return pathLess(out[i].Path(), out[j].Path(), p.Names)
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Calls > out[j].Calls })
 	return out
 }
 

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/tracefile"
 	"github.com/chromedp/chromedp"
 )
 
@@ -240,4 +242,47 @@ func logTimings(p *page) {
 	p.eval(`({perf: ct.perf, firstDrawMs: ct.firstDraw})`, &perf)
 	b, _ := json.Marshal(perf)
 	p.t.Logf("browser timings (ms): %s", b)
+}
+
+// TestServeBrowserDeep opens the flame graph and the function view of a
+// recursion 20,000 calls deep: the page walks its trees without
+// recursion of its own, and draws at most as many rows as a canvas
+// holds.
+func TestServeBrowserDeep(t *testing.T) {
+	p := newPage(t)
+	bin := calltrailBinary(t)
+	trace := filepath.Join(t.TempDir(), "deep.out")
+	var buf bytes.Buffer
+	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "deep", "goid": "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: "main.down", File: "main.go", Line: 5}})
+	var b tracefile.Batch
+	const depth = 20000
+	b.Enter(1, 1, 0)
+	for i := range depth {
+		b.Enter(1, 2, int64(1+i))
+	}
+	for i := range depth + 1 {
+		b.Exit(1, tracefile.Return, int64(depth+10+i))
+	}
+	e.Clock(3*depth, 3*depth)
+	e.Events(&b)
+	e.End("main returned", time.Unix(0, 0))
+	e.Flush()
+	if err := os.WriteFile(trace, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, _, _ := startServe(t, bin, trace)
+	p.open(url + "#flame")
+	p.wait("the deep flame graph", `+document.querySelector("#flame-canvas").dataset.boxes >= 1000`)
+	p.open(url + "#func?name=main.down")
+	if n := p.number(`document.querySelectorAll("#fn-chains .chain").length`); n < 100 {
+		t.Errorf("function view of main.down lists %v chains, want one per depth, up to its limit", n)
+	}
+	if len(p.exceptions) > 0 {
+		t.Errorf("JavaScript exceptions: %q", p.exceptions)
+	}
 }

@@ -69,11 +69,13 @@ ct.flameTree = function (d, mode, weight) {
       if (self[i] > 0 || b > 0) up(i, Math.max(self[i], 0), b);
     }
   }
-  const sortKids = (f) => {
+  // Walks here and below use a stack of their own, not recursion: a
+  // recursive program's chains can be tens of thousands of calls deep.
+  for (const stack = [root]; stack.length;) {
+    const f = stack.pop();
     f.kids.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    f.kids.forEach(sortKids);
-  };
-  sortKids(root);
+    for (const c of f.kids) stack.push(c);
+  }
   root.diff = diff;
   return root;
 };
@@ -114,7 +116,9 @@ ct.views.flame = async function (root, params) {
     canvas, status, details);
 
   let tree, rects = [];
-  const rowH = 18;
+  // At most maxLevels rows are drawn: a canvas is at most 32,767 pixels
+  // high. Zooming in shows what lies deeper.
+  const rowH = 18, maxLevels = 1500;
   const rebuild = () => { tree = ct.flameTree(d, st.mode, st.weight); save(); draw(); };
   const zoomNode = () => {
     let f = tree;
@@ -141,12 +145,12 @@ ct.views.flame = async function (root, params) {
     // Levels below the zoomed box that are wide enough to draw.
     let levels = 0;
     const scale = z.value > 0 ? W / z.value : 0;
-    const depthOf = (f, l) => {
+    for (const stack = [[z, 0]]; stack.length;) {
+      const [f, l] = stack.pop();
       levels = Math.max(levels, l);
-      for (const c of f.kids) if (c.value * scale >= 0.5) depthOf(c, l + 1);
-    };
-    depthOf(z, 0);
-    const rowsN = anc.length + levels;
+      if (anc.length + l < maxLevels) for (const c of f.kids) if (c.value * scale >= 0.5) stack.push([c, l + 1]);
+    }
+    const rowsN = Math.min(anc.length + levels, maxLevels);
     const H = Math.max(rowsN * rowH, 100);
     const dpr = window.devicePixelRatio || 1;
     canvas.width = W * dpr;
@@ -182,22 +186,29 @@ ct.views.flame = async function (root, params) {
       rects.push({ f, x, w, y: yy });
     };
     anc.forEach((f, i) => box(f, 0, W, i));
-    const lay = (f, x, level) => {
+    for (const stack = [[z, 0, anc.length]]; stack.length;) {
+      let [f, x, level] = stack.pop();
+      if (level >= maxLevels) continue;
       for (const c of f.kids) {
         const w = c.value * scale;
         if (w >= 0.5) {
           box(c, x, w, level);
-          lay(c, x, level + 1);
+          stack.push([c, x, level + 1]);
         }
         x += w;
       }
-    };
-    lay(z, 0, anc.length);
+    }
     // The share of time in matched functions, not counted twice where
     // they nest.
     if (re) {
       let sum = 0;
-      const walk = (f) => { if (f.parent && re.test(f.name)) { sum += f.value; return; } f.kids.forEach(walk); };
+      const walk = (top) => {
+        for (const stack = [top]; stack.length;) {
+          const f = stack.pop();
+          if (f.parent && re.test(f.name)) sum += f.value;
+          else for (const c of f.kids) stack.push(c);
+        }
+      };
       walk(tree);
       match.textContent = `matched ${ct.pct(sum, tree.value)} of all time (${ct.dur(sum)})`;
     } else {
