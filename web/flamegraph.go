@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/calltrail/calltrail/analysis"
 )
@@ -49,14 +48,16 @@ func (s *Server) buildFlame() *flameJSON {
 		all += c.Total
 	}
 	cut := int64(float64(all) * minShare)
-	var baseNodes map[string]*analysis.Node
-	if s.base != nil {
-		baseNodes = chainsByName(s.base.Profile)
-	}
 	f := &flameJSON{}
-	seen := map[string]bool{}
-	var walk func(n *analysis.Node, parent int32, path string)
-	walk = func(n *analysis.Node, parent int32, path string) {
+	// The base trace's chains are matched by their functions' names (ids
+	// differ between traces), walking both trees at once.
+	var bp *analysis.Profile
+	if s.base != nil {
+		bp = s.base.Profile
+	}
+	seen := map[*analysis.Node]bool{}
+	var walk func(n *analysis.Node, parent int32, b *analysis.Node)
+	walk = func(n *analysis.Node, parent int32, b *analysis.Node) {
 		if n.Calls == 0 || n.Total < cut && n.Self < cut {
 			return
 		}
@@ -70,45 +71,62 @@ func (s *Server) buildFlame() *flameJSON {
 			f.CPU = append(f.CPU, n.CPU)
 			f.Wait = append(f.Wait, n.Wait)
 		}
-		if baseNodes != nil {
-			path += ";" + p.Names(n.Func)
+		if bp != nil {
 			var bt, bs int64
-			if b := baseNodes[path]; b != nil {
+			if b != nil {
 				bt, bs = b.Total, b.Self
-				seen[path] = true
+				seen[b] = true
 			}
 			f.BaseTotal = append(f.BaseTotal, bt)
 			f.BaseSelf = append(f.BaseSelf, bs)
 		}
-		for _, c := range n.Children {
-			walk(c, i, path)
+		var byName map[string]*analysis.Node
+		if b != nil && len(n.Children) > 0 {
+			byName = childrenByName(b, bp)
 		}
+		for _, c := range n.Children {
+			walk(c, i, byName[p.Names(c.Func)])
+		}
+	}
+	var top map[string]*analysis.Node
+	if bp != nil {
+		top = childrenByName(bp.Root, bp)
 	}
 	for _, c := range p.Root.Children {
-		walk(c, -1, "")
+		walk(c, -1, top[p.Names(c.Func)])
 	}
-	for path, b := range baseNodes {
-		if !seen[path] && b.Calls > 0 && (b.Total >= cut || b.Self >= cut) {
-			f.Gone = append(f.Gone, goneJSON{strings.Split(path[1:], ";"), b.Total, b.Self})
-		}
+	if bp != nil {
+		f.Gone = gone(bp, seen, cut)
 	}
 	return f
 }
 
-// chainsByName indexes a profile's chains by their functions' names, the
-// way two traces of one program are matched (ids differ between traces).
-func chainsByName(p *analysis.Profile) map[string]*analysis.Node {
-	m := map[string]*analysis.Node{}
-	var walk func(n *analysis.Node, path string)
-	walk = func(n *analysis.Node, path string) {
-		path += ";" + p.Names(n.Func)
-		m[path] = n
-		for _, c := range n.Children {
-			walk(c, path)
-		}
-	}
-	for _, c := range p.Root.Children {
-		walk(c, "")
+func childrenByName(n *analysis.Node, p *analysis.Profile) map[string]*analysis.Node {
+	m := make(map[string]*analysis.Node, len(n.Children))
+	for _, c := range n.Children {
+		m[p.Names(c.Func)] = c
 	}
 	return m
+}
+
+// gone lists the chains of the base trace with no match in the trace,
+// those that took at least cut.
+func gone(bp *analysis.Profile, seen map[*analysis.Node]bool, cut int64) []goneJSON {
+	var out []goneJSON
+	var path []string
+	var walk func(b *analysis.Node)
+	walk = func(b *analysis.Node) {
+		path = append(path, bp.Names(b.Func))
+		if !seen[b] && b.Calls > 0 && (b.Total >= cut || b.Self >= cut) {
+			out = append(out, goneJSON{append([]string(nil), path...), b.Total, b.Self})
+		}
+		for _, c := range b.Children {
+			walk(c)
+		}
+		path = path[:len(path)-1]
+	}
+	for _, c := range bp.Root.Children {
+		walk(c)
+	}
+	return out
 }

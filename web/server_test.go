@@ -5,9 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/calltrail/calltrail/analysis"
 )
 
 func TestAPI(t *testing.T) {
@@ -171,5 +174,24 @@ func get(t *testing.T, url string, v any) {
 	}
 	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGone checks the base trace's chains missing from the trace are
+// listed with their paths, and none when both have the same chains.
+func TestGone(t *testing.T) {
+	base, err := LoadBase(writeTrace(t, 50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := New(loadTrace(t, 100), base, nil).buildFlame(); len(f.Gone) != 0 {
+		t.Errorf("the same chains in both, yet gone: %+v", f.Gone)
+	}
+	var paths []string
+	for _, g := range gone(base.Profile, map[*analysis.Node]bool{}, 0) {
+		paths = append(paths, strings.Join(g.Path, ";"))
+	}
+	if want := "main.main;main.work;main.leaf"; !slices.Contains(paths, want) {
+		t.Errorf("gone paths %q lack %s", paths, want)
 	}
 }
