@@ -78,8 +78,14 @@ func Trace() func() {
 		pc = pcs[0]
 	}
 	s := siteFor(pc)
-	if s == nil || tr.enter(&s.fn) == 0 {
+	if s == nil {
 		return nop
+	}
+	switch c := tr.enter(&s.fn); {
+	case c == 0:
+		return nop
+	case c&callRoot != 0:
+		return s.exitRoot
 	}
 	return s.exit
 }
@@ -87,10 +93,11 @@ func Trace() func() {
 func nop() {}
 
 // A site is a call site of Trace, with its function and its exit
-// function, made once so that Trace does not allocate.
+// functions, made once so that Trace does not allocate: exitRoot ends a
+// goroutine's first traced call (see callRoot).
 type site struct {
-	fn   Func
-	exit func()
+	fn             Func
+	exit, exitRoot func()
 }
 
 var sites sync.Map // return pc -> *site
@@ -108,9 +115,13 @@ func siteFor(pc uintptr) *site {
 	if id == 0 {
 		return nil
 	}
+	if f.Name() == "main.main" {
+		id |= idMain
+	}
 	s := &site{}
 	s.fn.id.Store(id)
-	s.exit = func() { tr.exit(Call(curGoid()&(1<<gBits-1)<<fidBits | uint64(id))) }
+	s.exit = func() { tr.exit(newCall(curGoid()&gMask, id)) }
+	s.exitRoot = func() { tr.exit(newCall(curGoid()&gMask, id) | callRoot) }
 	actual, _ := sites.LoadOrStore(pc, s)
 	return actual.(*site)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -80,11 +81,7 @@ func hotPath(b *testing.B) func() {
 	}
 	setup()
 	old, wasRecording := tr, recording.Load()
-	t := &tracer{shards: make([]shard, 16), shardMask: 15, seen: make([]atomic.Uint64, 1<<12), seenMask: 1<<12 - 1}
-	for i := range t.shards {
-		t.shards[i] = newShard(1 << 16)
-	}
-	t.reg.init()
+	t := makeTracer(16, 1<<16, fullWait)
 	benchFuncs[0].id.Store(0)
 	tr = t
 	recording.Store(true)
@@ -108,6 +105,77 @@ func release() {
 		s := &tr.shards[curGoid()&tr.shardMask]
 		s.tail.Store(s.state.Load() >> owedBits)
 	}
+}
+
+// BenchmarkFloor is two raw reads of the clock the hot path uses (the
+// cycle counter where calltrail uses it): what exact timing of a call's
+// enter and exit costs at the least on this host, the floor the hot path
+// is measured against.
+func BenchmarkFloor(b *testing.B) {
+	setup()
+	var s int64
+	for i := 0; i < b.N; i++ {
+		s += clockRead()
+		s ^= clockRead()
+	}
+	result.Store(s)
+}
+
+// clockRead reads the clock as the hot path does, without the rest of
+// gstate.
+func clockRead() int64 {
+	if useCounter {
+		return ticks()
+	}
+	return nanotime()
+}
+
+// BenchmarkHotPathVsFloor measures, in one benchmark and so on one host
+// at one time, the hot path (ns/op), an untraced call and the floor, and
+// reports the hot path's overhead over the untraced call as a multiple of
+// the floor (x-floor): the figure that compares across hosts, whose
+// clocks differ twofold in cost.
+func BenchmarkHotPathVsFloor(b *testing.B) {
+	if !Enabled {
+		b.Skip("the hot path needs the calltrail tag")
+	}
+	defer hotPath(b)()
+	b.ReportAllocs()
+	var floor, untraced, traced time.Duration
+	// Rounds of each in turn, so that a change in the machine's load
+	// touches all three alike.
+	const round = 1 << 16
+	for done := 0; done < b.N; done += round {
+		t0 := time.Now()
+		var s int64
+		for i := 0; i < round; i++ {
+			s += clockRead()
+			s ^= clockRead()
+		}
+		t1 := time.Now()
+		for i := 0; i < round; i++ {
+			s += int64(plain(i))
+			if i&4095 == 0 {
+				release()
+			}
+		}
+		t2 := time.Now()
+		for i := 0; i < round; i++ {
+			guarded(i)
+			if i&4095 == 0 {
+				release()
+			}
+		}
+		t3 := time.Now()
+		result.Store(s)
+		floor, untraced, traced = floor+t1.Sub(t0), untraced+t2.Sub(t1), traced+t3.Sub(t2)
+	}
+	b.StopTimer()
+	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
+	b.ReportMetric(per(traced), "ns/op")
+	b.ReportMetric(per(floor), "floor-ns")
+	b.ReportMetric(per(untraced), "untraced-ns")
+	b.ReportMetric((per(traced)-per(untraced))/per(floor), "x-floor")
 }
 
 // BenchmarkHotPath is the generated fast path, recording into the buffer.

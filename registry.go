@@ -3,7 +3,6 @@ package calltrail
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -15,7 +14,6 @@ type registry struct {
 	ids     map[string]uint32
 	funcs   []tracefile.Func // index is id; funcs[0] is unused
 	written int              // funcs[1:written] are in the file; writer only
-	mainID  atomic.Uint32    // id of main.main, 0 until registered
 }
 
 func (r *registry) init() {
@@ -38,9 +36,6 @@ func (r *registry) id(name, file string, line int) uint32 {
 	id := uint32(len(r.funcs))
 	r.funcs = append(r.funcs, tracefile.Func{Name: name, File: file, Line: line})
 	r.ids[name] = id
-	if name == "main.main" {
-		r.mainID.Store(id)
-	}
 	return id
 }
 

@@ -191,6 +191,72 @@ func TestDeepRecursion(t *testing.T) {
 	}
 }
 
+// TestWaitKeepsEveryCall fills the smallest rings from eight goroutines
+// at once, far faster than they drain: under the default policy every
+// goroutine waits for room, and every call is in the trace, in order.
+func TestWaitKeepsEveryCall(t *testing.T) {
+	const gs, depth, reps = 8, 20, 2000
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[3], func() {
+			if d > 1 {
+				rec(d - 1)
+			}
+		})
+	}
+	ids := make([]uint64, gs)
+	tr := record(t, options{buffer: 1}, func() {
+		var wg sync.WaitGroup
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ids[i] = curGoid()
+				for r := 0; r < reps; r++ {
+					rec(depth)
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	one := strings.Repeat("->test.rec ", depth) + strings.Repeat("<-test.rec ", depth)
+	want := strings.TrimSpace(strings.Repeat(one, reps))
+	for _, g := range ids {
+		if got := strings.Join(tr.calls[g], " "); got != want {
+			t.Fatalf("goroutine %d: %d events, want %d", g, len(tr.calls[g]), 2*depth*reps)
+		}
+	}
+	if tr.stats.DroppedCalls != 0 || tr.stats.Calls != gs*depth*reps {
+		t.Errorf("stats = %+v, want %d calls, none dropped", tr.stats, gs*depth*reps)
+	}
+	if tr.stats.Waits == 0 || tr.stats.HeldNs == 0 {
+		t.Errorf("stats = %+v: no goroutine waited for room in rings of %d slots", tr.stats, 1024)
+	}
+}
+
+// TestRecursionDeeperThanRing records a recursion several times deeper
+// than a ring holds: open calls own no slots under the default policy, so
+// it neither drops calls nor deadlocks.
+func TestRecursionDeeperThanRing(t *testing.T) {
+	const depth = 20_000 // rings of 1,024 slots
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[3], func() {
+			if d > 1 {
+				rec(d - 1)
+			}
+		})
+	}
+	var g uint64
+	tr := record(t, options{buffer: 1}, func() {
+		g = curGoid()
+		rec(depth)
+	})
+	if got := len(tr.calls[g]); got != 2*depth || tr.stats.DroppedCalls != 0 {
+		t.Fatalf("got %d events and %d dropped calls, want %d events", got, tr.stats.DroppedCalls, 2*depth)
+	}
+}
+
 var errBoom = errors.New("boom")
 
 func TestPanicExits(t *testing.T) {
@@ -340,11 +406,11 @@ func TestPauseResume(t *testing.T) {
 	}
 }
 
-// TestDropWholeCalls fills a tiny ring while the writer is held back and
+// TestDropWholeCalls fills a tiny ring under CALLTRAIL_FULL=drop and
 // checks that every recorded call has its exit and the rest are counted.
 func TestDropWholeCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.out")
-	stop := useTracer(t, path, options{buffer: 1})
+	stop := useTracer(t, path, options{buffer: 1, full: fullDrop})
 	funcs[3].id.Store(0)
 	s := &tr.shards[curGoid()&tr.shardMask]
 	// Hold the writer back by owning the whole ring: promise every slot.

@@ -17,15 +17,13 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// gBits is how many bits of a goroutine id a Call keeps.
-const gBits = 64 - fidBits - 3
-
 // options come from the environment of the traced program.
 type options struct {
 	out    string        // CALLTRAIL_OUT: trace file, default calltrail.out
 	text   string        // CALLTRAIL_TEXT: "stderr" or a path for the live view
 	buffer int           // CALLTRAIL_BUFFER: bytes of ring memory, default 32 MiB
 	every  time.Duration // CALLTRAIL_FLUSH: write interval, default 100ms
+	full   fullPolicy    // CALLTRAIL_FULL: wait (the default) or drop
 }
 
 const (
@@ -46,6 +44,14 @@ func optionsFromEnv() (options, error) {
 			return o, fmt.Errorf("CALLTRAIL_BUFFER=%q: %v", v, err)
 		}
 		o.buffer = n
+	}
+	switch v := os.Getenv("CALLTRAIL_FULL"); v {
+	case "", "wait":
+		o.full = fullWait
+	case "drop":
+		o.full = fullDrop
+	default:
+		return o, fmt.Errorf("CALLTRAIL_FULL=%q: want wait (the default: a goroutine whose ring is full waits for the writer) or drop (the call is dropped and counted)", v)
 	}
 	if v := os.Getenv("CALLTRAIL_FLUSH"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -98,13 +104,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	nshards = min(max(nshards, 4), 256)
 	per := o.buffer / slotSize / nshards
 	per = 1 << (bits.Len(uint(max(per, 1024))) - 1) // a power of two, at least 1024
-	t := &tracer{shards: make([]shard, nshards), shardMask: uint64(nshards - 1)}
-	for i := range t.shards {
-		t.shards[i] = newShard(per)
-	}
-	t.seen = make([]atomic.Uint64, 1<<12)
-	t.seenMask = 1<<12 - 1
-	t.reg.init()
+	t := makeTracer(nshards, per, o.full)
 
 	exe, _ := os.Executable()
 	goid := "g"
@@ -126,8 +126,9 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		"parents":    strconv.FormatBool(parentOff != 0),
 		"buffer":     strconv.Itoa(nshards * per * slotSize),
 		"shards":     strconv.Itoa(nshards),
+		"full":       [...]string{fullWait: "wait", fullDrop: "drop"}[o.full],
 	}
-	w := &writer{t: t, out: &sink{w: out}, every: o.every, reqs: make(chan flushReq, 4)}
+	w := &writer{t: t, out: newSink(out), every: o.every, reqs: make(chan flushReq, 4), wakeup: make(chan struct{}, 1)}
 	w.lag = uint64(min(per/8, lagBytes/slotSize))
 	w.sites = map[uintptr]pcSite{}
 	w.batches = make([]tracefile.Batch, nshards)
@@ -136,11 +137,12 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	}
 	w.gbatch.Shard = nshards
 	enc, err := tracefile.NewEncoder(w.out, meta)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = w.out.Sync()
 	}
-	if w.out.err != nil {
-		return nil, w.out.err
+	if err != nil {
+		w.out.Close()
+		return nil, err
 	}
 	w.enc = enc
 	w.startNs = nanotime()
@@ -158,6 +160,25 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	}
 	go w.run()
 	return t, nil
+}
+
+// makeTracer makes the rings of a tracer: nshards of per slots each, both
+// powers of two.
+func makeTracer(nshards, per int, policy fullPolicy) *tracer {
+	t := &tracer{
+		shards:    make([]shard, nshards),
+		shardMask: uint64(nshards - 1),
+		waitqs:    make([]waitq, nshards),
+		policy:    policy,
+		seen:      make([]atomic.Uint64, 1<<12),
+		seenMask:  1<<12 - 1,
+	}
+	for i := range t.shards {
+		t.shards[i] = newShard(per)
+		t.waitqs[i].cond.L = &t.waitqs[i].mu
+	}
+	t.reg.init()
+	return t
 }
 
 // roughNsPerUnit measures the length of a trace unit over a millisecond,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // A tracer owns the rings of one trace and the writer that empties them.
@@ -13,10 +15,33 @@ import (
 type tracer struct {
 	shards    []shard
 	shardMask uint64
+	waitqs    []waitq         // per shard: goroutines waiting for room
+	policy    fullPolicy      // what a goroutine does when its ring is full
+	owe       uint64          // exit slots an enter promises: 1 under fullDrop, else 0
 	seen      []atomic.Uint64 // goroutines whose creation record is in a ring
 	seenMask  uint64
 	reg       registry
 	w         *writer
+
+	stopping atomic.Bool // the trace is closing: nobody waits for room any more
+}
+
+// stamp returns the calling goroutine's id and the time.
+func stamp() (g uint64, ts int64) {
+	if !fastG {
+		return stackGoid() & gMask, nanotime()
+	}
+	g, _, ticks := gstate(goidOff)
+	return g & gMask, units(ticks)
+}
+
+// units turns a cycle counter reading from gstate into trace units, or
+// reads the monotonic clock where the counter is not used.
+func units(ticks int64) int64 {
+	if useCounter {
+		return ticks >> tickShift
+	}
+	return nanotime()
 }
 
 // enter records the calling goroutine's entry into f, giving f its id the
@@ -30,142 +55,200 @@ func (t *tracer) enter(f *Func) Call {
 			return 0
 		}
 	}
-	var g uint64
-	var ts int64
-	if fastG {
-		g, _, ts = gstate(goidOff)
-		if useCounter {
-			ts >>= tickShift
-		} else {
-			ts = nanotime()
+	g, ts := stamp()
+	i := g & t.shardMask
+	if t.seen[g&t.seenMask].Load() != g {
+		return t.enterFirst(i, g, id, ts)
+	}
+	s := &t.shards[i]
+	var pos uint64
+	if t.policy == fullWait {
+		var full bool
+		if pos, full = s.claim(1); full {
+			if !t.waitFree(i, pos, 1) {
+				return 0
+			}
+			_, ts = stamp() // the wait was the caller's time, not this call's
 		}
 	} else {
-		g, ts = stackGoid(), nanotime()
+		var ok bool
+		if pos, ok = s.reserve(1, 1); !ok {
+			s.dropped.Add(1)
+			return 0
+		}
 	}
-	g &= 1<<gBits - 1
-	s := &t.shards[g&t.shardMask]
-	if parentOff != 0 && t.seen[g&t.seenMask].Load() != g {
-		t.noteGoroutine(s, g, ts)
-	}
-	pos, ok := s.reserve(1, 1)
-	if !ok {
-		s.dropped.Add(1)
-		return 0
-	}
-	c := Call(g<<fidBits | uint64(id))
-	s.slots[pos&s.mask].put(uint64(c)<<3|kEnter, ts)
+	c := newCall(g, id)
+	put(&s.slots[pos&s.mask], c.word(), ts)
 	return c
 }
 
-func (t *tracer) register(f *Func) uint32 {
-	id := t.reg.id(f.Name, f.File, f.Line)
-	f.id.Store(id)
-	return id
-}
-
-// noteGoroutine writes the record of a goroutine's parent and creator
-// before its first event. It is skipped, to be retried on a later call,
-// when the ring is full.
-func (t *tracer) noteGoroutine(s *shard, g uint64, ts int64) {
-	pos, ok := s.reserve(3, 0)
-	if !ok {
-		return
+// enterFirst records a goroutine's first traced call, after the record of
+// the goroutine itself: its parent, and where it was created and started.
+// The call is marked callRoot.
+//
+//go:noinline
+func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
+	s := &t.shards[i]
+	var pos uint64
+	if t.policy == fullWait {
+		var full bool
+		if pos, full = s.claim(4); full {
+			if !t.waitFree(i, pos, 4) {
+				return 0
+			}
+			_, ts = stamp()
+		}
+	} else {
+		var ok bool
+		if pos, ok = s.reserve(4, 1); !ok {
+			s.dropped.Add(1)
+			return 0 // the record waits for the goroutine's next call
+		}
 	}
 	t.seen[g&t.seenMask].Store(g)
 	parent, gopc, startpc := gInfo()
 	b, c := &s.slots[(pos+1)&s.mask], &s.slots[(pos+2)&s.mask]
-	b.w0, b.w1 = parent, int64(gopc)
-	c.w0, c.w1 = 0, int64(startpc)
-	s.slots[pos&s.mask].put((g<<fidBits)<<3|kGoroutine, ts)
+	b.Word, b.Time = parent, int64(gopc)
+	c.Word, c.Time = 0, int64(startpc)
+	put(&s.slots[pos&s.mask], g<<opBits|tracefile.RawGoroutineOp, ts)
+	call := newCall(g, id) | callRoot
+	put(&s.slots[(pos+3)&s.mask], call.word(), ts)
+	return call
+}
+
+// Function ids as Func keeps them carry a flag: idMain marks main.main.
+const (
+	idMainBit = 31
+	idMain    = 1 << idMainBit
+)
+
+func (t *tracer) register(f *Func) uint32 {
+	id := t.reg.id(f.Name, f.File, f.Line)
+	if id != 0 && f.Name == "main.main" {
+		id |= idMain
+	}
+	f.id.Store(id)
+	return id
+}
+
+// waitFree blocks until the n slots claimed at pos in shard i are free,
+// while the writer makes room: the program slows down rather than lose
+// the call. It counts the wait and its time. It gives up, reporting false,
+// only when the trace is closing; the slots then stay unwritten, which
+// matters to no one, since nothing more is read.
+//
+//go:noinline
+func (t *tracer) waitFree(i, pos, n uint64) bool {
+	s, q := &t.shards[i], &t.waitqs[i]
+	start := nanotime()
+	q.mu.Lock()
+	q.waiters.Add(1)
+	ok := false
+	for {
+		if ok = s.free(pos, n); ok || t.stopping.Load() {
+			break
+		}
+		t.w.wake()
+		q.cond.Wait()
+	}
+	q.waiters.Add(-1)
+	q.mu.Unlock()
+	s.waits.Add(1)
+	s.held.Add(uint64(nanotime() - start))
+	return ok
+}
+
+// wakeWaiters tells goroutines waiting for room that the writer has made
+// some. The writer calls it after each pass over the rings.
+func (t *tracer) wakeWaiters(all bool) {
+	for i := range t.waitqs {
+		q := &t.waitqs[i]
+		if all || q.waiters.Load() > 0 {
+			q.mu.Lock()
+			q.cond.Broadcast()
+			q.mu.Unlock()
+		}
+	}
+}
+
+// waiting reports whether any goroutine waits for room.
+func (t *tracer) waiting() bool {
+	for i := range t.waitqs {
+		if t.waitqs[i].waiters.Load() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // exit records the end of call c, on the goroutine that entered it.
 func (t *tracer) exit(c Call) {
-	var panicking uintptr
-	var ts int64
+	panicking, ts := uintptr(1), int64(0) // without g, ask the stack every time
 	if fastG {
 		_, panicking, ts = gstate(goidOff)
-		if useCounter {
-			ts >>= tickShift
-		} else {
-			ts = nanotime()
-		}
+		ts = units(ts)
 	} else {
-		panicking, ts = 1, nanotime() // without g, ask the stack every time
+		ts = nanotime()
 	}
-	kind := uint64(kExit)
-	fatal := false
-	id := uint32(c) & fidMask
+	kind := tracefile.Return
 	if panicking != 0 {
-		kind, fatal = exitKind(t.reg.mainID.Load() == id, func() string { return t.reg.name(id) })
+		kind = exitKind()
 	}
-	g := uint64(c) >> fidBits
-	t.shards[g&t.shardMask].claimOwed().put(uint64(c)<<3|kind, ts)
-	if id == t.reg.mainID.Load() && g == 1 {
+	g := c.goroutine()
+	i := g & t.shardMask
+	s := &t.shards[i]
+	var sl *slot
+	if t.policy == fullWait {
+		pos, full := s.claim(1)
+		// The call ended at ts; a wait is its caller's time.
+		if full && !t.waitFree(i, pos, 1) {
+			return // the trace is closing: the call reads as unfinished
+		}
+		sl = &s.slots[pos&s.mask]
+	} else {
+		sl = s.claimOwed()
+	}
+	put(sl, c.exitWord(kind), ts)
+	if c&(callMain|callRoot) != 0 {
+		t.left(c, g, kind)
+	}
+}
+
+// left acts on the end of a marked call: main.main on the main goroutine
+// ends the trace, and a panic leaving a goroutine's outermost call ends
+// the program, so the trace is written first.
+//
+//go:noinline
+func (t *tracer) left(c Call, g uint64, kind tracefile.ExitKind) {
+	if c&callMain != 0 && g == 1 {
 		t.mainReturned(kind)
-	} else if fatal {
+		return
+	}
+	if c&callRoot != 0 && kind == tracefile.Panic && t.fatal(c) {
 		t.w.request("panic", false)
 	}
 }
 
 // mainReturned ends the trace when main.main of the main goroutine is left:
 // by returning (the program ends), or by a panic (it is about to die).
-func (t *tracer) mainReturned(kind uint64) {
+func (t *tracer) mainReturned(kind tracefile.ExitKind) {
 	switch kind {
-	case kExit:
+	case tracefile.Return:
 		recording.Store(false)
 		t.w.request("main returned", true)
-	case kPanic:
+	case tracefile.Panic:
 		t.w.request("panic", false)
-	case kGoexit:
+	case tracefile.Goexit:
 		t.w.request("", false) // the program goes on until a deadlock
 	}
 }
 
-// exitKind tells, from the stack, whether a deferred exit runs because its
-// function returned, panicked or called runtime.Goexit. The hot path calls
-// it only while the goroutine has a panic or Goexit in progress, which may
-// belong to an outer deferred call rather than to this exit. fatal reports
-// a panic leaving the goroutine's outermost function, which kills the
-// program; name is asked for only then.
-func exitKind(isMain bool, name func() string) (kind uint64, fatal bool) {
-	var buf [32]uintptr
-	pcs := buf[:runtime.Callers(3, buf[:])]
-	frames := runtime.CallersFrames(pcs)
-	kind = kExit
-	for {
-		f, more := frames.Next()
-		if exitFrames[f.Function] || strings.Contains(f.Function, ".deferwrap") {
-			if more {
-				continue
-			}
-			break
-		}
-		switch f.Function {
-		case "runtime.gopanic":
-			kind = kPanic
-		case "runtime.Goexit":
-			kind = kGoexit
-		}
-		break
-	}
-	if kind != kPanic || isMain {
-		return kind, isMain && kind == kPanic
-	}
-	return kind, rootFunc() == name()
-}
-
-// exitFrames are the frames of the runtime's own exit path, which
-// exitKind looks past (with compiler-made defer wrappers) to see who ran
-// the deferred exit.
-var exitFrames = map[string]bool{
-	selfPkg + "(*tracer).exit": true,
-	selfPkg + "Exit":           true,
-	selfPkg + "siteFor.func1":  true,
-}
-
-// rootFunc returns the outermost function of the calling goroutine.
-func rootFunc() string {
+// fatal reports whether a panic leaving call c, its goroutine's first
+// traced call, ends the program: whether only the runtime's frames and
+// compiler-made wrappers, which recover nothing, lie below the call's
+// outermost frame. It walks the whole stack, once per goroutine at most.
+func (t *tracer) fatal(c Call) bool {
+	name := t.reg.name(uint32(c>>2) & fidMask)
 	pcs := make([]uintptr, 64)
 	for {
 		n := runtime.Callers(1, pcs)
@@ -175,17 +258,134 @@ func rootFunc() string {
 		}
 		pcs = make([]uintptr, 2*len(pcs))
 	}
-	root := ""
+	found, bare := false, false
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
-		if f.Function != "runtime.goexit" && f.Function != "runtime.main" {
-			root = f.Function
+		switch {
+		case f.Function == name:
+			found, bare = true, true
+		case strings.HasPrefix(f.Function, "runtime.") || strings.Contains(f.Function, ".gowrap"):
+		default:
+			bare = false
 		}
 		if !more {
-			return root
+			return found && bare
 		}
 	}
+}
+
+// Frames above a deferred exit, as exitKind sees them.
+const (
+	frameSkip   = iota // the runtime's exit path, or a compiler-made defer wrapper
+	framePanic         // runtime.gopanic: a panic is unwinding the call
+	frameGoexit        // runtime.Goexit
+	frameOther         // anything else: the call returned normally
+)
+
+// exitKind tells whether a deferred exit runs because its function
+// returned, panicked or called runtime.Goexit. The hot path calls it only
+// while the goroutine has a panic or Goexit in progress, which may belong
+// to an outer deferred call rather than to this exit. It looks at who
+// called the deferred function, past the runtime's own frames: a few
+// frame pointers followed and a cached answer per return address, so a
+// panic through n traced frames costs O(n).
+//
+//go:noinline
+func exitKind() tracefile.ExitKind {
+	if fpHops < 0 {
+		return exitKindCallers()
+	}
+	for k := 0; k < 8; k++ {
+		switch frameClass(fpcaller(uintptr(fpHops + k))) {
+		case frameSkip:
+			continue
+		case framePanic:
+			return tracefile.Panic
+		case frameGoexit:
+			return tracefile.Goexit
+		}
+		break
+	}
+	return tracefile.Return
+}
+
+// frameClasses caches frameClass per return address: pc<<2 | class,
+// direct-mapped. A panic's exits meet the same few addresses again and
+// again (gopanic's call of deferred functions, each function's defer
+// wrapper).
+var frameClasses [1024]atomic.Uint64
+
+// frameClass classifies the function holding return address pc.
+func frameClass(pc uintptr) uint64 {
+	if pc == 0 {
+		return frameOther
+	}
+	e := &frameClasses[(pc^pc>>10)%uintptr(len(frameClasses))]
+	if v := e.Load(); uintptr(v>>2) == pc {
+		return v & 3
+	}
+	c := classifyFrame(pc)
+	e.Store(uint64(pc)<<2 | c)
+	return c
+}
+
+// classifyFrame names the physical function holding pc: the outermost of
+// the functions inlined there, the one whose frame the pointer walk met.
+func classifyFrame(pc uintptr) uint64 {
+	frames := runtime.CallersFrames([]uintptr{pc})
+	name := ""
+	for {
+		f, more := frames.Next()
+		name = f.Function
+		if !more {
+			break
+		}
+	}
+	return classifyName(name)
+}
+
+func classifyName(name string) uint64 {
+	switch {
+	case exitFrames[name] || strings.HasPrefix(name, selfPkg+"siteFor.func") || strings.Contains(name, ".deferwrap"):
+		return frameSkip
+	case name == "runtime.gopanic":
+		return framePanic
+	case name == "runtime.Goexit":
+		return frameGoexit
+	}
+	return frameOther
+}
+
+// exitKindCallers is exitKind where frame pointers cannot be followed: it
+// asks runtime.Callers for the frames above, at a cost of microseconds.
+func exitKindCallers() tracefile.ExitKind {
+	var buf [32]uintptr
+	pcs := buf[:runtime.Callers(3, buf[:])]
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		switch classifyName(f.Function) {
+		case frameSkip:
+			if more {
+				continue
+			}
+		case framePanic:
+			return tracefile.Panic
+		case frameGoexit:
+			return tracefile.Goexit
+		}
+		return tracefile.Return
+	}
+}
+
+// exitFrames are the frames of the runtime's own exit path, which
+// exitKind looks past (with compiler-made defer wrappers and Trace's exit
+// closures) to see who ran the deferred exit.
+var exitFrames = map[string]bool{
+	selfPkg + "(*tracer).exit": true,
+	selfPkg + "Exit":           true,
+	selfPkg + "exitKind":       true,
 }
 
 // selfPkg is this package's prefix in function names, read from the

@@ -31,9 +31,10 @@ type writer struct {
 	calls    uint64
 	flushes  uint64
 
-	reqs chan flushReq
-	mu   sync.Mutex
-	done bool // the file is closed
+	reqs   chan flushReq
+	wakeup chan struct{} // a goroutine waits for room
+	mu     sync.Mutex
+	done   bool // the file is closed
 }
 
 // flushReq asks the writer to write everything recorded so far, then an
@@ -79,7 +80,12 @@ func (w *writer) loop() {
 	timer := time.NewTimer(sleep)
 	last := time.Now()
 	for {
-		n := w.drain(w.lag)
+		lag := w.lag
+		if w.t.waiting() {
+			lag = 0 // a goroutine waits: make all the room there is
+		}
+		n := w.drain(lag)
+		w.t.wakeWaiters(false)
 		if w.pendingBytes() >= flushBytes || time.Since(last) >= w.every {
 			w.drain(0)
 			w.write()
@@ -108,9 +114,19 @@ func (w *writer) loop() {
 			if w.serve(r) {
 				return
 			}
+		case <-w.wakeup:
+			sleep = minSleep / 2
 		case <-timer.C:
 		}
 		sleep = min(sleep*2, maxSleep)
+	}
+}
+
+// wake asks the writer for a pass over the rings now, without waiting.
+func (w *writer) wake() {
+	select {
+	case w.wakeup <- struct{}{}:
+	default:
 	}
 }
 
@@ -125,6 +141,7 @@ func (w *writer) serve(r flushReq) (closed bool) {
 		deadline := time.Now().Add(settle)
 		for {
 			w.drain(0)
+			w.t.wakeWaiters(false)
 			if !w.anyPending() || time.Now().After(deadline) {
 				break
 			}
@@ -141,18 +158,21 @@ func (w *writer) serve(r flushReq) (closed bool) {
 			w.flushFile()
 		}
 		if r.stop {
+			// Nothing more will be written: goroutines waiting for
+			// room give up, and none waits from now on.
+			w.t.stopping.Store(true)
+			w.t.wakeWaiters(true)
 			if w.text != nil {
 				w.text.close()
 			}
-			if err := w.out.w.Close(); err != nil && w.out.err == nil {
-				w.out.err = err
-			}
-			if w.out.err != nil {
-				fmt.Fprintf(os.Stderr, "calltrail: writing the trace: %v\n", w.out.err)
+			if err := w.out.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "calltrail: writing the trace: %v\n", err)
 			}
 			w.mu.Lock()
 			w.done = true
 			w.mu.Unlock()
+		} else {
+			w.out.Sync() // what was asked for is in the file
 		}
 	}
 	close(r.ack)
@@ -191,38 +211,37 @@ func (w *writer) drain(lag uint64) int {
 
 func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 	tail := s.tail.Load()
-	head := s.state.Load() >> owedBits
-	if (head-tail)&headMask <= lag {
+	// Under fullWait the head may be up to a ring ahead, over slots
+	// claimed by goroutines waiting for this pass to free them.
+	avail := min((s.state.Load()>>owedBits-tail)&headMask, s.size)
+	if avail <= lag {
 		return 0
 	}
-	head = (head - lag) & headMask
+	avail -= lag
 	start := tail
-	for (head-tail)&headMask != 0 {
+	for avail > 0 {
+		i := tail & s.mask
+		run := written(s.slots[i : i+min(avail, s.size-i)])
+		if w.text != nil {
+			w.textEvents(run)
+		}
+		b.AppendRaw(run)
+		tail += uint64(len(run))
+		avail -= uint64(len(run))
+		if avail == 0 {
+			break
+		}
 		sl := &s.slots[tail&s.mask]
-		w0 := sl.load()
-		if w0 == 0 {
-			break // handed out, not yet filled
-		}
-		ts := sl.w1
-		g := w0 >> (3 + fidBits)
-		switch w0 & 7 {
-		case kEnter:
-			id := uint32(w0>>3) & fidMask
-			b.Enter(g, id, ts)
-			if w.text != nil {
-				w.text.enter(g, id, ts)
+		word := load(sl)
+		if word&tracefile.RawOpMask != tracefile.RawGoroutineOp || avail < 3 {
+			if word == 0 || avail < 3 {
+				break // handed out but not yet written, or a record cut by the lag
 			}
-		case kExit, kPanic, kGoexit:
-			k := tracefile.ExitKind(w0&7 - kExit)
-			b.Exit(g, k, ts)
-			if w.text != nil {
-				w.text.exit(g, k, ts)
-			}
-		case kGoroutine:
-			w.goroutine(&w.gbatch, g, ts, &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask])
-			tail += 2
+			continue // the run stopped at the ring's end
 		}
-		tail++
+		w.goroutine(&w.gbatch, word>>opBits, sl.Time, &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask])
+		tail += 3
+		avail -= 3
 	}
 	if tail == start {
 		return 0
@@ -240,10 +259,35 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 	return int(tail - start)
 }
 
+// written returns the leading events of run that are written, up to the
+// first slot handed out but not yet written or the first goroutine
+// record. Its atomic loads pair with publish, so that the encoder may read
+// the slots it returns plainly.
+func written(run []slot) []slot {
+	for i := range run {
+		if w := load(&run[i]); w == 0 || w&tracefile.RawOpMask == tracefile.RawGoroutineOp {
+			return run[:i]
+		}
+	}
+	return run
+}
+
+// textEvents shows events in the live text view.
+func (w *writer) textEvents(run []slot) {
+	for _, sl := range run {
+		g, op := sl.Word>>opBits, sl.Word&tracefile.RawOpMask
+		if op&3 == 0 {
+			w.text.enter(g, uint32(op>>2), sl.Time)
+		} else {
+			w.text.exit(g, tracefile.ExitKind(op>>2), sl.Time)
+		}
+	}
+}
+
 // goroutine encodes a goroutine's creation record, naming the functions
 // at its pcs.
 func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *slot) {
-	parent, gopc, startpc := pb.w0, uintptr(pb.w1), uintptr(pc.w1)
+	parent, gopc, startpc := pb.Word, uintptr(pb.Time), uintptr(pc.Time)
 	gr := tracefile.Goroutine{ID: g, Parent: parent}
 	if gopc != 0 {
 		s := w.site(gopc)
@@ -301,11 +345,14 @@ func (w *writer) write() {
 }
 
 func (w *writer) stats() tracefile.Stats {
-	var dropped uint64
+	st := tracefile.Stats{Calls: w.calls, Flushes: w.flushes}
 	for i := range w.t.shards {
-		dropped += w.t.shards[i].dropped.Load()
+		s := &w.t.shards[i]
+		st.DroppedCalls += s.dropped.Load()
+		st.Waits += s.waits.Load()
+		st.HeldNs += s.held.Load()
 	}
-	return tracefile.Stats{Calls: w.calls, DroppedCalls: dropped, Flushes: w.flushes}
+	return st
 }
 
 func (w *writer) flushFile() {
@@ -365,18 +412,4 @@ func (v *textView) close() {
 	if v.c != nil {
 		v.c.Close()
 	}
-}
-
-// sink keeps the first write error and discards everything after it: a
-// trace file that cannot be written must not disturb the traced program.
-type sink struct {
-	w   io.WriteCloser
-	err error
-}
-
-func (s *sink) Write(p []byte) (int, error) {
-	if s.err == nil {
-		_, s.err = s.w.Write(p)
-	}
-	return len(p), nil
 }

@@ -106,6 +106,8 @@ func (e *Encoder) Stats(s Stats) {
 	p = binary.AppendUvarint(p, s.Calls)
 	p = binary.AppendUvarint(p, s.DroppedCalls)
 	p = binary.AppendUvarint(p, s.Flushes)
+	p = binary.AppendUvarint(p, s.Waits)
+	p = binary.AppendUvarint(p, s.HeldNs)
 	e.end(p)
 }
 

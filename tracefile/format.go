@@ -111,4 +111,11 @@ type Stats struct {
 	Calls        uint64 // calls recorded (enters written)
 	DroppedCalls uint64 // calls not recorded because the buffers were full
 	Flushes      uint64 // write cycles of the background writer
+
+	// Waits counts the times a goroutine found its ring full and waited
+	// for the writer rather than drop the call; HeldNs is the time the
+	// goroutines spent so, summed. Zero in traces written before they
+	// were recorded.
+	Waits  uint64
+	HeldNs uint64
 }

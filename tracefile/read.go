@@ -377,6 +377,9 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		return nil
 	case chunkStats:
 		s := Stats{Calls: d.uvarint(), DroppedCalls: d.uvarint(), Flushes: d.uvarint()}
+		if len(d.p) > 0 { // written since the runtime waits for room
+			s.Waits, s.HeldNs = d.uvarint(), d.uvarint()
+		}
 		if err := d.finish("stats"); err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func sample(t testing.TB) []byte {
 	e.Events(&b1)
 	b0.Enter(4, 3, 1200) // main.B, never left
 	e.Events(&b0)
-	e.Stats(Stats{Calls: 5, DroppedCalls: 2, Flushes: 1})
+	e.Stats(Stats{Calls: 5, DroppedCalls: 2, Flushes: 1, Waits: 3, HeldNs: 41000})
 	e.End("main returned", time.Unix(0, 0))
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestRoundTrip(t *testing.T) {
 	if g, ok := r.Goroutine(5); !ok || g.Parent != 4 || r.Func(g.CreatorFunc).Name != "main.main" || g.CreatorLine != 12 || r.Func(g.StartFunc).Name != "main.B" {
 		t.Errorf("goroutine 5 = %+v, %v", g, ok)
 	}
-	if s := r.Stats(); s != (Stats{Calls: 5, DroppedCalls: 2, Flushes: 1}) {
+	if s := r.Stats(); s != (Stats{Calls: 5, DroppedCalls: 2, Flushes: 1, Waits: 3, HeldNs: 41000}) {
 		t.Errorf("stats = %+v", s)
 	}
 	if end, ok := r.End(); !ok || end != "main returned" {
@@ -130,6 +130,19 @@ func TestGolden(t *testing.T) {
 	// The golden file must stay readable by this reader.
 	if s, _, err := dump(t, want); err != nil || s != sampleWant {
 		t.Errorf("reading the golden file: %v\n%s", err, s)
+	}
+	// So must the same trace as written before the stats chunk counted
+	// waits for room.
+	old, err := os.ReadFile("testdata/sample-before-waits.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r, err := dump(t, old)
+	if err != nil || s != sampleWant {
+		t.Errorf("reading the older golden file: %v\n%s", err, s)
+	}
+	if st := r.Stats(); st != (Stats{Calls: 5, DroppedCalls: 2, Flushes: 1}) {
+		t.Errorf("older golden file: stats = %+v", st)
 	}
 }
 

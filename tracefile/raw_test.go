@@ -1,0 +1,105 @@
+package tracefile
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+)
+
+// randomRaw makes n raw events of a few goroutines with function ids and
+// time deltas of every varint length AppendRaw distinguishes, and a
+// goroutine record now and then.
+func randomRaw(rng *rand.Rand, n int) []Raw {
+	var raw []Raw
+	t := int64(rng.Intn(1 << 30))
+	g := uint64(1)
+	for len(raw) < n {
+		if rng.Intn(20) == 0 {
+			g = uint64(1 + rng.Intn(5))
+			if rng.Intn(3) == 0 {
+				g = uint64(rng.Int63n(1 << 38))
+			}
+		}
+		// Deltas: mostly small, some of two and three bytes, some huge,
+		// some negative (another goroutine's clock reading was earlier).
+		switch rng.Intn(10) {
+		case 0:
+			t += rng.Int63n(1 << 40)
+		case 1:
+			t -= rng.Int63n(1 << 12)
+		case 2:
+			t += rng.Int63n(1 << 20)
+		default:
+			t += rng.Int63n(100)
+		}
+		var fn uint32
+		switch rng.Intn(4) {
+		case 0:
+			fn = uint32(rng.Intn(1 << (RawOpBits - 2)))
+		default:
+			fn = uint32(1 + rng.Intn(40))
+		}
+		switch rng.Intn(20) {
+		case 0:
+			raw = append(raw, Raw{Word: g<<RawOpBits | RawGoroutineOp, Time: t})
+		case 1, 2, 3, 4, 5, 6, 7, 8:
+			raw = append(raw, Raw{Word: RawExit(g, ExitKind(rng.Intn(3))), Time: t})
+		default:
+			raw = append(raw, Raw{Word: RawEnter(g, fn), Time: t})
+		}
+	}
+	return raw
+}
+
+// TestAppendRaw checks that AppendRaw writes exactly what Enter and Exit
+// write for the same events, and stops at goroutine records.
+func TestAppendRaw(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for trial := 0; trial < 200; trial++ {
+		raw := randomRaw(rng, 1+rng.Intn(3*rawBlock))
+		var fast, slow Batch
+		for i := 0; i < len(raw); {
+			n := fast.AppendRaw(raw[i:])
+			for _, r := range raw[i : i+n] {
+				g, op := r.Word>>RawOpBits, r.Word&RawOpMask
+				if op&3 == opEnter {
+					slow.Enter(g, uint32(op>>2), r.Time)
+				} else {
+					slow.Exit(g, ExitKind(op>>2), r.Time)
+				}
+			}
+			i += n
+			if i < len(raw) {
+				if op := raw[i].Word & RawOpMask; op != RawGoroutineOp {
+					t.Fatalf("AppendRaw stopped at an event with op %d", op)
+				}
+				gr := Goroutine{ID: raw[i].Word >> RawOpBits, Parent: 7}
+				fast.Goroutine(gr, raw[i].Time)
+				slow.Goroutine(gr, raw[i].Time)
+				i++
+			}
+		}
+		if !bytes.Equal(fast.buf, slow.buf) || fast.n != slow.n || fast.enters != slow.enters || fast.base != slow.base {
+			t.Fatalf("trial %d: AppendRaw wrote %d events (%d enters, base %d) in %x,\nEnter/Exit %d (%d, base %d) in %x",
+				trial, fast.n, fast.enters, fast.base, fast.buf, slow.n, slow.enters, slow.base, slow.buf)
+		}
+	}
+}
+
+func TestEnc3(t *testing.T) {
+	for _, v := range []uint64{0, 1, 127, 128, 255, 1<<14 - 1, 1 << 14, 1<<21 - 1} {
+		x, n := enc3(v)
+		got := []byte{byte(x), byte(x >> 8), byte(x >> 16)}[:n]
+		if want := appendUvarint(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("enc3(%d) = %x, want %x", v, got, want)
+		}
+	}
+}
+
+func appendUvarint(p []byte, v uint64) []byte {
+	for v >= 0x80 {
+		p = append(p, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(p, byte(v))
+}
