@@ -21,7 +21,7 @@ import (
 // calltrail tag, guarded compiles to plain's machine code (see
 // TestCompiledOut); with it, it is traced.
 
-var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}}
+var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}, {Name: "calltrail.descend", File: "bench_test.go", Line: 2}}
 
 // The functions write nothing shared, so that parallel benchmarks measure
 // the tracing rather than contention on a result.
@@ -39,6 +39,21 @@ func guarded(x int) int {
 		}
 	}
 	return x*3 + 1
+}
+
+// descend recurses d frames deep and panics at the bottom.
+//
+//go:noinline
+func descend(d int) int {
+	if Enabled {
+		if c := Enter(&benchFuncs[1]); c != 0 {
+			defer Exit(c)
+		}
+	}
+	if d == 0 {
+		panic("bottom")
+	}
+	return descend(d-1) + 1
 }
 
 //go:noinline
@@ -209,6 +224,22 @@ func BenchmarkHotPathParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkPanicDeep panics 10,000 frames deep and recovers at the top,
+// as recursive parsers do. With the calltrail tag every frame is traced
+// and its exit classified as left by the panic; without, the guards
+// compile out: the two runs compare the panic's cost traced and not.
+func BenchmarkPanicDeep(b *testing.B) {
+	defer hotPath(b)()
+	benchFuncs[1].id.Store(0)
+	for i := 0; i < b.N; i++ {
+		func() {
+			defer func() { recover() }()
+			descend(10_000)
+		}()
+		release()
+	}
+}
+
 // BenchmarkHotPathOff is the fast path switched off at run time.
 func BenchmarkHotPathOff(b *testing.B) {
 	defer hotPath(b)()
@@ -296,6 +327,48 @@ func BenchmarkGuardedParallel(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// BenchmarkFirehoseWait is the firehose on every core: twice as many
+// goroutines as Ps calling the fast path flat out, with the real writer,
+// under the default policy, so that goroutines wait for the writer rather
+// than lose calls. ns/op is wall time per call, as in
+// BenchmarkHotPathParallel; held-ns/call is the time goroutines spent
+// waiting, per call.
+func BenchmarkFirehoseWait(b *testing.B) { benchFirehose(b, fullWait) }
+
+// BenchmarkFirehoseDrop is BenchmarkFirehoseWait with CALLTRAIL_FULL=drop:
+// the goroutines never wait, and calls the rings cannot take are lost.
+func BenchmarkFirehoseDrop(b *testing.B) { benchFirehose(b, fullDrop) }
+
+func benchFirehose(b *testing.B, policy fullPolicy) {
+	if !Enabled {
+		b.Skip("the firehose needs the calltrail tag")
+	}
+	path := filepath.Join(b.TempDir(), "firehose.out")
+	stop := useTracer(b, path, options{buffer: defaultBuffer, full: policy})
+	b.ReportAllocs()
+	b.ResetTimer()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 2*runtime.GOMAXPROCS(0); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)); i <= b.N; i = int(next.Add(1)) {
+				guarded(i)
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	stop()
+	s := summarize(b, path)
+	total := s.Calls + s.Stats.DroppedCalls
+	if total > 0 {
+		b.ReportMetric(100*float64(s.Stats.DroppedCalls)/float64(total), "%dropped")
+	}
+	b.ReportMetric(float64(s.Stats.HeldNs)/float64(b.N), "held-ns/call")
 }
 
 // seedTrace is the original functrace: caller from runtime.Caller and

@@ -285,6 +285,80 @@ func TestPanicExits(t *testing.T) {
 	}
 }
 
+// TestDeepPanic panics 10,000 traced frames deep and recovers at the top,
+// five times, as recursive parsers do. Every frame's exit reads as left by
+// the panic, and classifying them looks at each return address once, not
+// at the whole stack per frame: linear in the depth.
+func TestDeepPanic(t *testing.T) {
+	if fpHops < 0 {
+		t.Skip("no frame pointers to follow on this platform: exits are classified by runtime.Callers")
+	}
+	const depth, rounds = 10_000, 5
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[3], func() {
+			if d == 1 {
+				panic(errBoom)
+			}
+			rec(d - 1)
+		})
+	}
+	var g uint64
+	walks, lookups := stackWalks.Load(), frameLookups.Load()
+	tr := record(t, options{buffer: 64 << 20}, func() {
+		g = curGoid()
+		for r := 0; r < rounds; r++ {
+			call(&funcs[5], func() { // recovers
+				defer func() { recover() }()
+				rec(depth)
+			})
+		}
+	})
+	panics := 0
+	for _, e := range tr.calls[g] {
+		if e == "<-test.rec (panic)" {
+			panics++
+		}
+	}
+	if panics != depth*rounds {
+		t.Errorf("%d exits by panic, want %d", panics, depth*rounds)
+	}
+	if n := stackWalks.Load() - walks; n != 0 {
+		t.Errorf("%d whole stacks walked for panics that were recovered", n)
+	}
+	if n := frameLookups.Load() - lookups; n > 50 {
+		t.Errorf("%d return addresses looked up for %d exits: the cache does not hold", n, depth*rounds)
+	}
+}
+
+// TestFatalPanicWalksOnce leaves a goroutine's first traced call by a
+// panic inside a recursion of the same function, recovered by an untraced
+// frame below: only the outermost call's exit looks at the whole stack.
+func TestFatalPanicWalksOnce(t *testing.T) {
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[3], func() {
+			if d == 1 {
+				panic(errBoom)
+			}
+			rec(d - 1)
+		})
+	}
+	walks := stackWalks.Load()
+	record(t, options{}, func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { recover() }()
+			rec(1000)
+		}()
+		<-done
+	})
+	if n := stackWalks.Load() - walks; n != 1 {
+		t.Errorf("%d whole stacks walked, want 1", n)
+	}
+}
+
 func TestGoexitExits(t *testing.T) {
 	var g uint64
 	tr := record(t, options{}, func() {

@@ -248,6 +248,7 @@ func (t *tracer) mainReturned(kind tracefile.ExitKind) {
 // compiler-made wrappers, which recover nothing, lie below the call's
 // outermost frame. It walks the whole stack, once per goroutine at most.
 func (t *tracer) fatal(c Call) bool {
+	stackWalks.Add(1)
 	name := t.reg.name(uint32(c>>2) & fidMask)
 	pcs := make([]uintptr, 64)
 	for {
@@ -330,9 +331,15 @@ func frameClass(pc uintptr) uint64 {
 	return c
 }
 
+// stackWalks and frameLookups count the expensive steps of exits during a
+// panic, for tests: whole stacks walked (once per goroutine at most) and
+// return addresses looked up (once per address while the cache holds it).
+var stackWalks, frameLookups atomic.Int64
+
 // classifyFrame names the physical function holding pc: the outermost of
 // the functions inlined there, the one whose frame the pointer walk met.
 func classifyFrame(pc uintptr) uint64 {
+	frameLookups.Add(1)
 	frames := runtime.CallersFrames([]uintptr{pc})
 	name := ""
 	for {

@@ -56,18 +56,48 @@ const runtimePrefix = "github.com/calltrail/calltrail."
 // stack returns a sample's function names from the outermost call in, and
 // whether the sample is the tracer's own work: calltrail's runtime on the
 // stack (recording a call, its writer), which is no evidence about the
-// program.
-func stack(s *profile.Sample) (names []string, tracing bool) {
+// program. inlined[i] reports that names[i] was inlined into the
+// function before it, and so ran in that function's frame.
+func stack(s *profile.Sample) (names []string, inlined []bool, tracing bool) {
 	for i := len(s.Location) - 1; i >= 0; i-- {
 		lines := s.Location[i].Line
 		for j := len(lines) - 1; j >= 0; j-- {
 			if f := lines[j].Function; f != nil {
 				names = append(names, f.Name)
+				inlined = append(inlined, j < len(lines)-1)
 				tracing = tracing || strings.HasPrefix(f.Name, runtimePrefix)
 			}
 		}
 	}
-	return names, tracing
+	return names, inlined, tracing
+}
+
+// callee returns the index in a sample's stack of what the traced function
+// at index i was running: the first function after it that is not its
+// own code inlined into its frame (functions of its package the compiler
+// inlined, which calltrail leaves alone so that they stay inlined), or -1
+// when the sample is in its own code.
+func callee(names []string, inlined []bool, i int) int {
+	pkg := funcPackage(names[i])
+	for k := i + 1; k < len(names); k++ {
+		if !inlined[k] || funcPackage(names[k]) != pkg {
+			return k
+		}
+	}
+	return -1
+}
+
+// funcPackage returns the package path of a function name as the Go
+// runtime writes it: main for main.(*T).M, example.com/a/b for
+// example.com/a/b.F.func1. A dot in the path's last element (yaml.v3)
+// cuts it short, the same way for every function of the package, which
+// is all that comparing two packages needs.
+func funcPackage(name string) string {
+	slash := strings.LastIndexByte(name, '/') + 1
+	if dot := strings.IndexByte(name[slash:], '.'); dot >= 0 {
+		return name[:slash+dot]
+	}
+	return name
 }
 
 func valueIndex(prof *profile.Profile, unit string) int {
@@ -85,7 +115,7 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
-		st, tracing := stack(s)
+		st, inlined, tracing := stack(s)
 		if tracing {
 			p.TracingCPU += v
 			continue
@@ -97,10 +127,10 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 		for i := len(st) - 1; i >= 0; i-- {
 			if f := names[st[i]]; f != nil {
 				f.SelfCPU += v
-				if i+1 < len(st) {
-					f.Callees = addTo(f.Callees, st[i+1], v)
-					if inSyscall(st[i+1:]) {
-						f.Syscalls = addTo(f.Syscalls, st[i+1], v)
+				if k := callee(st, inlined, i); k >= 0 {
+					f.Callees = addTo(f.Callees, st[k], v)
+					if inSyscall(st[k:]) {
+						f.Syscalls = addTo(f.Syscalls, st[k], v)
 					}
 				}
 				break
@@ -159,7 +189,7 @@ func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex boo
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
-		st, tracing := stack(s)
+		st, _, tracing := stack(s)
 		if tracing {
 			continue
 		}

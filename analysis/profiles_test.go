@@ -117,3 +117,37 @@ func TestInSyscall(t *testing.T) {
 		}
 	}
 }
+
+// TestCallee checks which frame below a traced function counts as its
+// callee: not its own package's code inlined into its frame, which is its
+// own, but the next physical frame, or another package's inlined code.
+func TestCallee(t *testing.T) {
+	tests := []struct {
+		names   []string
+		inlined []bool
+		want    int
+	}{
+		// main.readbyte inlined into main.count, which calls Read.
+		{[]string{"main.main", "main.count", "main.readbyte", "os.(*File).Read", "syscall.read"}, []bool{false, false, true, false, true}, 3},
+		// A sample in the inlined helper's own code.
+		{[]string{"main.main", "main.count", "main.readbyte"}, []bool{false, false, true}, -1},
+		// Another package's code inlined: it is the callee.
+		{[]string{"main.main", "main.count", "strings.Index"}, []bool{false, false, true}, 2},
+		// A helper that is not inlined, only untraced.
+		{[]string{"main.main", "main.count", "main.readbyte", "os.(*File).Read"}, []bool{false, false, false, false}, 2},
+	}
+	for _, tt := range tests {
+		if got := callee(tt.names, tt.inlined, 1); got != tt.want {
+			t.Errorf("callee(%v, %v) = %d, want %d", tt.names, tt.inlined, got, tt.want)
+		}
+	}
+	for name, want := range map[string]string{
+		"main.(*T).M":                 "main",
+		"example.com/a/b.F.func1":     "example.com/a/b",
+		"example.com/a/b.(*T[...]).M": "example.com/a/b",
+	} {
+		if got := funcPackage(name); got != want {
+			t.Errorf("funcPackage(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -30,6 +30,10 @@ type Options struct {
 	Funcs *regexp.Regexp
 	// Exclude, if set, leaves out functions whose name matches.
 	Exclude *regexp.Regexp
+	// Inlined, if set, holds the functions the compiler inlines (see
+	// Inlined): they are left alone, so that they stay inlined and
+	// their time counts as their callers'.
+	Inlined map[Pos]bool
 }
 
 // Func describes one instrumented function.
@@ -42,6 +46,7 @@ type Func struct {
 type Result struct {
 	Src     []byte // the instrumented source; the input if nothing changed
 	Funcs   []Func // functions instrumented, in order of their guards
+	Inlined int    // functions left alone because the compiler inlines them
 	Skipped string // why the file was left alone, if it was
 }
 
@@ -77,6 +82,11 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		pkg = "main" // Go names the functions of every command main.*
 	}
 	v := &visitor{fset: fset, opts: opts, pkg: pkg, table: tableName(filename), manual: runtimeName(f)}
+	if opts.Inlined != nil {
+		if v.abs, err = filepath.Abs(filename); err != nil {
+			return Result{}, err
+		}
+	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -89,7 +99,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		}
 	}
 	if len(v.funcs) == 0 {
-		return Result{Src: src, Skipped: "no functions to instrument"}, nil
+		return Result{Src: src, Inlined: v.inlined, Skipped: "no functions to instrument"}, nil
 	}
 	runtimePath := opts.Runtime
 	if runtimePath == "" {
@@ -120,7 +130,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	}
 	fmt.Fprintf(&out, "var %s = [...]%s.Func{", v.table, importName)
 	file := filepath.Base(filename)
-	res := Result{}
+	res := Result{Inlined: v.inlined}
 	for i, fn := range v.funcs {
 		if i > 0 {
 			out.WriteString(", ")
@@ -224,6 +234,9 @@ type visitor struct {
 	nested int    // depth of the literal being named, 0 outside any
 
 	manual string // the file's name for the runtime package, "" if not imported
+
+	abs     string // the file's absolute path, to look functions up in opts.Inlined
+	inlined int    // functions left alone because the compiler inlines them
 }
 
 // tracesItself reports a body that starts with defer calltrail.Trace()():
@@ -261,9 +274,18 @@ func runtimeName(f *ast.File) string {
 	return ""
 }
 
-func (v *visitor) add(name string, body *ast.BlockStmt, pos token.Pos) {
+// add instruments a function named name with the given body, declared at
+// decl (its func keyword) and reported by the compiler at pos (see Pos).
+func (v *visitor) add(name string, body *ast.BlockStmt, decl, pos token.Pos) {
 	if v.tracesItself(body) {
 		return
+	}
+	if v.opts.Inlined != nil {
+		p := v.fset.Position(pos)
+		if v.opts.Inlined[Pos{v.abs, p.Line, p.Column}] {
+			v.inlined++
+			return
+		}
 	}
 	if v.opts.Funcs != nil && !v.opts.Funcs.MatchString(name) {
 		return
@@ -271,7 +293,7 @@ func (v *visitor) add(name string, body *ast.BlockStmt, pos token.Pos) {
 	if v.opts.Exclude != nil && v.opts.Exclude.MatchString(name) {
 		return
 	}
-	v.funcs = append(v.funcs, fn{name: name, line: v.fset.Position(pos).Line, at: v.fset.Position(body.Lbrace).Offset + 1})
+	v.funcs = append(v.funcs, fn{name: name, line: v.fset.Position(decl).Line, at: v.fset.Position(body.Lbrace).Offset + 1})
 }
 
 func (v *visitor) funcDecl(d *ast.FuncDecl) {
@@ -287,7 +309,13 @@ func (v *visitor) funcDecl(d *ast.FuncDecl) {
 		v.inits++
 	}
 	if !hasDirective(d.Doc, "//go:nosplit") {
-		v.add(name, d.Body, d.Pos())
+		// The compiler places a function at the token after func: its
+		// receiver's parenthesis, or its name.
+		pos := d.Name.Pos()
+		if d.Recv != nil {
+			pos = d.Recv.Opening
+		}
+		v.add(name, d.Body, d.Pos(), pos)
 	}
 	v.outer, v.lits = name, 0
 	ast.Inspect(d.Body, v.lit)
@@ -306,7 +334,7 @@ func (v *visitor) lit(n ast.Node) bool {
 		sep = ".func"
 	}
 	name := v.outer + sep + strconv.Itoa(v.lits)
-	v.add(name, l.Body, l.Pos())
+	v.add(name, l.Body, l.Pos(), l.Pos())
 	outer, lits := v.outer, v.lits
 	v.outer, v.lits = name, 0
 	v.nested++

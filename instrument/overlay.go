@@ -30,6 +30,9 @@ type Build struct {
 	Tests      bool    // instrument test files too
 	Options    Options // function filters
 	Runtime    fs.FS   // the runtime's source, as calltrail.Source returns it
+	// TraceInlined traces the functions the compiler inlines too, which
+	// are otherwise left alone (see Inlined).
+	TraceInlined bool
 
 	Work string   // temporary directory for the overlay; set by Prepare
 	Env  []string // environment the go command needs (GOWORK); set by Prepare
@@ -38,6 +41,7 @@ type Build struct {
 // Stats says what Prepare instrumented.
 type Stats struct {
 	Packages, Files, Funcs, Lines int
+	Inlined                       int // functions left alone because the compiler inlines them
 }
 
 // Prepare writes the overlay and the module file and returns the flags
@@ -112,13 +116,31 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	var selected []Package
+	var importers []string
 	for _, p := range pkgs {
+		if !p.DepOnly && !p.Standard {
+			importers = append(importers, p.ImportPath)
+		}
 		if p.Standard || own[p.ImportPath] {
 			continue // tracing the tracer would only record itself
 		}
 		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && (p.Module == nil || !p.Module.Main) {
 			continue
 		}
+		selected = append(selected, p)
+	}
+	if !b.TraceInlined && len(selected) > 0 {
+		paths := make([]string, len(selected))
+		for i, p := range selected {
+			paths[i] = p.ImportPath
+		}
+		opts.Inlined, err = Inlined(InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests})
+		if err != nil {
+			return nil, st, err
+		}
+	}
+	for _, p := range selected {
 		if p.Module != nil && !p.Module.Main && inCache(p.Dir) {
 			// The go command does not overlay files in the module
 			// cache: such a module is copied and instrumented, below.
@@ -151,6 +173,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 				return nil, st, err
 			}
 			st.Lines += bytes.Count(data, []byte("\n"))
+			st.Inlined += res.Inlined
 			if res.Skipped != "" {
 				continue
 			}
@@ -181,7 +204,8 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			}
 			replaces[d.path] = dir
 			st.Packages += len(d.pkgs)
-			st.Funcs += n
+			st.Funcs += n.Funcs
+			st.Inlined += n.Inlined
 		}
 		// Write the module or workspace file again, with the copies.
 		if work != "" {
@@ -427,15 +451,15 @@ type depModule struct {
 
 // instrumentModule writes a copy of module d with its chosen packages
 // instrumented, in the user's cache directory at a path named by what
-// goes into it, and returns the copy's directory and the number of
-// functions instrumented.
-func (b *Build) instrumentModule(d *depModule, opts Options) (string, int, error) {
+// goes into it, and returns the copy's directory and the functions
+// instrumented and left to the inliner.
+func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, error) {
 	type edit struct {
 		rel string
 		src []byte
 	}
 	var edits []edit
-	funcs := 0
+	var st Stats
 	h := sha256.New()
 	fmt.Fprintf(h, "%s@%s\n", d.path, d.version)
 	for _, p := range d.pkgs {
@@ -444,23 +468,24 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, int, error
 			path := filepath.Join(p.Dir, name)
 			data, err := os.ReadFile(path)
 			if err != nil {
-				return "", 0, err
+				return "", st, err
 			}
 			o := opts
 			o.Package = p.ImportPath
 			res, err := File(path, data, o)
 			if err != nil {
-				return "", 0, err
+				return "", st, err
 			}
+			st.Inlined += res.Inlined
 			if res.Skipped != "" {
 				continue
 			}
 			rel, err := filepath.Rel(d.dir, path)
 			if err != nil {
-				return "", 0, err
+				return "", st, err
 			}
 			edits = append(edits, edit{rel, res.Src})
-			funcs += len(res.Funcs)
+			st.Funcs += len(res.Funcs)
 			fmt.Fprintf(h, "%s %d\n", rel, len(res.Src))
 			h.Write(res.Src)
 		}
@@ -471,14 +496,14 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, int, error
 	}
 	dir := filepath.Join(cache, "calltrail", "mods", fmt.Sprintf("%x", h.Sum(nil)[:10]))
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		return dir, funcs, nil
+		return dir, st, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", 0, err
+		return "", st, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "tmp-")
 	if err != nil {
-		return "", 0, err
+		return "", st, err
 	}
 	err = filepath.WalkDir(d.dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -518,9 +543,9 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, int, error
 	}
 	if err != nil {
 		os.RemoveAll(tmp)
-		return "", 0, err
+		return "", st, err
 	}
-	return dir, funcs, nil
+	return dir, st, nil
 }
 
 func fileExists(p string) bool {

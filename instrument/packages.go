@@ -15,6 +15,7 @@ import (
 type Package struct {
 	ImportPath   string
 	Name         string
+	DepOnly      bool // only a dependency of the packages asked for
 	Dir          string
 	Standard     bool
 	GoFiles      []string
@@ -38,7 +39,7 @@ func List(dir string, flags []string, deps bool, patterns ...string) ([]Package,
 
 // list is List with extra environment variables for the go command.
 func list(dir string, env, flags []string, deps bool, patterns ...string) ([]Package, error) {
-	args := []string{"list", "-e", "-json=ImportPath,Name,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Module,Error"}
+	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Module,Error"}
 	if deps {
 		args = append(args, "-deps")
 	}

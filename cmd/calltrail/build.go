@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -41,6 +42,7 @@ type tracedArgs struct {
 	profiles string   // --profiles: the Go runtime's profiles to collect
 	env      []string // for the program: profile rates
 	pkgs     []string // --pkgs
+	inlined  bool     // --inlined: trace functions the compiler inlines too
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
 	packages []string // package arguments
@@ -80,6 +82,15 @@ func parseTraced(args []string, isRun bool) (tracedArgs, error) {
 			return args[i], nil
 		}
 		switch name {
+		case "inlined":
+			a.inlined = true
+			if hasValue {
+				b, err := strconv.ParseBool(value)
+				if err != nil {
+					return a, usageError{fmt.Sprintf("--inlined=%s: want true or false", value)}
+				}
+				a.inlined = b
+			}
 		case "profiles", "mutex-fraction", "block-rate":
 			v, err := takeValue()
 			if err != nil {
@@ -161,7 +172,7 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: listFlags(a.goFlags), Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source()}
+	b := &instrument.Build{Dir: ".", Flags: listFlags(a.goFlags), Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined}
 	prepared, st, err := b.Prepare()
 	if err != nil {
 		b.Close()
@@ -205,8 +216,9 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 }
 
 // selectingFlags are the go command's flags that change which files and
-// packages a build uses: the only ones go list is given.
-var selectingFlags = map[string]bool{"tags": true, "mod": true, "race": true, "msan": true, "asan": true, "C": true, "pgo": true, "compiler": true, "buildmode": true}
+// packages a build uses, or what the compiler inlines: the only ones go
+// list is given.
+var selectingFlags = map[string]bool{"tags": true, "mod": true, "race": true, "msan": true, "asan": true, "C": true, "pgo": true, "compiler": true, "buildmode": true, "gcflags": true}
 
 func listFlags(flags []string) []string {
 	var out []string
@@ -279,7 +291,7 @@ func runForwarding(cmd *exec.Cmd) error {
 func init() {
 	register(&verb{
 		name:    "build",
-		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [go build flags] [PKG...]",
+		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -300,7 +312,7 @@ func init() {
 	})
 	register(&verb{
 		name:    "run",
-		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
+		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -334,7 +346,7 @@ func init() {
 	})
 	register(&verb{
 		name:    "test",
-		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
+		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -394,6 +406,9 @@ func summarizeRun(trace string, st instrument.Stats) {
 	defer f.Close()
 	s, err := tracefile.Summarize(r)
 	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages)
+	if st.Inlined > 0 {
+		instrumented += fmt.Sprintf(" (%d more left to the compiler's inliner: --inlined traces them)", st.Inlined)
+	}
 	if st.Funcs == 0 {
 		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)"
 	}
@@ -401,6 +416,9 @@ func summarizeRun(trace string, st instrument.Stats) {
 		instrumented, s.Calls, s.Goroutines, seedview.Round(s.Duration))
 	if s.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
+	}
+	if s.Stats.Waits > 0 {
+		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", seedview.Round(time.Duration(s.Stats.HeldNs)))
 	}
 	if f2, r2, err := openTrace(trace); err == nil {
 		prof := analysis.Analyze(r2, analysis.Options{})

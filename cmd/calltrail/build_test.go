@@ -184,7 +184,8 @@ func TestWorkspace(t *testing.T) {
 		"app/go.mod":  "module example.com/app\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n",
 		"app/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/lib\"\n)\n\nfunc main() { fmt.Println(lib.Double(21)) }\n",
 		"lib/go.mod":  "module example.com/lib\n\ngo 1.22\n",
-		"lib/lib.go":  "package lib\n\nfunc Double(x int) int { return 2 * x }\n",
+		// Not inlined, so that it is traced (see TestReplaceAndCgo).
+		"lib/lib.go": "package lib\n\n//go:noinline\nfunc Double(x int) int { return 2 * x }\n",
 	})
 	wd, _ := os.Getwd()
 	os.Chdir(filepath.Join(dir, "app"))
@@ -263,12 +264,17 @@ func TestReplaceAndCgo(t *testing.T) {
 	wd, _ := os.Getwd()
 	os.Chdir(filepath.Join(dir, "app"))
 	defer os.Chdir(wd)
-	code, stdout, stderr := runCmd("run", "--pkgs", "example.com/...", ".")
+	// The compiler inlines viaC and lib.Double: --inlined traces them.
+	code, stdout, stderr := runCmd("run", "--inlined", "--pkgs", "example.com/...", ".")
 	if code != 0 || stdout != "42\n" {
 		t.Fatalf("exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
 	if s := readSummary(t, "calltrail.out"); s.Calls != 3 {
 		t.Errorf("%d calls, want main.main, main.viaC and lib.Double", s.Calls)
+	}
+	code, _, stderr = runCmd("run", "--pkgs", "example.com/...", ".")
+	if s := readSummary(t, "calltrail.out"); code != 0 || s.Calls != 1 || !strings.Contains(stderr, "left to the compiler's inliner") {
+		t.Errorf("without --inlined: exit %d, %d calls, want main.main alone\n%s", code, s.Calls, stderr)
 	}
 }
 

@@ -55,6 +55,9 @@ func printInfo(name string, s tracefile.Summary) {
 		pct = 100 * float64(s.Stats.DroppedCalls) / float64(total)
 	}
 	row("dropped", "%d calls (%.2f%%)", s.Stats.DroppedCalls, pct)
+	if h := heldUp(s); h != "" {
+		row("held up", "%s", h)
+	}
 	perCall := "-"
 	if s.Calls > 0 {
 		perCall = fmt.Sprintf("%.2f", float64(s.Bytes)/float64(s.Calls))
@@ -81,4 +84,20 @@ func known(s string) string {
 		return "recorded"
 	}
 	return "not available"
+}
+
+// heldUp says how long the traced program waited for the trace writer
+// when its rings were full: the time tracing added to the program's own,
+// beyond the cost of each call. It is empty for traces written before
+// the runtime waited.
+func heldUp(s tracefile.Summary) string {
+	switch {
+	case s.Meta["full"] == "drop":
+		return "never: CALLTRAIL_FULL=drop dropped calls instead of waiting"
+	case s.Meta["full"] == "":
+		return ""
+	case s.Stats.Waits == 0:
+		return "never: no goroutine waited for the trace writer"
+	}
+	return fmt.Sprintf("%s, summed over goroutines, in %d waits for the trace writer (rings full)", seedview.Round(time.Duration(s.Stats.HeldNs)), s.Stats.Waits)
 }

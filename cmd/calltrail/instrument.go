@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -15,15 +16,15 @@ import (
 
 func init() {
 	var (
-		write, list, diff, undo, tests bool
-		funcs, exclude                 string
+		write, list, diff, undo, tests, inlined bool
+		funcs, exclude                          string
 	)
 	register(&verb{
 		name:    "instrument",
-		args:    "[-w | -l | -d] [--undo] [--tests] [--funcs REGEX] [--exclude REGEX] PATH...",
+		args:    "[-w | -l | -d] [--undo] [--tests] [--funcs REGEX] [--exclude REGEX] [--inlined] PATH...",
 		summary: "put the tracing guard into every function of Go files, or take it out (--undo)",
 		flags: func(fs *flag.FlagSet) {
-			write, list, diff, undo, tests, funcs, exclude = false, false, false, false, false, "", ""
+			write, list, diff, undo, tests, inlined, funcs, exclude = false, false, false, false, false, false, "", ""
 			fs.BoolVar(&write, "w", false, "write the result to the files instead of printing it")
 			fs.BoolVar(&list, "l", false, "list the files that would change")
 			fs.BoolVar(&diff, "d", false, "print a diff of the changes")
@@ -31,6 +32,7 @@ func init() {
 			fs.BoolVar(&tests, "tests", false, "instrument _test.go files too")
 			fs.StringVar(&funcs, "funcs", "", "instrument only functions whose name matches `REGEX`")
 			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
+			fs.BoolVar(&inlined, "inlined", false, "trace the functions the compiler inlines too (left alone by default, so that they stay inlined)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			if len(args) == 0 {
@@ -54,6 +56,11 @@ func init() {
 			files, err := sourceFiles(args, tests)
 			if err != nil {
 				return err
+			}
+			if !undo && !inlined {
+				if opts.Inlined, err = inlinedIn(files, tests); err != nil {
+					return err
+				}
 			}
 			for _, f := range files {
 				src, err := os.ReadFile(f.path)
@@ -112,6 +119,70 @@ func count(bs ...bool) int {
 type sourceFile struct {
 	path string
 	pkg  string // import path, for function names; "" if unknown
+	dir  string // where the go command finds the package
+}
+
+// inlinedIn asks the compiler which functions of the files' packages it
+// inlines, from their source without calltrail's instrumentation.
+func inlinedIn(files []sourceFile, tests bool) (map[instrument.Pos]bool, error) {
+	work, err := os.MkdirTemp("", "calltrail-inline-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	byDir := map[string][]string{} // packages, by where to ask about them
+	replace := map[string]string{}
+	for _, f := range files {
+		if f.pkg == "" {
+			return nil, fmt.Errorf("%s: not in a package the go command can build, so the compiler cannot say what it inlines; --inlined instruments every function", f.path)
+		}
+		pkg := strings.TrimSuffix(f.pkg, "_test")
+		if !slices.Contains(byDir[f.dir], pkg) {
+			byDir[f.dir] = append(byDir[f.dir], pkg)
+		}
+		src, err := os.ReadFile(f.path)
+		if err != nil {
+			return nil, err
+		}
+		if !instrument.Instrumented(src) {
+			continue
+		}
+		orig, err := instrument.Undo(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", f.path, err)
+		}
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			return nil, err
+		}
+		tmp := filepath.Join(work, fmt.Sprintf("%d_%s", len(replace), filepath.Base(f.path)))
+		if err := os.WriteFile(tmp, orig, 0o644); err != nil {
+			return nil, err
+		}
+		replace[abs] = tmp
+	}
+	overlay := ""
+	if len(replace) > 0 {
+		js, err := json.Marshal(struct{ Replace map[string]string }{replace})
+		if err != nil {
+			return nil, err
+		}
+		overlay = filepath.Join(work, "overlay.json")
+		if err := os.WriteFile(overlay, js, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	all := map[instrument.Pos]bool{}
+	for dir, pkgs := range byDir {
+		set, err := instrument.Inlined(instrument.InlineQuery{Dir: dir, Packages: pkgs, Tests: tests, Overlay: overlay})
+		if err != nil {
+			return nil, fmt.Errorf("%v; --inlined instruments every function without asking", err)
+		}
+		for p := range set {
+			all[p] = true
+		}
+	}
+	return all, nil
 }
 
 // sourceFiles resolves files, directories and package patterns to Go
@@ -128,7 +199,7 @@ func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
 			if ps, err := instrument.List(filepath.Dir(a), nil, false, "."); err == nil && len(ps) == 1 && ps[0].Error == nil {
 				pkg = ps[0].ImportPath
 			}
-			files = append(files, sourceFile{a, pkg})
+			files = append(files, sourceFile{a, pkg, filepath.Dir(a)})
 			continue
 		}
 		pkgs, err := instrument.List(".", nil, false, a)
@@ -149,7 +220,7 @@ func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
 				if strings.HasSuffix(n, "_test.go") && slices.Contains(p.XTestGoFiles, n) {
 					pkg += "_test"
 				}
-				files = append(files, sourceFile{filepath.Join(p.Dir, n), pkg})
+				files = append(files, sourceFile{filepath.Join(p.Dir, n), pkg, "."})
 			}
 		}
 	}

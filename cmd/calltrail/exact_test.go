@@ -1,0 +1,117 @@
+//go:build unix
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// The programs of testdata/exact put calltrail where real code and real
+// load put it: every core calling, other processes keeping the machine
+// busy, a panic through ten thousand frames, a test asserting that a
+// helper allocates nothing. Each runs through the calltrail command as a
+// user runs it, with default settings.
+
+// exact runs the calltrail command in testdata/exact and returns its
+// standard error, failing the test if it fails.
+func exact(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(calltrailBinary(t), args...)
+	cmd.Dir = filepath.Join("testdata", "exact")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("calltrail %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stderr.String()
+}
+
+// exactSummary reads a trace the way info does, failing the test on any
+// error.
+func exactSummary(t *testing.T, path string) tracefile.Summary {
+	t.Helper()
+	s := readSummary(t, path)
+	if s.End != "main returned" {
+		t.Errorf("trace ended with %q, want main returned", s.End)
+	}
+	return s
+}
+
+// TestFirehoseEveryCore runs twice as many goroutines as cores, each
+// calling flat out: with default settings every call is in the trace, and
+// the time the goroutines waited for the writer is said.
+func TestFirehoseEveryCore(t *testing.T) {
+	g := 2 * runtime.GOMAXPROCS(0)
+	const n = 2_000_000
+	trace := filepath.Join(t.TempDir(), "firehose.out")
+	stderr := exact(t, "run", "-o", trace, "./firehose", "-g", strconv.Itoa(g), "-n", strconv.Itoa(n))
+	s := exactSummary(t, trace)
+	if want := uint64(g*n + g + 1); s.Calls != want || s.Stats.DroppedCalls != 0 {
+		t.Errorf("%d calls recorded, %d dropped; want %d, none dropped", s.Calls, s.Stats.DroppedCalls, want)
+	}
+	if s.Stats.Waits > 0 && !strings.Contains(stderr, "held up") {
+		t.Errorf("the run's summary does not say the program was held up:\n%s", stderr)
+	}
+}
+
+// TestBusyMachine traces a program while two other processes keep every
+// core of a two-core machine busy: the writer gets no core of its own,
+// and no call is lost.
+func TestBusyMachine(t *testing.T) {
+	for i := 0; i < 2; i++ {
+		hog := exec.Command("yes")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	trace := filepath.Join(t.TempDir(), "fib.out")
+	exact(t, "run", "-o", trace, "./fib", "27")
+	s := exactSummary(t, trace)
+	if want := uint64(2*317811 - 1 + 1); s.Calls != want || s.Stats.DroppedCalls != 0 {
+		t.Errorf("%d calls recorded, %d dropped; want %d (fib(27) and main), none dropped", s.Calls, s.Stats.DroppedCalls, want)
+	}
+}
+
+// TestDeepPanicProgram parses five inputs nested ten thousand deep, each
+// failing by a panic at the bottom recovered at the top. It runs in the
+// test's time limit only if exits during the panic cost what they cost
+// outside one: each walking the stack made it quadratic.
+func TestDeepPanicProgram(t *testing.T) {
+	const depth, rounds = 10_000, 5
+	trace := filepath.Join(t.TempDir(), "deeppanic.out")
+	exact(t, "run", "-o", trace, "./deeppanic", "-depth", strconv.Itoa(depth), "-rounds", strconv.Itoa(rounds))
+	s := exactSummary(t, trace)
+	// Each round: parse, its deferred closure, value for each of the
+	// depth lists and the number inside, each list left by the panic,
+	// and the error's Error method, called by fmt.Println.
+	if want := uint64(1 + rounds*(depth+4)); s.Calls != want || s.Panics != rounds*depth || s.Stats.DroppedCalls != 0 {
+		t.Errorf("%d calls, %d left by panic, %d dropped; want %d, %d, none", s.Calls, s.Panics, s.Stats.DroppedCalls, want, rounds*depth)
+	}
+}
+
+// TestAllocsUnchanged runs a test asserting that a helper allocates
+// nothing, which holds only while the compiler inlines the helper: under
+// calltrail test it passes as under go test, because calltrail leaves
+// inlined functions alone; with --inlined it fails, as it should.
+func TestAllocsUnchanged(t *testing.T) {
+	traces := t.TempDir()
+	exact(t, "test", "-o", traces, "-count=1", "./allocs")
+	s := readSummary(t, filepath.Join(traces, "allocs.test.trace"))
+	if s.Calls == 0 || s.Stats.DroppedCalls != 0 {
+		t.Errorf("%d calls recorded, %d dropped", s.Calls, s.Stats.DroppedCalls)
+	}
+	cmd := exec.Command(calltrailBinary(t), "test", "-o", t.TempDir(), "-count=1", "--inlined", "./allocs")
+	cmd.Dir = filepath.Join("testdata", "exact")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Norm allocates 1 times a call") {
+		t.Errorf("with --inlined, the helper's allocation should show: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/exact
+
+go 1.22

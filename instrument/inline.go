@@ -1,0 +1,263 @@
+package instrument
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Pos names a function by where the compiler reports it: the absolute
+// path of its file, and the line and column of its name (of the func
+// keyword, for a function literal).
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+// InlineQuery asks the compiler which functions of some packages it
+// inlines.
+type InlineQuery struct {
+	Dir   string   // where the go command runs
+	Env   []string // extra environment for the go command (GOWORK)
+	Flags []string // build flags: those that choose files (-tags, -mod, -modfile, -pgo...) and -gcflags
+	// Packages are the import paths of the packages whose functions are
+	// asked about; Importers more packages built with them, whose calls
+	// of those functions may be inlined too (the packages named on the
+	// command line).
+	Packages, Importers []string
+	Tests               bool   // with their test files
+	Overlay             string // an overlay file for the go command, or ""
+}
+
+// Inlined returns the functions of q.Packages that the compiler inlines:
+// those it reports it can inline and has inlined into at least one call in
+// the packages it compiled. Tracing such a function would stop its
+// inlining, and with it, often, the escape analysis that kept its values
+// off the heap; a function that can be inlined but is only ever called
+// through a func value or an interface (a test function, a callback) is
+// not in the set.
+//
+// It compiles the packages as the build would, with -m added to their
+// compiler flags, through go list -export: the go command caches the
+// result, and replays the compiler's report when nothing has changed.
+func Inlined(q InlineQuery) (map[Pos]bool, error) {
+	dir, err := filepath.Abs(q.Dir)
+	if err != nil {
+		return nil, err
+	}
+	gcflags, rest := splitGcflags(q.Flags)
+	probed := append(append([]string(nil), q.Packages...), q.Importers...)
+	userFlags, err := gcflagsFor(dir, q.Env, rest, gcflags, probed, q.Importers)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"list", "-export", "-f", "{{.Name}} {{.ImportPath}}"}
+	if q.Tests {
+		args = append(args, "-test")
+	}
+	args = append(args, rest...)
+	for _, g := range gcflags {
+		args = append(args, "-gcflags="+g)
+	}
+	seen := map[string]bool{}
+	for _, p := range probed {
+		if !seen[p] {
+			seen[p] = true
+			args = append(args, "-gcflags="+p+"="+strings.TrimSpace(userFlags[p]+" -m"))
+		}
+	}
+	if q.Overlay != "" {
+		args = append(args, "-overlay="+q.Overlay)
+	}
+	args = append(args, "--")
+	args = append(args, q.Packages...)
+	args = append(args, q.Importers...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), q.Env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		// The report is mixed with the errors: ask again without -m.
+		plain := exec.Command("go", append(append([]string{"list", "-export", "-f", "{{.ImportPath}}"}, rest...), append([]string{"--"}, append(q.Packages, q.Importers...)...)...)...)
+		plain.Dir, plain.Env = dir, cmd.Env
+		var perr bytes.Buffer
+		plain.Stderr = &perr
+		msg := stderr.Bytes()
+		if plain.Run() != nil {
+			msg = perr.Bytes()
+		}
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(string(msg)), "\n") {
+			if !strings.HasPrefix(l, "# ") {
+				lines = append(lines, l)
+			}
+		}
+		return nil, fmt.Errorf("the compiler cannot say what it inlines in packages that do not build: %s", strings.Join(lines, "; "))
+	}
+	names := map[string]string{} // import path -> package name
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, path, ok := strings.Cut(line, " "); ok {
+			names[basePath(path)] = name
+		}
+	}
+	return parseInlining(dir, stderr.Bytes()).inlined(names), nil
+}
+
+// inlineReport is what the compiler said, per package.
+type inlineReport struct {
+	decls map[string]map[Pos]string  // import path -> inlinable functions: position -> name
+	calls map[string]map[string]bool // import path -> names of the functions it inlined calls of
+}
+
+var (
+	canInlineRE = regexp.MustCompile(`^(.+):(\d+):(\d+): can inline (\S+)`)
+	inliningRE  = regexp.MustCompile(`^.+:\d+:\d+: inlining call to (\S+)`)
+)
+
+func parseInlining(dir string, stderr []byte) inlineReport {
+	r := inlineReport{decls: map[string]map[Pos]string{}, calls: map[string]map[string]bool{}}
+	pkg := ""
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if p, ok := strings.CutPrefix(line, "# "); ok {
+			pkg = basePath(p)
+			continue
+		}
+		if m := canInlineRE.FindStringSubmatch(line); m != nil {
+			file := m[1]
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(dir, file)
+			}
+			l, _ := strconv.Atoi(m[2])
+			c, _ := strconv.Atoi(m[3])
+			if r.decls[pkg] == nil {
+				r.decls[pkg] = map[Pos]string{}
+			}
+			r.decls[pkg][Pos{filepath.Clean(file), l, c}] = plainName(m[4])
+			continue
+		}
+		if m := inliningRE.FindStringSubmatch(line); m != nil {
+			if r.calls[pkg] == nil {
+				r.calls[pkg] = map[string]bool{}
+			}
+			r.calls[pkg][plainName(m[1])] = true
+		}
+	}
+	return r
+}
+
+// inlined returns the positions of the inlinable functions with a call
+// inlined: in their own package, where the compiler names them as it
+// declared them, or in another, where it qualifies them with their
+// package's name.
+func (r inlineReport) inlined(names map[string]string) map[Pos]bool {
+	set := map[Pos]bool{}
+	for pkg, decls := range r.decls {
+		qual := names[pkg] + "."
+		for pos, name := range decls {
+			if r.calls[pkg][name] {
+				set[pos] = true
+				continue
+			}
+			for other, calls := range r.calls {
+				if other != pkg && calls[qual+name] {
+					set[pos] = true
+					break
+				}
+			}
+		}
+	}
+	return set
+}
+
+// basePath returns the import path of a package without the variant the
+// go command adds to it: "p [p.test]", p compiled with its tests, is p.
+func basePath(s string) string {
+	s, _, _ = strings.Cut(s, " ")
+	return s
+}
+
+// plainName drops the type arguments from a function's name as the
+// compiler reports it: gen[go.shape.int] and (*T[go.shape.int]).M are
+// gen and (*T).M.
+func plainName(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, c := range s {
+		switch {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// splitGcflags takes the values of -gcflags out of build flags.
+func splitGcflags(flags []string) (gcflags, rest []string) {
+	for i := 0; i < len(flags); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
+		if name != "gcflags" {
+			rest = append(rest, flags[i])
+			continue
+		}
+		if !hasValue && i+1 < len(flags) {
+			i++
+			value = flags[i]
+		}
+		gcflags = append(gcflags, value)
+	}
+	return gcflags, rest
+}
+
+// gcflagsFor returns, for each of the probed packages, the compiler flags
+// the user's -gcflags give it, as the go command chooses them: the last
+// -gcflags whose pattern matches the package; without a pattern, one
+// that applies to the packages named on the command line.
+func gcflagsFor(dir string, env, flags, gcflags, probed, cmdline []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, g := range gcflags {
+		pattern, value, hasPattern := strings.Cut(g, "=")
+		if !hasPattern || strings.HasPrefix(g, "-") {
+			pattern, value = "", g
+		}
+		var match map[string]bool
+		switch pattern {
+		case "", "all":
+		default:
+			ps, err := list(dir, env, flags, false, pattern)
+			if err != nil {
+				return nil, err
+			}
+			match = map[string]bool{}
+			for _, p := range ps {
+				match[p.ImportPath] = true
+			}
+		}
+		for _, p := range probed {
+			applies := pattern == "all" || match[p]
+			if pattern == "" {
+				for _, c := range cmdline {
+					applies = applies || c == p
+				}
+			}
+			if applies {
+				out[p] = value
+			}
+		}
+	}
+	return out, nil
+}
