@@ -331,6 +331,47 @@ func TestDeepPanic(t *testing.T) {
 	}
 }
 
+// TestDeepGoexit leaves 10,000 traced frames by runtime.Goexit: every
+// exit reads as left by Goexit, each return address looked up once.
+func TestDeepGoexit(t *testing.T) {
+	if fpHops < 0 {
+		t.Skip("no frame pointers to follow on this platform: exits are classified by runtime.Callers")
+	}
+	const depth = 10_000
+	var rec func(d int)
+	rec = func(d int) {
+		call(&funcs[6], func() {
+			if d == 1 {
+				runtime.Goexit()
+			}
+			rec(d - 1)
+		})
+	}
+	var g uint64
+	walks, lookups := stackWalks.Load(), frameLookups.Load()
+	tr := record(t, options{buffer: 64 << 20}, func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			g = curGoid()
+			rec(depth)
+		}()
+		<-done
+	})
+	n := 0
+	for _, e := range tr.calls[g] {
+		if e == "<-test.goexits (goexit)" {
+			n++
+		}
+	}
+	if n != depth {
+		t.Errorf("%d exits by Goexit, want %d", n, depth)
+	}
+	if w, l := stackWalks.Load()-walks, frameLookups.Load()-lookups; w != 0 || l > 50 {
+		t.Errorf("%d stacks walked and %d return addresses looked up for %d exits", w, l, depth)
+	}
+}
+
 // TestFatalPanicWalksOnce leaves a goroutine's first traced call by a
 // panic inside a recursion of the same function, recovered by an untraced
 // frame below: only the outermost call's exit looks at the whole stack.

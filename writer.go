@@ -221,13 +221,13 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 	start := tail
 	for avail > 0 {
 		i := tail & s.mask
-		run := written(s.slots[i : i+min(avail, s.size-i)])
+		run := s.slots[i : i+min(avail, s.size-i)]
+		n := b.AppendRaw(run)
 		if w.text != nil {
-			w.textEvents(run)
+			w.textEvents(run[:n])
 		}
-		b.AppendRaw(run)
-		tail += uint64(len(run))
-		avail -= uint64(len(run))
+		tail += uint64(n)
+		avail -= uint64(n)
 		if avail == 0 {
 			break
 		}
@@ -257,19 +257,6 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 	}
 	s.tail.Store(tail)
 	return int(tail - start)
-}
-
-// written returns the leading events of run that are written, up to the
-// first slot handed out but not yet written or the first goroutine
-// record. Its atomic loads pair with publish, so that the encoder may read
-// the slots it returns plainly.
-func written(run []slot) []slot {
-	for i := range run {
-		if w := load(&run[i]); w == 0 || w&tracefile.RawOpMask == tracefile.RawGoroutineOp {
-			return run[:i]
-		}
-	}
-	return run
 }
 
 // textEvents shows events in the live text view.

@@ -1,6 +1,9 @@
 package tracefile
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"sync/atomic"
+)
 
 // Raw is an event as the runtime records it in its rings, before
 // encoding: the input of Batch.AppendRaw. Word is the goroutine id in the
@@ -42,9 +45,14 @@ const maxRawEvent = 3 * binary.MaxVarintLen64
 const rawBlock = 256
 
 // AppendRaw encodes the events of raw into b, in order, up to the first
-// goroutine record or the end of raw, and returns how many it encoded.
-// Every event must be an enter or an exit; a goroutine record stops it,
-// for the caller to encode with Goroutine.
+// goroutine record, the first slot not yet written (a zero Word), or the
+// end of raw, and returns how many it encoded. A goroutine record stops
+// it for the caller to encode with Goroutine.
+//
+// raw may be a ring that other goroutines are writing: AppendRaw reads
+// each Word atomically before the Time beside it, so a writer that stores
+// Time and then Word (atomically, or with a store that keeps its order,
+// as amd64's do) is seen whole or not at all.
 //
 // It writes the same bytes as Enter and Exit would, several times faster:
 // most events go through encodeRun, a loop without calls whose state
@@ -57,30 +65,29 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 		if cap(b.buf)-len(b.buf) < m*maxRawEvent+8 {
 			b.buf = append(b.buf, make([]byte, m*maxRawEvent+8+len(b.buf))...)[:len(b.buf)]
 		}
-		if b.n == 0 {
-			b.base, b.last = raw[done].Time, raw[done].Time
-		}
 		buf := b.buf[:cap(b.buf)]
 		end := done + m
 		for done < end {
-			n, o, last, enters := encodeRun(buf, len(b.buf), raw[done:end], b.last, b.g)
-			b.buf = b.buf[:o]
-			b.n += n
-			b.enters += enters
-			b.last = last
-			done += n
-			if done == end {
-				break
+			if b.g != 0 {
+				n, o, last, enters := encodeRun(buf, len(b.buf), raw[done:end], b.last, b.g)
+				b.buf = b.buf[:o]
+				b.n += n
+				b.enters += enters
+				b.last = last
+				done += n
+				if done == end {
+					break
+				}
 			}
 			// encodeRun stopped at an event it leaves to the general
 			// encoder: another goroutine, a field of more than three
-			// bytes, or a goroutine record.
-			r := raw[done]
-			op := r.Word & RawOpMask
-			if op == RawGoroutineOp {
+			// bytes, a goroutine record, or a slot not yet written.
+			w := atomic.LoadUint64(&raw[done].Word)
+			op := w & RawOpMask
+			if w == 0 || op == RawGoroutineOp {
 				return done
 			}
-			b.put(r.Word>>RawOpBits, op, r.Time)
+			b.put(w>>RawOpBits, op, raw[done].Time)
 			if op&3 == opEnter {
 				b.enters++
 			}
@@ -91,9 +98,11 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 }
 
 // encodeRun encodes the leading events of raw that are enters and exits
-// of goroutine g with fields below 1<<21 into buf at o, and returns how
-// many it encoded, the offset after them, the last event's time and the
-// number of enters. buf must have room for them all, and eight bytes more.
+// of goroutine g, which is not 0, with fields below 1<<21 into buf at o,
+// and returns how many it encoded, the offset after them, the last
+// event's time and the number of enters. buf must have room for them all,
+// and eight bytes more. A slot not yet written stops it as another
+// goroutine's event does: its word, 0, is not g's.
 //
 // Each event is its op and its zigzag time delta, uvarints of one to three
 // bytes: both are computed without a branch on their lengths and written
@@ -106,11 +115,14 @@ func encodeRun(buf []byte, o int, raw []Raw, last int64, g uint64) (n, end int, 
 		// The word less the goroutine is the op, if the event is g's;
 		// otherwise it is at least 1<<RawOpBits, and stops the loop
 		// with fields too long for three bytes.
-		op := raw[i].Word ^ gw
+		op := atomic.LoadUint64(&raw[i].Word) ^ gw
+		if op >= 1<<21 || op == RawGoroutineOp {
+			break // the time of a slot not yet written is not to be read
+		}
 		t := raw[i].Time
 		d := t - last
 		z := uint64(d<<1) ^ uint64(d>>63)
-		if op|z >= 1<<21 || op == RawGoroutineOp {
+		if z >= 1<<21 {
 			break
 		}
 		x, xn := enc3(op)

@@ -29,6 +29,9 @@ type overviewJSON struct {
 	Goroutines int                `json:"goroutines"`
 	Calls      int                `json:"calls"`
 	Dropped    uint64             `json:"dropped"`
+	Policy     string             `json:"full,omitempty"` // CALLTRAIL_FULL: wait or drop; empty in older traces
+	Held       uint64             `json:"held"`           // nanoseconds goroutines waited for the trace writer, summed
+	Waits      uint64             `json:"waits"`          // how many times they waited
 	Functions  int                `json:"functions"`
 	HasCPU     bool               `json:"hasCPU"`
 	HasWaits   bool               `json:"hasWaits"`
@@ -54,6 +57,9 @@ func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 		Goroutines: p.Goroutines,
 		Calls:      t.Calls(),
 		Dropped:    p.Stats.DroppedCalls,
+		Policy:     p.Meta["full"],
+		Held:       p.Stats.HeldNs,
+		Waits:      p.Stats.Waits,
 		Functions:  len(p.Funcs),
 		HasCPU:     p.HasCPU,
 		HasWaits:   p.HasWaits,

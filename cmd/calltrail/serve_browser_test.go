@@ -41,7 +41,7 @@ func TestServeBrowser(t *testing.T) {
 
 	// Overview.
 	p.open(url + "#overview")
-	if s := p.text("#ov-cards"); !strings.Contains(s, "goroutines") || !strings.Contains(s, "calls") {
+	if s := p.text("#ov-cards"); !strings.Contains(s, "goroutines") || !strings.Contains(s, "calls") || !strings.Contains(s, "held up by tracing") {
 		t.Errorf("overview cards: %q", s)
 	}
 	if s := p.text("#ov-total"); !strings.Contains(s, "main.D") || !strings.Contains(s, "main.main") {

@@ -26,6 +26,7 @@ ct.views.overview = async function (root) {
       card(ct.num(o.goroutines), "goroutines"),
       card(ct.num(o.calls), "calls"),
       card(ct.num(o.dropped), "dropped calls"),
+      o.full === "wait" && held(o),
       card(ct.num(o.functions), "functions"),
       card(o.go || "?", "Go")),
     o.base && ct.el("p", { class: "muted" }, `Compared with ${ct.baseName(o.base)} in the flame graph.`),
@@ -39,6 +40,15 @@ ct.views.overview = async function (root) {
       ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.topTotal))))),
     ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${o.loadMillis} ms.`));
 };
+
+// held is the card of the time the program waited for the trace writer
+// when its rings were full: how much tracing slowed it beyond each call's
+// cost.
+function held(o) {
+  const c = ct.el("div", { class: "card", id: "ov-held", title: `goroutines waited ${ct.num(o.waits)} times for the trace writer, its rings full, for ${ct.dur(o.held)} in all (summed over goroutines): the time tracing added to the program's beyond each call's cost` },
+    ct.el("b", {}, o.waits ? ct.dur(o.held) : "0"), ct.el("span", {}, "held up by tracing"));
+  return c;
+}
 
 // goroutines shows how many goroutines were alive over the trace (a bar
 // chart whose bars open the timeline at their time), how long they lived
