@@ -17,7 +17,6 @@ type tracer struct {
 	shardMask uint64
 	waitqs    []waitq         // per shard: goroutines waiting for room
 	policy    fullPolicy      // what a goroutine does when its ring is full
-	owe       uint64          // exit slots an enter promises: 1 under fullDrop, else 0
 	seen      []atomic.Uint64 // goroutines whose creation record is in a ring
 	seenMask  uint64
 	reg       registry
