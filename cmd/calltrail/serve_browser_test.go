@@ -54,8 +54,13 @@ func TestServeBrowser(t *testing.T) {
 	if s := p.text("#ov-started"); !strings.Contains(s, "main.main") {
 		t.Errorf("chains that started goroutines: %q", s)
 	}
-	// A bar of the chart opens the timeline at its time.
-	p.do(chromedp.Click("#ov-live", chromedp.ByQuery))
+	// A bar of the chart opens the timeline at its time. The click goes
+	// to the chart's middle by coordinates: chromedp's Click waits on the
+	// node's state, and on a loaded machine has hung there.
+	var xy []float64
+	p.do(chromedp.Evaluate(`(() => { const c = document.querySelector("#ov-live"); c.scrollIntoView({block: "center"});
+		const r = c.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, &xy))
+	p.do(chromedp.MouseClickXY(xy[0], xy[1]))
 	p.wait("the timeline from the goroutines' chart", `!!document.querySelector("#view-timeline[data-ready]")`)
 	p.open(url + "#overview")
 	p.shot("overview.png")
