@@ -217,7 +217,8 @@ type frame struct {
 }
 
 type goroutine struct {
-	stack   []frame
+	stack []frame
+	open  map[uint32]int32 // open calls by function, for recursion
 	tracker filter.Tracker
 	// waiting are goroutines this one started from a function whose
 	// call has not been read yet: the writer emits shards in turn, so a
@@ -345,6 +346,10 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				g.waiting = kept
 			}
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
+			if g.open == nil {
+				g.open = map[uint32]int32{}
+			}
+			g.open[ev.Func]++
 		case tracefile.ExitEvent:
 			g := get(ev.G, false)
 			if g == nil || len(g.stack) == 0 {
@@ -353,6 +358,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			g.tracker.Exit()
 			fr := g.stack[len(g.stack)-1]
 			g.stack = g.stack[:len(g.stack)-1]
+			g.open[fr.node.Func]--
 			d := ev.Time - ev.Start
 			outermost := !g.recursing(fr.node.Func)
 			if len(g.stack) == 0 {
@@ -409,14 +415,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	p.Duration = time.Duration(r.MaxTime())
 	p.Stats = r.Stats()
 	p.End, p.Ended = r.End()
-	var sortSlowest func(n *Node)
-	sortSlowest = func(n *Node) {
+	p.Walk(func(n *Node) {
 		sort.Slice(n.Slowest, func(i, j int) bool { return n.Slowest[i].Dur > n.Slowest[j].Dur })
-		for _, c := range n.Children {
-			sortSlowest(c)
-		}
-	}
-	sortSlowest(p.Root)
+	})
 	if pp := r.Profiles(); pp != nil {
 		p.splitProfiles(pp)
 	}
@@ -425,14 +426,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 
 // recursing reports whether a call of fn is still open below the frame
 // just popped: then that frame's time is inside an outer call of fn.
-func (g *goroutine) recursing(fn uint32) bool {
-	for _, fr := range g.stack {
-		if fr.node.Func == fn {
-			return true
-		}
-	}
-	return false
-}
+func (g *goroutine) recursing(fn uint32) bool { return g.open[fn] > 0 }
 
 // spawnChain is the chain of g in which a goroutine was started from
 // function fn: its innermost open call of fn, or nil if it has none yet.
@@ -532,16 +526,35 @@ func (p *Profile) Sorted(key string) []*Func {
 
 // Walk calls fn for every chain, parents before children.
 func (p *Profile) Walk(fn func(n *Node)) {
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if n.Parent != nil {
-			fn(n)
-		}
-		for _, c := range n.Children {
-			walk(c)
-		}
+	p.WalkPaths(func(path []*Node) { fn(path[len(path)-1]) })
+}
+
+// WalkPaths calls fn for every chain, parents before children, with the
+// chain's nodes from the outermost call: path[len(path)-1] is the chain's
+// own node. path is reused: fn must copy what it keeps. It walks without
+// recursion, in time linear in the number of chains, however deep.
+func (p *Profile) WalkPaths(fn func(path []*Node)) {
+	type frame struct {
+		n    *Node
+		next int
 	}
-	walk(p.Root)
+	var path []*Node
+	stack := []frame{{p.Root, 0}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(top.n.Children) {
+			stack = stack[:len(stack)-1]
+			if len(path) > 0 {
+				path = path[:len(path)-1]
+			}
+			continue
+		}
+		c := top.n.Children[top.next]
+		top.next++
+		path = append(path, c)
+		fn(path)
+		stack = append(stack, frame{c, 0})
+	}
 }
 
 // Nodes returns every chain ending in function fn, the most calls first.
@@ -551,21 +564,17 @@ func (p *Profile) Nodes(fn uint32) []*Node {
 	// among chains of as many calls. (Comparing paths instead would cost
 	// a chain's depth per comparison: too much for deep recursion.)
 	var out []*Node
-	var walk func(n *Node)
-	walk = func(n *Node) {
+	stack := []*Node{p.Root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		if n.Func == fn && n.Parent != nil && n.Calls > 0 {
 			out = append(out, n)
 		}
-		kids := n.Children
-		if len(kids) > 1 {
-			kids = append([]*Node(nil), kids...)
-			sort.Slice(kids, func(i, j int) bool { return p.Names(kids[i].Func) < p.Names(kids[j].Func) })
-		}
-		for _, c := range kids {
-			walk(c)
-		}
+		kids := append([]*Node(nil), n.Children...)
+		sort.Slice(kids, func(i, j int) bool { return p.Names(kids[i].Func) > p.Names(kids[j].Func) })
+		stack = append(stack, kids...) // the first by name on top
 	}
-	walk(p.Root)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Calls > out[j].Calls })
 	return out
 }

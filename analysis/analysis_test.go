@@ -239,44 +239,6 @@ func itoa(n int) string {
 	return string(b)
 }
 
-func TestDiff(t *testing.T) {
-	base := Analyze(build(t, `
-1 +main 0
-1 +log 1
-1 - 51
-1 +work 60
-1 - 80
-1 - 100
-`), Options{})
-	cur := Analyze(build(t, `
-1 +main 0
-1 +work 10
-1 - 30
-1 +cache 31
-1 - 33
-1 - 40
-`), Options{})
-	funcs, chains := Diff(base, cur)
-	var got []string
-	for _, c := range funcs {
-		s := c.Name + " " + itoa(int(c.BaseTime)) + ">" + itoa(int(c.NewTime))
-		if c.Appeared {
-			s += " appeared"
-		}
-		if c.Vanished {
-			s += " vanished"
-		}
-		got = append(got, s)
-	}
-	want := "log 50>0 vanished | main 30>18 | cache 0>2 appeared | work 20>20"
-	if strings.Join(got, " | ") != want {
-		t.Errorf("functions:\n%s\nwant\n%s", strings.Join(got, " | "), want)
-	}
-	if chains[0].Name != "main" || chains[0].BaseTime != 100 || chains[0].NewTime != 40 {
-		t.Errorf("first chain change: %+v", chains[0])
-	}
-}
-
 // TestSpawnReadFirst: a child's events may be read before its parent's,
 // when the child's ring is written first; the link waits for the parent.
 func TestSpawnReadFirst(t *testing.T) {

@@ -55,3 +55,24 @@ func (h *histogram) quantile(q float64, n uint64) int64 {
 	}
 	return lower(uint16(len(h.counts) - 1))
 }
+
+// Bucket is a range of call durations, [Lo, Hi), and how many calls fell
+// in it.
+type Bucket struct {
+	Lo, Hi int64
+	Count  uint64
+}
+
+// Buckets returns the buckets of f's call durations that Quantile reads,
+// from the fastest call's to the slowest's, empty ones between included:
+// bars drawn from them agree with the quantiles.
+func (f *Func) Buckets() []Bucket {
+	var out []Bucket
+	for b, c := range f.hist.counts {
+		if c == 0 && len(out) == 0 {
+			continue
+		}
+		out = append(out, Bucket{Lo: lower(uint16(b)), Hi: lower(uint16(b + 1)), Count: uint64(c)})
+	}
+	return out
+}

@@ -15,34 +15,65 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// MaxStack is how deep the exports go, as Go's own profiler cuts its
+// stacks (at 128 frames, GODEBUG=profstackdepth's default): pprof and
+// folded stacks keep the innermost MaxStack calls of a deeper chain, and
+// speedscope and Chrome leave out calls nested deeper. Viewers of whole
+// stacks would otherwise get a copy of a deep recursion's stack per call
+// in it.
+const MaxStack = 128
+
+// innermost returns the last MaxStack nodes of path, and whether it cut
+// any.
+func innermost(path []*analysis.Node) ([]*analysis.Node, bool) {
+	if len(path) > MaxStack {
+		return path[len(path)-MaxStack:], true
+	}
+	return path, false
+}
+
 // Folded writes one line per chain with self time, "root;...;leaf NS",
-// as flamegraph.pl reads them. The values add up to the traced time.
-func Folded(w io.Writer, p *analysis.Profile) error {
+// as flamegraph.pl reads them; the values add up to the traced time. It
+// returns how many chains it cut to their innermost MaxStack calls.
+func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 	bw := bufio.NewWriter(w)
-	var lines []string
-	p.Walk(func(n *analysis.Node) {
+	self := map[string]int64{} // chains cut short can meet
+	p.WalkPaths(func(path []*analysis.Node) {
+		n := path[len(path)-1]
 		if n.Self <= 0 {
 			return
 		}
-		var names []string
-		for _, id := range n.Path() {
-			names = append(names, strings.ReplaceAll(p.Names(id), ";", ":"))
+		path, c := innermost(path)
+		if c {
+			cut++
 		}
-		lines = append(lines, strings.Join(names, ";")+" "+strconv.FormatInt(n.Self, 10))
+		var b strings.Builder
+		for i, a := range path {
+			if i > 0 {
+				b.WriteByte(';')
+			}
+			b.WriteString(strings.ReplaceAll(p.Names(a.Func), ";", ":"))
+		}
+		self[b.String()] += n.Self
 	})
+	lines := make([]string, 0, len(self))
+	for k, v := range self {
+		lines = append(lines, k+" "+strconv.FormatInt(v, 10))
+	}
 	sort.Strings(lines)
 	for _, l := range lines {
 		bw.WriteString(l)
 		bw.WriteByte('\n')
 	}
-	return bw.Flush()
+	return cut, bw.Flush()
 }
 
 // Profile builds a pprof profile: for each chain and goroutine, the calls
 // and their self time, labelled with the goroutine. pprof derives
 // cumulative time itself, counting recursion once. p must be analysed
-// with Options.ByGoroutine.
-func Profile(p *analysis.Profile) *profile.Profile {
+// with Options.ByGoroutine. It returns how many chains it cut to their
+// innermost MaxStack calls.
+func Profile(p *analysis.Profile) (*profile.Profile, int) {
 	prof := &profile.Profile{
 		SampleType:    []*profile.ValueType{{Type: "calls", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}},
 		PeriodType:    &profile.ValueType{Type: "wall", Unit: "nanoseconds"},
@@ -61,11 +92,19 @@ func Profile(p *analysis.Profile) *profile.Profile {
 		locs[id] = l
 		return l
 	}
-	p.Walk(func(n *analysis.Node) {
-		path := n.Path()
+	cut := 0
+	p.WalkPaths(func(path []*analysis.Node) {
+		n := path[len(path)-1]
+		if len(n.ByGoroutine) == 0 {
+			return
+		}
+		path, c := innermost(path)
+		if c {
+			cut++
+		}
 		stack := make([]*profile.Location, len(path))
-		for i, id := range path {
-			stack[len(path)-1-i] = loc(id) // leaf first
+		for i, a := range path {
+			stack[len(path)-1-i] = loc(a.Func) // leaf first
 		}
 		gs := make([]uint64, 0, len(n.ByGoroutine))
 		for g := range n.ByGoroutine {
@@ -81,16 +120,17 @@ func Profile(p *analysis.Profile) *profile.Profile {
 			})
 		}
 	})
-	return prof
+	return prof, cut
 }
 
-// Pprof writes the gzipped profile.proto of p.
-func Pprof(w io.Writer, p *analysis.Profile) error {
-	prof := Profile(p)
+// Pprof writes the gzipped profile.proto of p, and returns how many
+// chains it cut to their innermost MaxStack calls.
+func Pprof(w io.Writer, p *analysis.Profile) (int, error) {
+	prof, cut := Profile(p)
 	if err := prof.CheckValid(); err != nil {
-		return err
+		return cut, err
 	}
-	return prof.Write(w)
+	return cut, prof.Write(w)
 }
 
 // ChromeLimit is the number of calls past which Chrome refuses to write:
@@ -117,14 +157,14 @@ type call struct {
 }
 
 // calls reads the calls f selects from r, in order of their end within
-// each goroutine, refusing past limit.
-func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) ([]call, error) {
+// each goroutine, refusing past limit, leaving out calls nested deeper
+// than MaxStack, and counting those.
+func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (out []call, cut int, err error) {
 	if f == nil {
 		f = &filter.Filter{}
 	}
 	trackers := map[uint64]*filter.Tracker{}
 	shown := map[uint64][]bool{}
-	var out []call
 	name := func(id uint32) string { return r.Func(id).Name }
 	for {
 		ev, err := r.Next()
@@ -132,7 +172,7 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 			if err == io.EOF {
 				err = nil
 			}
-			return out, err
+			return out, cut, err
 		}
 		if !f.Goroutine(ev.G) {
 			continue
@@ -157,8 +197,12 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 			if !s || !f.Long(ev.Duration()) {
 				continue
 			}
+			if ev.Depth > MaxStack {
+				cut++
+				continue
+			}
 			if uint64(len(out)) >= limit {
-				return nil, &ErrTooBig{Calls: uint64(len(out)) + 1, Limit: limit, Format: format}
+				return nil, cut, &ErrTooBig{Calls: uint64(len(out)) + 1, Limit: limit, Format: format}
 			}
 			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, kind: ev.Exit, depth: ev.Depth})
 		}
@@ -167,11 +211,12 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 
 // Chrome writes the calls of r as Trace Event JSON: one complete ("X")
 // event per call, a thread per goroutine named by thread_name metadata.
-// Perfetto and chrome://tracing open it.
-func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
-	cs, err := calls(r, f, ChromeLimit, "Chrome")
+// Perfetto and chrome://tracing open it. It returns how many calls nested
+// deeper than MaxStack it left out.
+func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
+	cs, cut, err := calls(r, f, ChromeLimit, "Chrome")
 	if err != nil {
-		return err
+		return cut, err
 	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
@@ -202,7 +247,7 @@ func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
 		bw.WriteByte('}')
 	}
 	bw.WriteString("\n]}\n")
-	return bw.Flush()
+	return cut, bw.Flush()
 }
 
 // micros formats nanoseconds as microseconds, exactly.
@@ -211,11 +256,12 @@ func micros(ns int64) string {
 }
 
 // Speedscope writes the calls of r in speedscope's file format: one
-// evented profile per goroutine, frames shared.
-func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
-	cs, err := calls(r, f, 50_000_000, "speedscope")
+// evented profile per goroutine, frames shared. It returns how many calls
+// nested deeper than MaxStack it left out.
+func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
+	cs, cut, err := calls(r, f, 50_000_000, "speedscope")
 	if err != nil {
-		return err
+		return cut, err
 	}
 	type event struct {
 		Type  string `json:"type"`
@@ -300,7 +346,7 @@ func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) error {
 	}
 	bw := bufio.NewWriter(w)
 	if err := json.NewEncoder(bw).Encode(doc); err != nil {
-		return err
+		return cut, err
 	}
-	return bw.Flush()
+	return cut, bw.Flush()
 }

@@ -3,99 +3,125 @@ package flame
 import (
 	"bufio"
 	"fmt"
-	"hash/fnv"
 	"html"
 	"io"
+	"math"
 	"time"
 
 	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/query"
 )
 
 // Options change how a graph is drawn.
 type Options struct {
-	Title   string
-	Icicle  bool // root at the top
-	Width   int  // pixels; 1200 if 0
-	Diff    bool // colour by change from Base
-	Inverse bool // the graph is inverted (self time)
+	Title  string
+	Icicle bool // root at the top
+	Width  int  // pixels; 1200 if 0
 }
 
-const rowHeight = 17
+const (
+	rowHeight = 17
+	// MaxLevels is how many levels a graph draws, as the web page does:
+	// deeper chains are cut there.
+	MaxLevels = 1500
+)
 
-func depth(f *Frame) int {
-	d := 0
-	for _, c := range f.Children {
-		d = max(d, depth(c))
+// Colour gives a function a stable warm colour from its name: the web
+// page's ct.colour, which it must match.
+func Colour(name string) string {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
 	}
-	return d + 1
+	hue, sat, light := 10+h%40, 65+(h>>8)%25, 55+(h>>16)%15
+	return fmt.Sprintf("hsl(%d,%d%%,%d%%)", hue, sat, light)
 }
 
-// colour gives a warm colour from the name, or in a diff red for slower
-// and blue for faster, deeper for larger changes.
-func colour(f *Frame, diff bool) string {
-	if diff {
-		if f.Value == f.Base {
-			return "rgb(220,220,220)"
-		}
-		ref := max(f.Base, f.Value, 1)
-		change := float64(f.Value-f.Base) / float64(ref) // -1..1
-		level := int(220 - 160*min(1, max(change, -change)))
-		if change > 0 {
-			return fmt.Sprintf("rgb(255,%d,%d)", level, level)
-		}
-		return fmt.Sprintf("rgb(%d,%d,255)", level, level)
+// DiffColour colours a box by its change from the base, red for slower
+// and blue for faster, deeper for larger changes, grey for no change: the
+// web page's colours.
+func DiffColour(value, base, all int64) string {
+	delta := value - base
+	if math.Abs(float64(delta)) < 0.01*float64(max(value, base)) {
+		return "#c8c8c8"
 	}
-	h := fnv.New32a()
-	h.Write([]byte(f.Name))
-	v := h.Sum32()
-	return fmt.Sprintf("rgb(%d,%d,%d)", 205+v%50, 80+(v>>8)%130, 40+(v>>16)%40)
+	s := min(1, math.Abs(float64(delta))/float64(max(base, value, all/100, 1)))
+	hue := 0
+	if delta < 0 {
+		hue = 215
+	}
+	return fmt.Sprintf("hsl(%d,%.0f%%,%.0f%%)", hue, 40+50*s, 80-30*s)
 }
 
-// WriteSVG draws root as a static SVG, each box with a tooltip giving its
-// function, time and share.
-func WriteSVG(w io.Writer, root *Frame, o Options) error {
+// WriteSVG draws graph t as a static SVG, each box with a tooltip giving
+// its function, time and share, at most MaxLevels levels deep.
+func WriteSVG(w io.Writer, t *query.Tree, o Options) error {
 	width := o.Width
 	if width == 0 {
 		width = 1200
 	}
-	rows := depth(root)
+	diff := t.Base != nil
+	size := func(i int32) int64 {
+		if diff {
+			return max(t.Value[i], t.Base[i])
+		}
+		return t.Value[i]
+	}
+	// Depth and children, without recursion.
+	n := t.Len()
+	level := make([]int, n)
+	kids := make([][]int32, n)
+	rows := 1
+	for i := 1; i < n; i++ {
+		p := t.Parent[i]
+		level[i] = level[p] + 1
+		rows = max(rows, min(level[i]+1, MaxLevels))
+		kids[p] = append(kids[p], int32(i))
+	}
 	height := (rows+2)*rowHeight + 10
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Verdana, sans-serif" font-size="11">`+"\n", width, height, width, height)
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="system-ui, sans-serif" font-size="11">`+"\n", width, height, width, height)
 	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="#f8f8f8"/><text x="%d" y="16" text-anchor="middle" font-size="14">%s</text>`+"\n", width/2, html.EscapeString(o.Title))
-	total := max(root.Value, root.Base, 1)
+	total := max(size(0), 1)
 	scale := float64(width-20) / float64(total)
-	var draw func(f *Frame, x float64, level int)
-	draw = func(f *Frame, x float64, level int) {
-		v := max(f.Value, f.Base)
-		wpx := float64(v) * scale
-		if wpx < 0.5 {
-			return
+	x := make([]float64, n)
+	x[0] = 10
+	for i := int32(0); i < int32(n); i++ { // parents come before children
+		wpx := float64(size(i)) * scale
+		if wpx < 0.5 || level[i] >= MaxLevels {
+			continue
 		}
-		y := height - (level+1)*rowHeight - 5
+		cx := x[i]
+		for _, c := range kids[i] {
+			x[c] = cx
+			cx += float64(size(c)) * scale
+		}
+		y := height - (level[i]+1)*rowHeight - 5
 		if o.Icicle {
-			y = 25 + level*rowHeight
+			y = 25 + level[i]*rowHeight
 		}
-		tip := fmt.Sprintf("%s: %s (%.2f%%)", f.Name, seedview.Round(time.Duration(f.Value)), 100*float64(f.Value)/float64(total))
-		if o.Diff {
-			tip += fmt.Sprintf(", base %s", seedview.Round(time.Duration(f.Base)))
+		name := "all"
+		fill := "#d9d9d9"
+		if i > 0 {
+			name = t.Names[t.Name[i]]
+			fill = Colour(name)
+			if diff {
+				fill = DiffColour(t.Value[i], t.Base[i], total)
+			}
 		}
-		fmt.Fprintf(bw, `<g><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>`, html.EscapeString(tip), x, y, wpx, rowHeight-1, colour(f, o.Diff))
+		tip := fmt.Sprintf("%s: %s (%.2f%%)", name, seedview.Round(time.Duration(t.Value[i])), 100*float64(t.Value[i])/float64(total))
+		if diff {
+			tip += fmt.Sprintf(", base %s", seedview.Round(time.Duration(t.Base[i])))
+		}
+		fmt.Fprintf(bw, `<g><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>`, html.EscapeString(tip), x[i], y, wpx, rowHeight-1, fill)
 		if chars := int(wpx / 7); chars >= 3 {
-			name := f.Name
 			if len(name) > chars {
 				name = name[:chars-2] + ".."
 			}
-			fmt.Fprintf(bw, `<text x="%.1f" y="%d">%s</text>`, x+3, y+12, html.EscapeString(name))
+			fmt.Fprintf(bw, `<text x="%.1f" y="%d">%s</text>`, x[i]+3, y+12, html.EscapeString(name))
 		}
 		bw.WriteString("</g>\n")
-		cx := x
-		for _, c := range f.Children {
-			draw(c, cx, level+1)
-			cx += float64(max(c.Value, c.Base)) * scale
-		}
 	}
-	draw(root, 10, 0)
 	bw.WriteString("</svg>\n")
 	return bw.Flush()
 }

@@ -4,33 +4,43 @@ import (
 	"net/url"
 	"reflect"
 	"testing"
+
+	"github.com/calltrail/calltrail/query"
 )
+
+func steps(names ...string) []query.Step {
+	var out []query.Step
+	for _, n := range names {
+		out = append(out, query.Step{Name: n})
+	}
+	return out
+}
 
 func TestFunction(t *testing.T) {
 	s := New(loadTrace(t, 100), nil, nil)
 	for _, tc := range []struct {
 		name             string
-		callers, callees []edgeJSON
-		chains           [][]string
-		spawned          [][]string
-		histCalls        int
+		callers, callees []query.Edge
+		chains           [][]query.Step
+		spawned          [][]query.Step
+		histCalls        uint64
 	}{
-		{"main.work", []edgeJSON{{"main.main", 100, 90000}}, []edgeJSON{{"main.leaf", 100, 40000}},
-			[][]string{{"main.main", "main.work"}}, nil, 100},
-		{"main.D", []edgeJSON{{"main.worker", 1, 4980}}, []edgeJSON{},
-			[][]string{{"main.worker", "main.D"}}, [][]string{{"main.main"}}, 1},
-		{"main.main", []edgeJSON{{"(goroutine start)", 1, 110000}}, []edgeJSON{{"main.work", 100, 90000}},
-			[][]string{{"main.main"}}, nil, 1},
+		{"main.work", []query.Edge{{Name: "main.main", Calls: 100, TotalNs: 90000}}, []query.Edge{{Name: "main.leaf", Calls: 100, TotalNs: 40000}},
+			[][]query.Step{steps("main.main", "main.work")}, [][]query.Step{}, 100},
+		{"main.D", []query.Edge{{Name: "main.worker", Calls: 1, TotalNs: 4980}}, []query.Edge{},
+			[][]query.Step{steps("main.worker", "main.D")}, [][]query.Step{steps("main.main")}, 1},
+		{"main.main", []query.Edge{{Name: query.StartEdge, Calls: 1, TotalNs: 110000}}, []query.Edge{{Name: "main.work", Calls: 100, TotalNs: 90000}},
+			[][]query.Step{steps("main.main")}, [][]query.Step{}, 1},
 	} {
 		v, err := s.function(nil, nil, &params{q: url.Values{"name": {tc.name}}})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		f := v.(functionJSON)
+		f := v.(query.FunctionView)
 		if !reflect.DeepEqual(f.Callers, tc.callers) || !reflect.DeepEqual(f.Callees, tc.callees) {
 			t.Errorf("%s: callers %v, callees %v; want %v, %v", tc.name, f.Callers, f.Callees, tc.callers, tc.callees)
 		}
-		var chains [][]string
+		var chains [][]query.Step
 		for _, c := range f.Chains {
 			chains = append(chains, c.Path)
 			if !reflect.DeepEqual(c.SpawnedFrom, tc.spawned) {
@@ -40,15 +50,15 @@ func TestFunction(t *testing.T) {
 		if !reflect.DeepEqual(chains, tc.chains) {
 			t.Errorf("%s: chains %v, want %v", tc.name, chains, tc.chains)
 		}
-		n := 0
-		for _, b := range f.Hist {
+		var n uint64
+		for k, b := range f.Histogram {
 			n += b.Count
-			if len(b.Calls) > bucketCalls || len(b.Calls) > b.Count {
-				t.Errorf("%s: bucket of %d calls lists %d", tc.name, b.Count, len(b.Calls))
+			if uint64(len(b.Slowest)) > b.Count {
+				t.Errorf("%s: bar of %d calls lists %d", tc.name, b.Count, len(b.Slowest))
 			}
-			for i, c := range b.Calls {
-				if c.Dur < b.Lo && b.Lo > 1 || i > 0 && c.Dur > b.Calls[i-1].Dur {
-					t.Errorf("%s: bucket %d-%d lists %+v", tc.name, b.Lo, b.Hi, b.Calls)
+			for i, c := range b.Slowest {
+				if c.DurationNs < b.LoNs || c.DurationNs >= b.HiNs && k < len(f.Histogram)-1 || i > 0 && c.DurationNs > b.Slowest[i-1].DurationNs {
+					t.Errorf("%s: bar %d-%d lists %+v", tc.name, b.LoNs, b.HiNs, b.Slowest)
 					break
 				}
 			}
@@ -56,30 +66,5 @@ func TestFunction(t *testing.T) {
 		if n != tc.histCalls {
 			t.Errorf("%s: histogram counts %d calls, want %d", tc.name, n, tc.histCalls)
 		}
-	}
-}
-
-// TestHistogramKeepsSlowest spreads calls over buckets and checks that
-// each bucket lists its slowest calls.
-func TestHistogramKeepsSlowest(t *testing.T) {
-	tr := loadTrace(t, 10)
-	l := tr.ix.lanes[tr.ix.byG[1]]
-	for i := range l.dur {
-		if l.fn[i] == fnWork {
-			l.dur[i] = int64(1000 + i) // durations rise with the index
-		}
-	}
-	for i := 0; i < 3*bucketCalls; i++ { // one bucket's worth of more calls
-		l.fn = append(l.fn, fnWork)
-		l.dur = append(l.dur, 1000)
-		l.start = append(l.start, 0)
-		l.exit = append(l.exit, 0)
-	}
-	bs := tr.histogram(fnWork, 1000, 1000+int64(len(l.fn)))
-	if bs[0].Count < 3*bucketCalls || len(bs[0].Calls) != bucketCalls {
-		t.Fatalf("first bucket: %d calls, %d listed", bs[0].Count, len(bs[0].Calls))
-	}
-	if bs[0].Calls[0].Dur < bs[0].Calls[len(bs[0].Calls)-1].Dur || bs[0].Calls[0].Dur == 1000 {
-		t.Errorf("first bucket lists %+v, not its slowest first", bs[0].Calls)
 	}
 }

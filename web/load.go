@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
-	"github.com/calltrail/calltrail/diagnose"
+	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -19,19 +19,15 @@ import (
 // function view.
 const slowest = 5
 
-// Trace is a trace loaded for serving: its analysis and its timeline
-// index. It is read-only once Load returns, so handlers share it freely.
+// Trace is a trace loaded for serving: its analysis, which answers the
+// queries the command line answers too, and its timeline index. It is
+// read-only once Load returns, so handlers share it freely.
 type Trace struct {
-	Name     string
-	Profile  *analysis.Profile
-	Findings []diagnose.Finding
+	*query.Trace
 	Warning  string // why the trace may be incomplete, if it may
 	LoadTime time.Duration
 
-	ix     *index
-	names  []string // function names by id; id 0 is unused
-	byName map[string]uint32
-	files  []string // "file:line" by id
+	ix *index
 }
 
 // Calls is the number of calls in the timeline index.
@@ -59,11 +55,9 @@ func load(name string, timeline bool) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	t := &Trace{Name: name, ix: &index{}}
-	analyse := func() {
-		t.Profile = analysis.Analyze(ra, analysis.Options{Slowest: slowest})
-		t.Findings = diagnose.Findings(t.Profile, 5)
-	}
+	t := &Trace{ix: &index{}}
+	var p *analysis.Profile
+	analyse := func() { p = analysis.Analyze(ra, analysis.Options{Slowest: slowest}) }
 	names := ra // a reader that has read the whole trace: it knows every function
 	var ixErr error
 	if timeline {
@@ -79,45 +73,21 @@ func load(name string, timeline bool) (*Trace, error) {
 		names = ri
 	} else {
 		analyse()
-		if t.Profile.Err != nil {
-			ixErr = t.Profile.Err
-		}
+		ixErr = p.Err
 	}
 	switch {
 	case ixErr != nil:
 		t.Warning = fmt.Sprintf("reading stopped early: %v; showing the calls before that point", ixErr)
-	case !t.Profile.Ended:
+	case !p.Ended:
 		t.Warning = "the trace has no end record: the program was killed or is still running"
 	}
-	n := names.NumFuncs()
-	t.names = make([]string, n+1)
-	t.files = make([]string, n+1)
-	t.byName = make(map[string]uint32, n)
-	for id := 1; id <= n; id++ {
-		f := names.Func(uint32(id))
-		t.names[id] = f.Name
-		t.files[id] = fmt.Sprintf("%s:%d", f.File, f.Line)
-		// A name can have several ids (the same function listed
-		// again): keep one with calls.
-		if old, dup := t.byName[f.Name]; !dup || t.Profile.Funcs[old] == nil {
-			t.byName[f.Name] = uint32(id)
-		}
-	}
-	// The analysis names functions through its reader, which holds the
-	// whole file: name them from the table instead, and let the file go.
-	t.Profile.Names = t.name
+	// The query layer names functions from the table, so the readers,
+	// which hold the whole file, can go.
+	t.Trace = query.New(name, p, names)
 	t.LoadTime = time.Since(began)
 	// Growing the index left garbage as large as the index itself: give
 	// it back soon rather than keep twice the memory for the session, but
 	// after the page can be served.
 	go debug.FreeOSMemory()
 	return t, nil
-}
-
-// name returns the name of function id, "?" for an id out of range.
-func (t *Trace) name(id uint32) string {
-	if int(id) < len(t.names) {
-		return t.names[id]
-	}
-	return "?"
 }

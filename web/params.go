@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
@@ -53,6 +54,21 @@ func (p *params) dur(name string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// choice reads one of a few words, the first the default.
+func (p *params) choice(name string, words ...string) string {
+	s := p.q.Get(name)
+	if s == "" {
+		return words[0]
+	}
+	for _, w := range words {
+		if s == w {
+			return s
+		}
+	}
+	p.fail(name, "one of "+strings.Join(words, ", "))
+	return words[0]
 }
 
 // maxRegexp bounds the length of a regular expression in a request.

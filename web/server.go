@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/calltrail/calltrail/query"
 )
 
 //go:embed assets
@@ -27,19 +29,12 @@ type Server struct {
 	// localhost are answered.
 	AnyHost bool
 
-	flameOnce sync.Once
-	flame     []byte // the flame graph's JSON, built once: it does not change
-	flameErr  error
-	log       *log.Logger
+	flameMu sync.Mutex
+	flames  map[string][]byte // flame graphs' JSON by mode and weight, built once each
+	log     *log.Logger
 
-	goroutinesOnce sync.Once
-	goroutineSum   *goroutinesJSON
-}
-
-// goroutines returns the overview's goroutine summary, made once.
-func (s *Server) goroutines() *goroutinesJSON {
-	s.goroutinesOnce.Do(func() { s.goroutineSum = goroutineSummary(s.t.Profile) })
-	return s.goroutineSum
+	overviewOnce sync.Once
+	ov           query.Overview
 }
 
 // New returns a server for trace t, compared with base if it is not nil.

@@ -5,12 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/query"
 )
 
 func TestAPI(t *testing.T) {
@@ -27,13 +26,15 @@ func TestAPI(t *testing.T) {
 		{"/api/overview", 200, `"program":"/tmp/synth -n"`},
 		{"/api/overview", 200, `"name":"synth -n"`},
 		{"/api/names", 200, `"main.leaf"`},
-		{"/api/flame", 200, `"parent":[-1,0,1,-1,3]`},
-		{"/api/func?name=main.leaf", 200, `"path":["main.main","main.work","main.leaf"]`},
-		{"/api/func?name=main.D", 200, `"spawnedFrom":[["main.main"]]`},
+		{"/api/flame", 200, `"names":[`},
+		{"/api/flame?mode=self&weight=wall", 200, `"value_ns":[`},
+		{"/api/flame?mode=up", 400, "parameter mode"},
+		{"/api/func?name=main.leaf", 200, `"path":[{"name":"main.main"},{"name":"main.work"},{"name":"main.leaf"}]`},
+		{"/api/func?name=main.D", 200, `"spawned_from":[[{"name":"main.main"}]]`},
 		{"/api/func?name=main.D", 200, `"exit":"panic"`},
 		{"/api/lanes", 200, `"g":[1,2]`},
 		{"/api/lane?g=2", 200, `"creator":"main.main"`},
-		{"/api/lane?g=2", 200, `"startedIn":["main.main"]`},
+		{"/api/lane?g=2", 200, `"started_in":[{"name":"main.main"}]`},
 		{"/api/timeline?from=0&to=2000000&px=100&l0=0&l1=2", 200, `"lanes":[{"lane":0`},
 		{"/api/tree", 200, `"goroutines":[{"g":1`},
 		{"/api/tree?in=1", 200, `"rows":[{"call":0,"func":1`},
@@ -127,10 +128,10 @@ func TestGzip(t *testing.T) {
 func TestBase(t *testing.T) {
 	srv := httptest.NewServer(New(loadTrace(t, 100), loadTrace(t, 50), nil).Handler())
 	defer srv.Close()
-	var f flameJSON
+	var f query.Tree
 	get(t, srv.URL+"/api/flame", &f)
-	if len(f.BaseTotal) != len(f.Total) || f.BaseTotal[0] >= f.Total[0] || f.BaseTotal[0] == 0 {
-		t.Errorf("base totals %v against totals %v", f.BaseTotal, f.Total)
+	if len(f.Base) != len(f.Value) || f.Base[0] >= f.Value[0] || f.Base[0] == 0 {
+		t.Errorf("base totals %v against totals %v", f.Base, f.Value)
 	}
 }
 
@@ -177,21 +178,14 @@ func get(t *testing.T, url string, v any) {
 	}
 }
 
-// TestGone checks the base trace's chains missing from the trace are
-// listed with their paths, and none when both have the same chains.
+// TestGone checks that a base trace with the same chains leaves none
+// gone (query's tests check what is listed when some are).
 func TestGone(t *testing.T) {
 	base, err := LoadBase(writeTrace(t, 50))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := New(loadTrace(t, 100), base, nil).buildFlame(); len(f.Gone) != 0 {
-		t.Errorf("the same chains in both, yet gone: %+v", f.Gone)
-	}
-	var paths []string
-	for _, g := range gone(base.Profile, map[*analysis.Node]bool{}, 0) {
-		paths = append(paths, strings.Join(g.Path, ";"))
-	}
-	if want := "main.main;main.work;main.leaf"; !slices.Contains(paths, want) {
-		t.Errorf("gone paths %q lack %s", paths, want)
+	if f := FlameGraph(loadTrace(t, 100).Trace, base.Trace, false, query.Wall); len(f.Gone) != 0 || f.Base == nil {
+		t.Errorf("the same chains in both, yet gone: %+v (base %v)", f.Gone, f.Base)
 	}
 }

@@ -3,6 +3,8 @@ package web
 import (
 	"net/http"
 	"sort"
+
+	"github.com/calltrail/calltrail/query"
 )
 
 // Limits on a timeline request, so that no request costs much.
@@ -16,10 +18,10 @@ const (
 type lanesJSON struct {
 	G      []uint64 `json:"g"`
 	Parent []uint64 `json:"parent"`
-	Start  []uint32 `json:"start"` // function of the goroutine's first traced call
+	Start  []uint32 `json:"start_func"` // function of the goroutine's first traced call
 	Depth  []int    `json:"depth"`
 	Calls  []int    `json:"calls"`
-	End    int64    `json:"end"` // the trace's end, nanoseconds
+	End    int64    `json:"end_ns"` // the trace's end
 }
 
 // laneList answers /api/lanes: every goroutine of the timeline, in order
@@ -48,13 +50,14 @@ type laneJSON struct {
 	G         uint64 `json:"g"`
 	Parent    uint64 `json:"parent"`
 	Creator   string `json:"creator,omitempty"`
-	CreatorAt string `json:"creatorAt,omitempty"`
-	StartFunc string `json:"startFunc,omitempty"`
+	CreatorAt string `json:"creator_at,omitempty"`
+	StartFunc string `json:"start_func,omitempty"`
 	// StartedIn is the chain of the parent's calls running when this
-	// goroutine was started, read from the parent's lane.
-	StartedIn   []string   `json:"startedIn,omitempty"`
-	SpawnedFrom [][]string `json:"spawnedFrom,omitempty"`
-	Calls       int        `json:"calls"`
+	// goroutine was started, read from the parent's lane, recursion
+	// folded.
+	StartedIn   []query.Step   `json:"started_in,omitempty"`
+	SpawnedFrom [][]query.Step `json:"spawned_from,omitempty"`
+	Calls       int            `json:"calls"`
 }
 
 // laneInfo answers /api/lane?g=G: who started goroutine G, and from
@@ -76,23 +79,21 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	info := t.ix.gs[g]
 	out := laneJSON{G: g, Parent: info.Parent, Calls: l.len()}
 	if info.CreatorFunc != 0 {
-		out.Creator = t.name(info.CreatorFunc)
-		if int(info.CreatorFunc) < len(t.files) {
-			out.CreatorAt = t.files[info.CreatorFunc]
-		}
+		out.Creator = t.FuncName(info.CreatorFunc)
+		out.CreatorAt = t.Location(info.CreatorFunc)
 	}
 	if info.StartFunc != 0 {
-		out.StartFunc = t.name(info.StartFunc)
+		out.StartFunc = t.FuncName(info.StartFunc)
 	}
 	if k, ok := t.ix.byG[info.Parent]; ok && l.len() > 0 {
-		out.StartedIn = t.ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.name)
+		out.StartedIn = query.FoldPath(t.ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.FuncName))
 	}
 	// The goroutine's first chain knows the parent's chains that started
 	// goroutines running it.
 	if l.len() > 0 {
 		for _, n := range t.Profile.Root.Children {
 			if n.Func == l.fn[0] {
-				out.SpawnedFrom = s.chain(n).SpawnedFrom
+				out.SpawnedFrom = t.StartedBy(n, 5)
 				break
 			}
 		}
@@ -101,7 +102,7 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 }
 
 type timelineJSON struct {
-	From  int64           `json:"from"`
+	From  int64           `json:"from_ns"`
 	Lanes []laneItemsJSON `json:"lanes"`
 	// Truncated says the lanes after the last one given were left out:
 	// the response had maxItems bars already.

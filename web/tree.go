@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/query"
 )
 
 // treeLimit is how many rows one call tree response holds; the page asks
@@ -14,8 +15,8 @@ const treeLimit = 500
 type treeRowJSON struct {
 	Call  int    `json:"call"` // index in the goroutine's lane
 	Func  uint32 `json:"func"`
-	Start int64  `json:"start"`
-	Dur   int64  `json:"dur"`
+	Start int64  `json:"start_ns"`
+	Dur   int64  `json:"dur_ns"`
 	Exit  string `json:"exit,omitempty"`
 	Kids  bool   `json:"kids"` // it has callees, maybe not shown
 }
@@ -87,7 +88,7 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 		if len(out.Rows) == treeLimit {
 			return false
 		}
-		out.Rows = append(out.Rows, treeRowJSON{c, l.fn[c], l.start[c], l.dur[c], exitName(l.exit[c]), l.next[c] > int32(c+1)})
+		out.Rows = append(out.Rows, treeRowJSON{c, l.fn[c], l.start[c], l.dur[c], query.ExitName(l.exit[c]), l.next[c] > int32(c+1)})
 		return true
 	})
 	return out, nil
@@ -102,8 +103,8 @@ type treeWalk struct {
 }
 
 func (s *Server) newTreeWalk(l *lane, f *filter.Filter) *treeWalk {
-	w := &treeWalk{l: l, f: f, class: make([]uint8, len(s.t.names))}
-	for id, name := range s.t.names {
+	w := &treeWalk{l: l, f: f, class: make([]uint8, len(s.t.Names()))}
+	for id, name := range s.t.Names() {
 		if f.Focus != nil && f.Focus.MatchString(name) {
 			w.class[id] |= 1
 		}

@@ -16,10 +16,8 @@ import (
 
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/analysis"
-	"github.com/calltrail/calltrail/diagnose"
 	"github.com/calltrail/calltrail/instrument"
 	"github.com/calltrail/calltrail/internal/seedview"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // The go command's build and test flags that take a value: needed to tell
@@ -396,15 +394,19 @@ func absDir(dir string) (string, error) {
 	return strings.TrimSuffix(dir, "/") + "/", nil
 }
 
-// summarizeRun prints what run recorded, and what to do next.
+// summarizeRun prints what run recorded, and what to do next, reading
+// the trace once.
 func summarizeRun(trace string, st instrument.Stats) {
-	f, r, err := openTrace(trace)
+	t, err := load(trace, analysis.Options{})
 	if err != nil {
 		fmt.Fprintf(errOut, "calltrail: %v\n", err)
 		return
 	}
-	defer f.Close()
-	s, err := tracefile.Summarize(r)
+	p := t.Profile
+	var calls uint64
+	for _, f := range p.Funcs {
+		calls += f.Calls
+	}
 	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages)
 	if st.Inlined > 0 {
 		instrumented += fmt.Sprintf(" (%d more left to the compiler's inliner: --inlined traces them)", st.Inlined)
@@ -413,34 +415,31 @@ func summarizeRun(trace string, st instrument.Stats) {
 		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)"
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %d calls in %d goroutines over %s",
-		instrumented, s.Calls, s.Goroutines, seedview.Round(s.Duration))
-	if s.Stats.DroppedCalls > 0 {
-		fmt.Fprintf(errOut, " (%d calls dropped)", s.Stats.DroppedCalls)
+		instrumented, calls, p.Goroutines, seedview.Round(p.Duration))
+	if p.Stats.DroppedCalls > 0 {
+		fmt.Fprintf(errOut, " (%d calls dropped)", p.Stats.DroppedCalls)
 	}
-	if s.Stats.Waits > 0 {
-		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", seedview.Round(time.Duration(s.Stats.HeldNs)))
+	if p.Stats.Waits > 0 {
+		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", seedview.Round(time.Duration(p.Stats.HeldNs)))
 	}
-	if f2, r2, err := openTrace(trace); err == nil {
-		prof := analysis.Analyze(r2, analysis.Options{})
-		funcs := prof.Sorted("self")
-		f2.Close()
-		fmt.Fprintf(errOut, "\n")
-		if fs := diagnose.Findings(prof, 5); len(fs) > 0 {
-			writeFindings(errOut, fs)
+	fmt.Fprintf(errOut, "\n")
+	writeFindings(errOut, t.Findings)
+	if funcs := t.Functions("self", 5); len(funcs) > 0 {
+		fmt.Fprintf(errOut, "calltrail: top functions by self time:\n")
+		tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
+		for _, f := range funcs {
+			fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", dur(f.SelfNs), dur(f.TotalNs), f.Calls, f.Name)
 		}
-		if len(funcs) > 0 {
-			fmt.Fprintf(errOut, "calltrail: top functions by self time:\n")
-			tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
-			for _, fs := range funcs[:min(5, len(funcs))] {
-				fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", seedview.Round(time.Duration(fs.Self)), seedview.Round(time.Duration(fs.Total)), fs.Calls, fs.Name)
-			}
-			tw.Flush()
-		}
+		tw.Flush()
 	}
-	fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes)", trace, s.Bytes)
-	if err != nil {
-		fmt.Fprintf(errOut, "; %v", err)
+	size := int64(0)
+	if info, err := os.Stat(trace); err == nil {
+		size = info.Size()
+	}
+	fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes)", trace, size)
+	if p.Err != nil {
+		fmt.Fprintf(errOut, "; %v", p.Err)
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail serve %s (the web UI), calltrail report %s, calltrail replay %s | less\n", trace, trace, trace)
 }

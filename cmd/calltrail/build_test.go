@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -329,21 +330,15 @@ func TestCallchainsPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res struct {
-		Chains []struct {
-			Path        []string   `json:"path"`
-			Calls       int        `json:"calls"`
-			SpawnedFrom [][]string `json:"spawned_from"`
-		} `json:"chains"`
-	}
+	var res struct{ Chains []query.Chain }
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, c := range res.Chains {
-		l := fmt.Sprintf("%d %s", c.Calls, strings.Join(c.Path, " -> "))
+		l := fmt.Sprintf("%d %s", c.Calls, chainText(c.Path, " -> "))
 		for _, s := range c.SpawnedFrom {
-			l += " (started from " + strings.Join(s, " -> ") + ")"
+			l += " (started from " + chainText(s, " -> ") + ")"
 		}
 		lines = append(lines, l)
 	}

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/query"
 )
 
 func init() {
@@ -34,30 +35,27 @@ func init() {
 			if err != nil {
 				return err
 			}
-			base, _, err := analyze(args[0], analysis.Options{Filter: f})
+			base, err := load(args[0], analysis.Options{Filter: f})
 			if err != nil {
 				return err
 			}
-			cur, _, err := analyze(args[1], analysis.Options{Filter: f})
+			cur, err := load(args[1], analysis.Options{Filter: f})
 			if err != nil {
 				return err
 			}
-			funcs, chains := analysis.Diff(base, cur)
-			if top > 0 {
-				funcs, chains = funcs[:min(top, len(funcs))], chains[:min(top, len(chains))]
-			}
+			d := query.Compare(base, cur, top)
 			if asJSON {
-				return writeDiffJSON(out, funcs, chains)
+				return writeJSON(out, d)
 			}
-			writeDiff(out, "function (self time)", funcs)
+			writeDiff(out, "function (self time)", d.Functions)
 			fmt.Fprintln(out)
-			writeDiff(out, "chain (total time)", chains)
+			writeDiff(out, "chain (total time)", d.Chains)
 			return nil
 		},
 	})
 }
 
-func writeDiff(w io.Writer, what string, cs []analysis.Change) {
+func writeDiff(w io.Writer, what string, cs []query.Change) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "base\tnew\tchange\tbase calls\tnew calls\t\t%s\n", what)
 	for _, c := range cs {
@@ -68,39 +66,15 @@ func writeDiff(w io.Writer, what string, cs []analysis.Change) {
 		case c.Vanished:
 			note = " (gone)"
 		}
-		sign := "+"
-		if c.Delta() < 0 {
-			sign = "-"
-		}
-		d := c.Delta()
+		sign, d := "+", c.DeltaNs
 		if d < 0 {
-			d = -d
+			sign, d = "-", -d
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%d\t%d\t\t%s%s\n", dur(c.BaseTime), dur(c.NewTime), sign, dur(d), c.BaseCalls, c.NewCalls, c.Name, note)
+		name := c.Name
+		if name == "" {
+			name = strings.Join(c.Chain, " -> ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%d\t%d\t\t%s%s\n", dur(c.BaseNs), dur(c.NewNs), sign, dur(d), c.BaseCalls, c.NewCalls, name, note)
 	}
 	tw.Flush()
-}
-
-type changeJSON struct {
-	Name      string `json:"name"`
-	BaseCalls uint64 `json:"base_calls"`
-	NewCalls  uint64 `json:"new_calls"`
-	BaseNs    int64  `json:"base_ns"`
-	NewNs     int64  `json:"new_ns"`
-	DeltaNs   int64  `json:"delta_ns"`
-	Appeared  bool   `json:"appeared,omitempty"`
-	Vanished  bool   `json:"vanished,omitempty"`
-}
-
-func writeDiffJSON(w io.Writer, funcs, chains []analysis.Change) error {
-	conv := func(cs []analysis.Change) []changeJSON {
-		out := []changeJSON{}
-		for _, c := range cs {
-			out = append(out, changeJSON{c.Name, c.BaseCalls, c.NewCalls, c.BaseTime, c.NewTime, c.Delta(), c.Appeared, c.Vanished})
-		}
-		return out
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"functions": conv(funcs), "chains": conv(chains)})
 }

@@ -31,16 +31,17 @@ func init() {
 				return err
 			}
 			var buf bytes.Buffer
+			cut, what := 0, "chains"
 			switch format {
 			case "pprof", "folded":
-				p, _, err := analyze(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
+				t, err := load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
 				if err != nil {
 					return err
 				}
 				if format == "pprof" {
-					err = export.Pprof(&buf, p)
+					cut, err = export.Pprof(&buf, t.Profile)
 				} else {
-					err = export.Folded(&buf, p)
+					cut, err = export.Folded(&buf, t.Profile)
 				}
 				if err != nil {
 					return err
@@ -52,15 +53,23 @@ func init() {
 				}
 				defer file.Close()
 				if format == "chrome" {
-					err = export.Chrome(&buf, r, f)
+					cut, err = export.Chrome(&buf, r, f)
 				} else {
-					err = export.Speedscope(&buf, r, f)
+					cut, err = export.Speedscope(&buf, r, f)
 				}
 				if err != nil {
 					return readError(name, err)
 				}
+				what = "calls"
 			default:
 				return usageError{fmt.Sprintf("--format %q: want pprof, folded, speedscope or chrome", format)}
+			}
+			if cut > 0 {
+				if what == "chains" {
+					fmt.Fprintf(errOut, "calltrail: %d chains deeper than %d calls were cut to their innermost %d, as Go's profiler cuts its stacks\n", cut, export.MaxStack, export.MaxStack)
+				} else {
+					fmt.Fprintf(errOut, "calltrail: %d calls nested deeper than %d were left out, as Go's profiler cuts its stacks\n", cut, export.MaxStack)
+				}
 			}
 			if output == "" {
 				_, err := out.Write(buf.Bytes())

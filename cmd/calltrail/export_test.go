@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/query"
 	"github.com/google/pprof/profile"
 )
 
@@ -42,12 +43,12 @@ func TestExportPprof(t *testing.T) {
 		flat[s.Location[0].Line[0].Function.Name] += s.Value[1]
 		gs[s.NumLabel["goroutine"][0]] = true
 	}
-	var rep struct{ Functions []funcJSON }
+	var rep struct{ Functions []query.Function }
 	_, stdout, _ := runCmd("report", "--json", trace)
 	json.Unmarshal([]byte(stdout), &rep)
 	for _, fn := range rep.Functions {
-		if flat[fn.Name] != fn.Self {
-			t.Errorf("%s: pprof self %d, report %d", fn.Name, flat[fn.Name], fn.Self)
+		if flat[fn.Name] != fn.SelfNs {
+			t.Errorf("%s: pprof self %d, report %d", fn.Name, flat[fn.Name], fn.SelfNs)
 		}
 	}
 	if !gs[1] || !gs[7] || len(gs) != 2 {
@@ -59,8 +60,8 @@ func TestExportPprof(t *testing.T) {
 		t.Fatalf("go tool pprof: %v\n%s", err, top)
 	}
 	for _, fn := range rep.Functions {
-		want := strconv.FormatInt(fn.Self, 10) + "ns"
-		wantCum := strconv.FormatInt(fn.Total, 10) + "ns"
+		want := strconv.FormatInt(fn.SelfNs, 10) + "ns"
+		wantCum := strconv.FormatInt(fn.TotalNs, 10) + "ns"
 		found := false
 		for _, line := range strings.Split(string(top), "\n") {
 			fields := strings.Fields(line)

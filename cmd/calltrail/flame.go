@@ -8,6 +8,8 @@ import (
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/flame"
+	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/web"
 )
 
 func init() {
@@ -36,41 +38,39 @@ func init() {
 			if self && total {
 				return usageError{"--self and --total do not go together"}
 			}
-			name, p, err := ff.analyze(args, analysis.Options{})
+			if cpu && wait {
+				return usageError{"--cpu and --wait do not go together"}
+			}
+			t, err := ff.load(args, analysis.Options{})
 			if err != nil {
 				return err
 			}
-			weight, kind := flame.Wall, "wall time"
-			switch {
-			case cpu && wait:
-				return usageError{"--cpu and --wait do not go together"}
-			case cpu || wait:
-				if !p.HasCPU {
-					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", name)
+			weight, kind := query.Wall, "wall time"
+			if cpu || wait {
+				if !t.Profile.HasCPU {
+					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)
 				}
-				weight, kind = flame.CPU, "time on CPU"
+				weight, kind = query.OnCPU, "time on CPU"
 				if wait {
-					weight, kind = flame.Wait, "time off CPU"
+					weight, kind = query.OffCPU, "time off CPU"
 				}
 			}
-			root := flame.FromProfileBy(p, self, weight)
 			if self {
 				kind = "self " + kind + ", inverted"
 			}
-			o := flame.Options{Title: fmt.Sprintf("%s: %s", name, kind), Icicle: icicle, Inverse: self}
+			title := fmt.Sprintf("%s: %s", t.Name, kind)
+			var bt *query.Trace
 			if base != "" {
-				_, bp, err := ff.analyze([]string{base}, analysis.Options{})
-				if err != nil {
+				if bt, err = ff.load([]string{base}, analysis.Options{}); err != nil {
 					return err
 				}
-				root.Diff(flame.FromProfileBy(bp, self, weight))
-				o.Diff, o.Title = true, fmt.Sprintf("%s against %s: %s", name, base, kind)
+				title = fmt.Sprintf("%s against %s: %s", t.Name, base, kind)
 			}
 			var buf bytes.Buffer
 			if strings.HasSuffix(output, ".svg") {
-				err = flame.WriteSVG(&buf, root, o)
+				err = flame.WriteSVG(&buf, web.FlameGraph(t, bt, self, weight), flame.Options{Title: title, Icicle: icicle})
 			} else {
-				err = flame.WriteHTML(&buf, root, o)
+				err = web.WriteFlamePage(&buf, t, bt, web.FlamePage{Title: title, Inverted: self, Weight: weight, Icicle: icicle})
 			}
 			if err != nil {
 				return err

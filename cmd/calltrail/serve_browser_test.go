@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/flame"
 	"github.com/calltrail/calltrail/tracefile"
 	"github.com/chromedp/chromedp"
 )
@@ -122,7 +124,7 @@ func TestServeBrowser(t *testing.T) {
 	p.wait("bars on the timeline", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
 	span := func() float64 { return p.number(`+document.querySelector("#tl-canvas").dataset.span`) }
 	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
-	p.wait("the whole trace", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end`)
+	p.wait("the whole trace", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end_ns`)
 	p.eval(`(() => { const r = document.querySelector("#tl-canvas").getBoundingClientRect(); return {X: r.left + r.width * 0.8, Y: r.top + 30}; })()`, &at)
 	s0 := span()
 	for range 3 {
@@ -132,7 +134,7 @@ func TestServeBrowser(t *testing.T) {
 	p.wait("bars after zooming", `+document.querySelector("#tl-canvas").dataset.bars > 0`)
 	t.Logf("timeline zoomed from %.0fns to %.0fns shown", s0, span())
 	p.do(chromedp.Click("#tl-reset", chromedp.ByQuery))
-	p.wait("the whole trace again", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end`)
+	p.wait("the whole trace again", `+document.querySelector("#tl-canvas").dataset.span >= ct.lanes.end_ns`)
 	p.wait("the lanes' bars", `+document.querySelector("#tl-canvas").dataset.bars >= 15`)
 	// The second lane's title: who started that goroutine, from which chain.
 	p.eval(`ct.laneTitle(1)`, &at)
@@ -162,12 +164,12 @@ func TestServeBrowser(t *testing.T) {
 	// stale view must not take over the window's listeners. The
 	// timeline's would then linger, and a resize on another view would
 	// put the timeline back in the URL.
-	p.eval(`ct.flameData = null; ct.api0 = ct.api;
+	p.eval(`ct.flames = {}; ct.api0 = ct.api;
 		ct.api = async (what, ...rest) => { if (what === "flame") await new Promise((r) => setTimeout(r, 500)); return ct.api0(what, ...rest); };
 		location.hash = "#flame"; true`, nil)
 	p.wait("the flame view, waiting for its data", `!!document.querySelector("#view-flame")`)
 	p.eval(`location.hash = "#timeline"; true`, nil)
-	p.wait("the timeline, and the flame graph's data", `!!document.querySelector("#view-timeline[data-ready]") && ct.flameData !== null`)
+	p.wait("the timeline, and the flame graph's data", `!!document.querySelector("#view-timeline[data-ready]") && !!ct.flames["total/wall"]`)
 	p.eval(`ct.api = ct.api0; true`, nil)
 	p.open(url + "#overview")
 	p.eval(`window.dispatchEvent(new Event("resize")); true`, nil)
@@ -283,9 +285,44 @@ func TestServeBrowserDeep(t *testing.T) {
 	url, _, _ := startServe(t, bin, trace)
 	p.open(url + "#flame")
 	p.wait("the deep flame graph", `+document.querySelector("#flame-canvas").dataset.boxes >= 1000`)
+	// The recursion is one chain, folded, with its depth.
 	p.open(url + "#func?name=main.down")
-	if n := p.number(`document.querySelectorAll("#fn-chains .chain").length`); n < 100 {
-		t.Errorf("function view of main.down lists %v chains, want one per depth, up to its limit", n)
+	if n := p.number(`document.querySelectorAll("#fn-chains .chain").length`); n != 1 {
+		t.Errorf("function view of main.down lists %v chains, want the recursion folded into one", n)
+	}
+	if s := p.text("#fn-chains .path"); !strings.Contains(s, "main.down ×"+strconv.Itoa(depth)) && !strings.Contains(s, "main.down ×20,000") {
+		t.Errorf("the chain reads %q, want main.down ×%d", s, depth)
+	}
+	if len(p.exceptions) > 0 {
+		t.Errorf("JavaScript exceptions: %q", p.exceptions)
+	}
+}
+
+// TestFlamePageBrowser opens the page calltrail flame writes, from a file
+// with no server behind it: it draws with the web UI's code, switches to
+// the inverted graph, and colours functions as the SVG does.
+func TestFlamePageBrowser(t *testing.T) {
+	p := newPage(t)
+	bin := calltrailBinary(t)
+	dir := t.TempDir()
+	trace, page := filepath.Join(dir, "trace.out"), filepath.Join(dir, "flame.html")
+	if out, err := exec.Command(bin, "run", "-o", trace, "../../examples/callchains").CombinedOutput(); err != nil {
+		t.Fatalf("calltrail run: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "flame", "-o", page, trace).CombinedOutput(); err != nil {
+		t.Fatalf("calltrail flame: %v\n%s", err, out)
+	}
+	p.do(chromedp.Navigate("file://" + page))
+	p.wait("the page's flame graph", `!!document.querySelector("#view-flame[data-ready]") && +document.querySelector("#flame-canvas").dataset.boxes >= 5`)
+	p.do(chromedp.Click(`input[name="mode"][value="self"]`, chromedp.ByQuery))
+	p.wait("the inverted graph", `location.hash.includes("mode=self") && +document.querySelector("#flame-canvas").dataset.boxes >= 5`)
+	var colours []string
+	names := []string{"main.D", "main.main.func1", "runtime.gopark"}
+	p.eval(`["main.D", "main.main.func1", "runtime.gopark"].map(ct.colour)`, &colours)
+	for i, n := range names {
+		if i < len(colours) && colours[i] != flame.Colour(n) {
+			t.Errorf("%s: the page colours it %s, the SVG %s", n, colours[i], flame.Colour(n))
+		}
 	}
 	if len(p.exceptions) > 0 {
 		t.Errorf("JavaScript exceptions: %q", p.exceptions)

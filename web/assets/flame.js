@@ -3,86 +3,48 @@
 
 ct.views = ct.views || {};
 
-// flameTree builds the graph to draw from the server's calling-context
-// tree: by total time (callers at the root), or by self time inverted
-// (the functions the time was spent in at the root, their callers above).
-// weight picks wall, on-CPU or waiting time.
-ct.flameTree = function (d, mode, weight) {
-  const n = d.func.length;
-  const incl = weight === "cpu" ? d.cpu : weight === "wait" ? d.wait : d.total;
-  const diff = !!d.baseTotal && weight === "wall";
-  const root = { fn: 0, name: "all", value: 0, base: 0, kids: [], idx: new Map() };
-  const child = (p, fn, name) => {
-    let c = p.idx.get(name);
-    if (!c) {
-      c = { fn, name, value: 0, base: 0, kids: [], idx: new Map(), parent: p, calls: 0 };
-      p.idx.set(name, c);
-      p.kids.push(c);
-    }
-    return c;
-  };
-  const name = (fn) => ct.names[fn] || "?";
-  if (mode === "total") {
-    const nodes = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const p = d.parent[i] < 0 ? root : nodes[d.parent[i]];
-      const c = child(p, d.func[i], name(d.func[i]));
-      c.value += incl[i];
-      c.calls += d.calls[i];
-      if (diff) c.base += d.baseTotal[i];
-      if (d.parent[i] < 0) {
-        root.value += incl[i];
-        if (diff) root.base += d.baseTotal[i];
-      }
-      nodes[i] = c;
-    }
-    for (const g of (diff && d.gone) || []) {
-      let p = root;
-      g.path.forEach((nm, k) => {
-        p = child(p, 0, nm);
-        if (k === g.path.length - 1) p.base += g.total;
-      });
-      root.base += g.path.length === 1 ? g.total : 0;
-    }
-  } else {
-    // Self time of each node: inclusive time less its children's.
-    const self = new Float64Array(n);
-    if (weight === "wall") {
-      for (let i = 0; i < n; i++) self[i] = d.self[i];
-    } else {
-      for (let i = 0; i < n; i++) self[i] = incl[i];
-      for (let i = 0; i < n; i++) if (d.parent[i] >= 0) self[d.parent[i]] -= incl[i];
-    }
-    const up = (i, v, b) => {
-      let p = root;
-      root.value += v;
-      root.base += b;
-      for (let j = i; j >= 0; j = d.parent[j]) {
-        p = child(p, d.func[j], name(d.func[j]));
-        p.value += v;
-        p.base += b;
-        if (j === i) p.calls += d.calls[i];
-      }
-    };
-    for (let i = 0; i < n; i++) {
-      const b = diff ? d.baseSelf[i] : 0;
-      if (self[i] > 0 || b > 0) up(i, Math.max(self[i], 0), b);
-    }
+// flameFromTree turns a flame graph as the server builds it (flat, in
+// pre-order: names, parent, name, value_ns, calls, base_ns, gone) into the
+// boxes the view draws: {name, value, base, calls, kids, parent}.
+ct.flameFromTree = function (t) {
+  const n = t.parent.length, diff = !!t.base_ns;
+  const nodes = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = t.parent[i] < 0 ? null : nodes[t.parent[i]];
+    const f = { name: p ? t.names[t.name[i]] : "all", value: t.value_ns[i], base: diff ? t.base_ns[i] : 0, calls: t.calls[i], kids: [], parent: p };
+    if (p) p.kids.push(f);
+    nodes[i] = f;
   }
-  // Walks here and below use a stack of their own, not recursion: a
-  // recursive program's chains can be tens of thousands of calls deep.
-  for (const stack = [root]; stack.length;) {
-    const f = stack.pop();
-    f.kids.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const c of f.kids) stack.push(c);
+  const root = nodes[0];
+  // What vanished since the base trace: boxes of no value, only base.
+  for (const g of (diff && t.gone) || []) {
+    let p = root;
+    g.path.forEach((nm, k) => {
+      let c = p.kids.find((x) => x.name === nm);
+      if (!c) {
+        c = { name: nm, value: 0, base: 0, calls: 0, kids: [], parent: p };
+        p.kids.push(c);
+        p.kids.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      }
+      if (k === g.path.length - 1) c.base += g.value_ns;
+      p = c;
+    });
   }
   root.diff = diff;
   return root;
 };
 
+// flameGraph returns the graph of a mode and weight: fetched from the
+// server once each, or, on the page calltrail flame writes, embedded in it.
+ct.flameGraph = async function (mode, weight) {
+  ct.flames = ct.flames || {};
+  const key = mode + "/" + weight;
+  if (!ct.flames[key]) ct.flames[key] = ct.flameFromTree(await ct.api("flame", { mode, weight }));
+  return ct.flames[key];
+};
+
 ct.views.flame = async function (root, params) {
-  if (!ct.flameData) ct.flameData = await ct.api("flame");
-  const d = ct.flameData, o = ct.overview;
+  const o = ct.overview;
   const st = {
     mode: params.get("mode") === "self" ? "self" : "total",
     weight: ["cpu", "wait"].includes(params.get("weight")) ? params.get("weight") : "wall",
@@ -103,8 +65,8 @@ ct.views.flame = async function (root, params) {
   const search = ct.el("input", { id: "flame-search", type: "search", placeholder: "Search (regexp)", value: st.q });
   search.addEventListener("input", () => { st.q = search.value; save(); draw(); });
   const weights = [radio("weight", "wall", "wall time")];
-  if (o.hasCPU) weights.push(radio("weight", "cpu", "on CPU"));
-  if (o.hasWaits) weights.push(radio("weight", "wait", "waiting"));
+  if (o.has_cpu) weights.push(radio("weight", "cpu", "on CPU"));
+  if (o.has_waits) weights.push(radio("weight", "wait", "waiting"));
   ct.show(root, 
     ct.el("div", { class: "toolbar" },
       ct.el("span", {}, radio("mode", "total", "total"), " ", radio("mode", "self", "self (inverted)")),
@@ -112,14 +74,14 @@ ct.views.flame = async function (root, params) {
       ct.el("label", {}, ct.el("input", { type: "checkbox", id: "flame-icicle", checked: st.icicle, onchange: (e) => { st.icicle = e.target.checked; save(); draw(); } }), " icicle"),
       ct.el("button", { id: "flame-reset", onclick: () => { st.zoom = ""; save(); draw(); } }, "Reset zoom"),
       search, match),
-    d.baseTotal ? ct.el("p", { class: "legend" }, `Compared with ${ct.baseName(o.base)}: red boxes took longer than in the base trace, blue ones less; grey unchanged.`) : null,
+    o.base ? ct.el("p", { class: "legend" }, `Compared with ${ct.baseName(o.base)}: red boxes took longer than in the base trace, blue ones less; grey unchanged.`) : null,
     canvas, status, details);
 
   let tree, rects = [];
   // At most maxLevels rows are drawn: a canvas is at most 32,767 pixels
   // high. Zooming in shows what lies deeper.
   const rowH = 18, maxLevels = 1500;
-  const rebuild = () => { tree = ct.flameTree(d, st.mode, st.weight); save(); draw(); };
+  const rebuild = async () => { tree = await ct.flameGraph(st.mode, st.weight); save(); draw(); };
   const zoomNode = () => {
     let f = tree;
     for (const nm of st.zoom ? st.zoom.split("\n") : []) {
@@ -249,11 +211,15 @@ ct.views.flame = async function (root, params) {
       ct.show(details, ct.el("span", { class: "muted" }, "All calls."));
       return;
     }
+    if (ct.standalone) {
+      ct.show(details, ct.el("b", {}, b.f.name), " ", describe(b.f));
+      return;
+    }
     ct.show(details, ct.el("b", {}, b.f.name), " ", describe(b.f), " · ", ct.el("a", { href: ct.href("func", { name: b.f.name }) }, "function view →"),
       ct.el("p", { class: "muted" }, "Loading chains…"));
     try {
       const fv = await ct.api("func", { name: b.f.name });
-      details.lastChild.replaceWith(ct.el("div", { id: "flame-chains" }, ct.el("h2", {}, `Every chain that reached ${b.f.name}`), ct.renderChains(fv.chains.slice(0, 10), fv.moreChains + Math.max(0, fv.chains.length - 10))));
+      details.lastChild.replaceWith(ct.el("div", { id: "flame-chains" }, ct.el("h2", {}, `Every chain that reached ${b.f.name}`), ct.renderChains(fv.chains.slice(0, 10), (fv.more_chains || 0) + Math.max(0, fv.chains.length - 10))));
     } catch (e) {
       details.lastChild.replaceWith(ct.el("p", { class: "error" }, e.message));
     }
@@ -261,5 +227,5 @@ ct.views.flame = async function (root, params) {
   const onResize = () => draw();
   window.addEventListener("resize", onResize);
   if (!ct.onCleanup(root, () => window.removeEventListener("resize", onResize))) return;
-  rebuild();
+  await rebuild();
 };

@@ -7,9 +7,9 @@ ct.views = ct.views || {};
 // renderChains lists chains as calltrail chains prints them.
 ct.renderChains = function (chains, more) {
   const list = ct.el("div", { class: "chains" }, chains.map((c) => ct.el("div", { class: "chain" },
-    ct.el("div", { class: "path" }, c.path.map((nm, i) => [i ? " → " : "", ct.funcLink(nm)])),
-    (c.spawnedFrom || []).map((s) => ct.el("div", { class: "spawn" }, "in goroutines started from ", s.join(" → "))),
-    ct.el("div", {}, `${ct.num(c.calls)} calls, total ${ct.dur(c.total)}, mean ${ct.dur(c.total / Math.max(c.calls, 1))}, max ${ct.dur(c.max)}`,
+    ct.el("div", { class: "path" }, ct.steps(c.path, true)),
+    (c.spawned_from || []).map((s) => ct.el("div", { class: "spawn" }, "in goroutines started from ", ct.steps(s, false))),
+    ct.el("div", {}, `${ct.num(c.calls)} calls, total ${ct.dur(c.total_ns)}, mean ${ct.dur(c.mean_ns)}, max ${ct.dur(c.max_ns)}`,
       c.panics ? `, ${c.panics} panicked` : ""),
     ct.el("div", { class: "muted" }, "slowest: ", c.slowest.map((s, i) => [i ? ", " : "", callLink(s)])))));
   if (more > 0) list.append(ct.el("p", { class: "muted" }, `and ${ct.num(more)} more chains`));
@@ -17,8 +17,8 @@ ct.renderChains = function (chains, more) {
 };
 
 function callLink(c) {
-  return ct.el("a", { href: ct.timelineHref(c.g, c.start, c.dur), class: "call" },
-    `g${c.g} at ${ct.dur(c.start)}: ${ct.dur(c.dur)}${c.exit ? " (" + c.exit + ")" : ""}`);
+  return ct.el("a", { href: ct.timelineHref(c.goroutine, c.start_ns, c.duration_ns), class: "call" },
+    `g${c.goroutine} at ${ct.dur(c.start_ns)}: ${ct.dur(c.duration_ns)}${c.exit ? " (" + c.exit + ")" : ""}`);
 }
 
 ct.views.func = async function (root, params) {
@@ -31,22 +31,24 @@ ct.views.func = async function (root, params) {
   const o = ct.overview;
   const stat = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
   const edgeTable = (es, id) => es.length
-    ? ct.el("div", { id }, ct.table(["time", "calls", "function"], es.map((e) => [ct.dur(e.total), ct.num(e.calls), e.name.startsWith("(") ? e.name : ct.funcLink(e.name)])))
+    ? ct.el("div", { id }, ct.table(["time", "calls", "function"], es.map((e) => [ct.dur(e.total_ns), ct.num(e.calls), e.name.startsWith("(") ? e.name : ct.funcLink(e.name)])))
     : ct.el("p", { class: "muted", id }, "none traced");
 
-  // The histogram: a bar per bucket; a click lists the bucket's calls.
-  const peak = Math.max(1, ...f.hist.map((b) => b.count));
+  // The histogram: a bar per range of durations, made of the buckets the
+  // quantiles come from; a click lists the bar's slowest calls.
+  const hist = f.histogram;
+  const peak = Math.max(1, ...hist.map((b) => b.count));
   const callsBox = ct.el("div", { id: "fn-bucket" }, ct.el("span", { class: "muted" }, "Click a bar to list its calls."));
-  const bars = f.hist.map((b, i) => {
-    const bar = ct.el("div", { class: "bar" + (b.count ? "" : " empty"), title: `${ct.dur(b.lo)}–${ct.dur(b.hi)}: ${ct.num(b.count)} calls`, "data-bucket": i });
+  const bars = hist.map((b, i) => {
+    const bar = ct.el("div", { class: "bar" + (b.count ? "" : " empty"), title: `${ct.dur(b.lo_ns)}–${ct.dur(b.hi_ns)}: ${ct.num(b.count)} calls`, "data-bucket": i });
     bar.style.height = (b.count ? Math.max(2, 100 * Math.log1p(b.count) / Math.log1p(peak)) : 0) + "%";
     if (b.count) bar.addEventListener("click", () => {
       bars.forEach((x) => x.classList.remove("sel"));
       bar.classList.add("sel");
       ct.show(callsBox, 
-        ct.el("b", {}, `${ct.num(b.count)} calls of ${ct.dur(b.lo)} to ${ct.dur(b.hi)}`),
-        b.count > b.calls.length ? ct.el("span", { class: "muted" }, ` (the ${b.calls.length} slowest)`) : "",
-        ct.el("ul", {}, b.calls.map((c) => ct.el("li", {}, callLink(c)))));
+        ct.el("b", {}, `${ct.num(b.count)} calls of ${ct.dur(b.lo_ns)} to ${ct.dur(b.hi_ns)}`),
+        b.count > b.slowest.length ? ct.el("span", { class: "muted" }, ` (the ${b.slowest.length} slowest)`) : "",
+        ct.el("ul", {}, b.slowest.map((c) => ct.el("li", {}, callLink(c)))));
     });
     return bar;
   });
@@ -56,13 +58,13 @@ ct.views.func = async function (root, params) {
     ct.el("p", { class: "muted" }, f.location, " · ", ct.el("a", { href: ct.href("flame", { q: "^" + f.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$" }) }, "in the flame graph"),
       " · ", ct.el("a", { href: ct.href("tree", { F: "^" + f.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$" }) }, "in the call tree")),
     ct.el("div", { class: "cards" },
-      stat(ct.num(f.calls), "calls"), stat(ct.dur(f.total), "total"), stat(ct.dur(f.self), "self"),
-      stat(ct.dur(f.mean), "mean"), stat(ct.dur(f.p50), "p50"), stat(ct.dur(f.p99), "p99"), stat(ct.dur(f.max), "max"),
+      stat(ct.num(f.calls), "calls"), stat(ct.dur(f.total_ns), "total"), stat(ct.dur(f.self_ns), "self"),
+      stat(ct.dur(f.mean_ns), "mean"), stat(ct.dur(f.p50_ns), "p50"), stat(ct.dur(f.p99_ns), "p99"), stat(ct.dur(f.max_ns), "max"),
       f.panics ? stat(ct.num(f.panics), "panics") : null,
-      o.hasCPU ? stat(ct.dur(f.cpu || 0), "on CPU") : null,
-      o.hasWaits ? stat(ct.dur(f.wait || 0), "waiting") : null),
-    f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.On} ${ct.dur(w.Ns)}`])) : null,
-    f.syscalls && f.syscalls.length ? ct.el("p", {}, "In system calls (on CPU): ", f.syscalls.map((w, i) => [i ? ", " : "", `${w.On} ${ct.dur(w.Ns)}`])) : null,
+      o.has_cpu ? stat(ct.dur(f.cpu_ns || 0), "on CPU") : null,
+      o.has_waits ? stat(ct.dur(f.wait_ns || 0), "waiting") : null),
+    f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
+    f.syscalls && f.syscalls.length ? ct.el("p", {}, "In system calls (on CPU): ", f.syscalls.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
     ct.el("h2", {}, "Callers and callees"),
     ct.el("div", { class: "sandwich" },
       ct.el("div", {}, ct.el("div", { class: "muted" }, "called by"), edgeTable(f.callers, "fn-callers")),
@@ -70,8 +72,8 @@ ct.views.func = async function (root, params) {
       ct.el("div", {}, ct.el("div", { class: "muted" }, "calls"), edgeTable(f.callees, "fn-callees"))),
     ct.el("h2", {}, "Durations"),
     ct.el("div", { class: "hist", id: "fn-hist" }, bars),
-    ct.el("div", { class: "hist-axis" }, ct.el("span", {}, ct.dur(f.hist[0].lo)), ct.el("span", {}, ct.dur(f.hist[f.hist.length - 1].hi))),
+    hist.length ? ct.el("div", { class: "hist-axis" }, ct.el("span", {}, ct.dur(hist[0].lo_ns)), ct.el("span", {}, ct.dur(hist[hist.length - 1].hi_ns))) : null,
     callsBox,
     ct.el("h2", {}, `Every chain that reached ${f.name}`),
-    ct.el("div", { id: "fn-chains" }, ct.renderChains(f.chains, f.moreChains || 0)));
+    ct.el("div", { id: "fn-chains" }, ct.renderChains(f.chains, f.more_chains || 0)));
 };

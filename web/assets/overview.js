@@ -7,12 +7,12 @@ ct.views.overview = async function (root) {
   const o = ct.overview;
   const card = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
   const rows = (fs) => fs.map((f) => {
-    const r = [ct.dur(f.self), ct.dur(f.total), ct.num(f.calls), ct.dur(f.max)];
-    if (o.hasCPU || o.hasWaits) r.push(ct.dur(f.cpu || 0), ct.dur(f.wait || 0));
+    const r = [ct.dur(f.self_ns), ct.dur(f.total_ns), ct.num(f.calls), ct.dur(f.max_ns)];
+    if (o.has_cpu || o.has_waits) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.wait_ns || 0));
     r.push(ct.funcLink(f.name));
     return r;
   });
-  const head = ["self", "total", "calls", "max"].concat(o.hasCPU || o.hasWaits ? ["on CPU", "waiting"] : [], ["function"]);
+  const head = ["self", "total", "calls", "max"].concat(o.has_cpu || o.has_waits ? ["on CPU", "waiting"] : [], ["function"]);
   const linkify = (f) => {
     if (!f.function || !f.message.includes(f.function)) return f.message;
     const [a, ...b] = f.message.split(f.function);
@@ -22,7 +22,7 @@ ct.views.overview = async function (root) {
     ct.el("h1", { id: "ov-program", title: o.program }, o.name || ct.baseName(o.file)),
     o.warning && ct.el("p", { class: "warning" }, o.warning),
     ct.el("div", { class: "cards", id: "ov-cards" },
-      card(ct.dur(o.duration), "duration"),
+      card(ct.dur(o.duration_ns), "duration"),
       card(ct.num(o.goroutines), "goroutines"),
       card(ct.num(o.calls), "calls"),
       card(ct.num(o.dropped), "dropped calls"),
@@ -34,19 +34,19 @@ ct.views.overview = async function (root) {
     o.findings.length
       ? ct.el("ol", { class: "findings", id: "ov-findings" }, o.findings.map((f) => ct.el("li", {}, linkify(f))))
       : ct.el("p", { class: "muted", id: "ov-findings" }, "No findings: nothing stands out by calltrail's rules."),
-    goroutines(o.goroutineSummary),
+    goroutines(o.goroutine_summary),
     ct.el("div", { class: "cols" },
-      ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.topSelf)))),
-      ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.topTotal))))),
-    ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${o.loadMillis} ms.`));
+      ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.top_self)))),
+      ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.top_total))))),
+    ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${o.load_millis} ms.`));
 };
 
 // held is the card of the time the program waited for the trace writer
 // when its rings were full: how much tracing slowed it beyond each call's
 // cost.
 function held(o) {
-  const c = ct.el("div", { class: "card", id: "ov-held", title: `goroutines waited ${ct.num(o.waits)} times for the trace writer, its rings full, for ${ct.dur(o.held)} in all (summed over goroutines): the time tracing added to the program's beyond each call's cost` },
-    ct.el("b", {}, o.waits ? ct.dur(o.held) : "0"), ct.el("span", {}, "held up by tracing"));
+  const c = ct.el("div", { class: "card", id: "ov-held", title: `goroutines waited ${ct.num(o.waits)} times for the trace writer, its rings full, for ${ct.dur(o.held_ns)} in all (summed over goroutines): the time tracing added to the program's beyond each call's cost` },
+    ct.el("b", {}, o.waits ? ct.dur(o.held_ns) : "0"), ct.el("span", {}, "held up by tracing"));
   return c;
 }
 
@@ -54,33 +54,33 @@ function held(o) {
 // chart whose bars open the timeline at their time), how long they lived
 // and worked, and which chains started them.
 function goroutines(gs) {
-  if (!gs || gs.count < 2) return null;
-  const spread = (s) => `p50 ${ct.dur(s[0])}, p90 ${ct.dur(s[1])}, max ${ct.dur(s[2])}`;
+  if (!gs || gs.goroutines < 2) return null;
+  const spread = (s) => `p50 ${ct.dur(s.p50_ns)}, p90 ${ct.dur(s.p90_ns)}, max ${ct.dur(s.max_ns)}`;
   const chart = ct.el("canvas", { id: "ov-live", class: "live", width: 960, height: 64, title: "goroutines alive; click a bar to see that time on the timeline" });
   const g = chart.getContext("2d");
-  const bw = chart.width / gs.live.length, top = Math.max(1, ...gs.live);
+  const alive = gs.alive, slice = gs.slice_ns;
+  const bw = chart.width / alive.length, top = Math.max(1, ...alive);
   g.fillStyle = "#7ea6d8";
-  gs.live.forEach((n, i) => {
+  alive.forEach((n, i) => {
     const h = Math.max(n ? 1 : 0, Math.round((n / top) * (chart.height - 2)));
     g.fillRect(i * bw, chart.height - h, Math.max(bw - 1, 1), h);
   });
-  const slice = (ev) => Math.min(gs.live.length - 1, Math.max(0, Math.floor((ev.offsetX / chart.clientWidth) * gs.live.length)));
+  const at = (ev) => Math.min(alive.length - 1, Math.max(0, Math.floor((ev.offsetX / chart.clientWidth) * alive.length)));
   chart.addEventListener("mousemove", (ev) => {
-    const i = slice(ev);
-    chart.title = `${ct.num(gs.live[i])} goroutines alive from ${ct.dur(i * gs.slice)} to ${ct.dur((i + 1) * gs.slice)}`;
+    const i = at(ev);
+    chart.title = `${ct.num(alive[i])} goroutines alive from ${ct.dur(i * slice)} to ${ct.dur((i + 1) * slice)}`;
   });
   chart.addEventListener("click", (ev) => {
-    const i = slice(ev);
-    location.hash = ct.href("timeline", { from: i * gs.slice, to: (i + 1) * gs.slice });
+    const i = at(ev);
+    location.hash = ct.href("timeline", { from: i * slice, to: (i + 1) * slice });
   });
-  const chain = (names) => names.map((n, i) => [i ? " → " : "", ct.funcLink(n)]);
   return [
     ct.el("h2", {}, "Goroutines"),
     ct.el("p", { id: "ov-goroutines" },
-      `${ct.num(gs.count)} goroutines ran traced code, at most ${ct.num(gs.maxLive)} at one instant, ${ct.num(top)} in one ${ct.dur(gs.slice)} bar below. `,
+      `${ct.num(gs.goroutines)} goroutines ran traced code, at most ${ct.num(gs.max_alive)} at one instant, ${ct.num(top)} in one ${ct.dur(slice)} bar below. `,
       `Lifetime ${spread(gs.lifetime)}; traced work ${spread(gs.work)}.`),
     chart,
-    gs.startedBy.length ? ct.el("div", { id: "ov-started" }, ct.table(["goroutines", "calls", "per call", "started by the chain"],
-      gs.startedBy.map((s) => [ct.num(s.goroutines), ct.num(s.calls), (s.goroutines / Math.max(s.calls, 1)).toFixed(1), chain(s.chain)]))) : null,
+    gs.started_by.length ? ct.el("div", { id: "ov-started" }, ct.table(["goroutines", "calls", "per call", "started by the chain"],
+      gs.started_by.map((s) => [ct.num(s.goroutines), ct.num(s.calls), s.per_call.toFixed(1), ct.steps(s.chain, true)]))) : null,
   ];
 }

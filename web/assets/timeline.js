@@ -13,7 +13,7 @@ ct.views.timeline = async function (root, params) {
   const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
   for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
   const laneOf = new Map(L.g.map((g, i) => [g, i]));
-  const end = Math.max(L.end, 1);
+  const end = Math.max(L.end_ns, 1);
   const num = (k, def) => { const v = Number(params.get(k)); return params.has(k) && Number.isFinite(v) ? v : def; };
   const st = { from: Math.max(0, num("from", 0)), to: num("to", end), y: 0, mark: params.has("mark") ? num("mark", 0) : null, g: num("g", 0) };
   // A window from the URL is kept inside the trace, and at least 50 ns
@@ -81,7 +81,7 @@ ct.views.timeline = async function (root, params) {
       const r = await res.json();
       const lanes = new Map();
       for (const l of r.lanes) lanes.set(l.lane, l.items);
-      data = { q, from: r.from, lanes };
+      data = { q, from: r.from_ns, lanes };
       if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
       history.replaceState(null, "", ct.href("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" }));
@@ -147,7 +147,7 @@ ct.views.timeline = async function (root, params) {
       // The lane's title: the goroutine, and who started it.
       g.fillStyle = "#1d232b";
       const parent = L.parent[i] ? ` ← g${L.parent[i]}` : "";
-      g.fillText(`g${L.g[i]}${parent}  ${ct.names[L.start[i]] || ""}  (${ct.num(L.calls[i])} calls)`, 4, top + headH / 2);
+      g.fillText(`g${L.g[i]}${parent}  ${ct.names[L.start_func[i]] || ""}  (${ct.num(L.calls[i])} calls)`, 4, top + headH / 2);
     }
     ruler(g, w, k);
     if (st.mark !== null) {
@@ -252,9 +252,9 @@ ct.views.timeline = async function (root, params) {
       if (y - (laneY[i] - st.y + rulerH) < headH) {
         const info = await ct.api("lane", { g: L.g[i] });
         ct.show(details, ct.el("b", {}, `goroutine ${info.g}`), ` · ${ct.num(info.calls)} calls`,
-          info.parent ? ct.el("div", {}, `started by g${info.parent}${info.creator ? " in " + info.creator + " (" + info.creatorAt + ")" : ""}${info.startFunc ? ", running " + info.startFunc : ""}`) : ct.el("div", { class: "muted" }, "no parent recorded"),
-          info.startedIn ? ct.el("div", { id: "tl-started-in" }, "started in the chain ", info.startedIn.map((nm, k) => [k ? " → " : "", ct.funcLink(nm)])) : null,
-          (info.spawnedFrom || []).map((s) => ct.el("div", { class: "muted" }, "goroutines running its first chain came from ", s.map((nm, k) => [k ? " → " : "", ct.funcLink(nm)]))));
+          info.parent ? ct.el("div", {}, `started by g${info.parent}${info.creator ? " in " + info.creator + " (" + info.creator_at + ")" : ""}${info.start_func ? ", running " + info.start_func : ""}`) : ct.el("div", { class: "muted" }, "no parent recorded"),
+          info.started_in ? ct.el("div", { id: "tl-started-in" }, "started in the chain ", ct.steps(info.started_in, true)) : null,
+          (info.spawned_from || []).map((s) => ct.el("div", { class: "muted" }, "goroutines running its first chain came from ", ct.steps(s, true))));
       }
     }
   }

@@ -59,6 +59,10 @@ ct.show = function (root, ...kids) {
 
 ct.funcLink = (name) => ct.el("a", { href: ct.href("func", { name }), class: "func" }, name);
 
+// steps shows a chain of calls, recursion folded as the server folds it:
+// "main.main → main.rec ×30000", its functions linked when links is set.
+ct.steps = (steps, links) => steps.map((s, i) => [i ? " → " : "", links ? ct.funcLink(s.name) : s.name, s.repeat > 1 ? ` ×${ct.num(s.repeat)}` : ""]);
+
 // href makes a link to a view with its parameters.
 ct.href = function (view, params) {
   const q = new URLSearchParams();
@@ -80,7 +84,7 @@ ct.colour = function (name) {
   let h = 2166136261;
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
   h >>>= 0;
-  const hue = 10 + (h % 40), sat = 65 + ((h >> 8) % 25), light = 55 + ((h >> 16) % 15);
+  const hue = 10 + (h % 40), sat = 65 + ((h >>> 8) % 25), light = 55 + ((h >>> 16) % 15);
   return `hsl(${hue},${sat}%,${light}%)`;
 };
 

@@ -1,0 +1,121 @@
+// Package tracetest writes small traces for tests, from a script of
+// events or as a deep recursion.
+package tracetest
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// zeroTime is the wall-clock time of the end records: tests compare
+// outputs, which must not depend on when they ran.
+var zeroTime = time.Unix(0, 0)
+
+// Build makes a trace file from a script, a line an event, times in
+// nanoseconds:
+//
+//	G +F T              goroutine G enters function F at time T
+//	G - T               G's innermost call returns
+//	G ! T               ... is left by a panic
+//	G go PARENT F T     G was started by goroutine PARENT, in function F
+//
+// The trace ends with an end record.
+func Build(script string) ([]byte, error) {
+	var buf bytes.Buffer
+	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "test"})
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]uint32{}
+	var funcs []tracefile.Func
+	id := func(name string) uint32 {
+		if i, ok := ids[name]; ok {
+			return i
+		}
+		funcs = append(funcs, tracefile.Func{Name: name, File: "test.go", Line: len(funcs) + 1})
+		ids[name] = uint32(len(funcs))
+		return ids[name]
+	}
+	var b tracefile.Batch
+	var last int64
+	for n, line := range strings.Split(strings.TrimSpace(script), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			return nil, fmt.Errorf("line %d: %q: too short", n+1, line)
+		}
+		g, err1 := strconv.ParseUint(f[0], 10, 64)
+		tm, err2 := strconv.ParseInt(f[len(f)-1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("line %d: %q: want a goroutine first and a time last", n+1, line)
+		}
+		last = max(last, tm)
+		switch {
+		case strings.HasPrefix(f[1], "+"):
+			b.Enter(g, id(f[1][1:]), tm)
+		case f[1] == "-":
+			b.Exit(g, tracefile.Return, tm)
+		case f[1] == "!":
+			b.Exit(g, tracefile.Panic, tm)
+		case f[1] == "go" && len(f) == 5:
+			parent, err := strconv.ParseUint(f[2], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %q: bad parent", n+1, line)
+			}
+			b.Goroutine(tracefile.Goroutine{ID: g, Parent: parent, CreatorFunc: id(f[3])}, tm)
+		default:
+			return nil, fmt.Errorf("line %d: %q: unknown event", n+1, line)
+		}
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, funcs)
+	e.Clock(last+1, last+1)
+	e.Events(&b)
+	e.Stats(tracefile.Stats{Calls: uint64(b.Enters()), Flushes: 1})
+	e.End("main returned", zeroTime)
+	if err := e.Flush(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Recursion makes a trace of main.main calling main.rec, which calls
+// itself depth times in all and, at the bottom, main.leaf: the shape that
+// made views quadratic in depth.
+func Recursion(depth int) []byte {
+	var buf bytes.Buffer
+	e, _ := tracefile.NewEncoder(&buf, map[string]string{"program": "recursion"})
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: "main.rec", File: "main.go", Line: 5}, {Name: "main.leaf", File: "main.go", Line: 9}})
+	var b tracefile.Batch
+	t := int64(0)
+	b.Enter(1, 1, t)
+	for i := 0; i < depth; i++ {
+		t += 10
+		b.Enter(1, 2, t)
+		if b.Size() > 1<<20 {
+			e.Events(&b)
+		}
+	}
+	t += 10
+	b.Enter(1, 3, t)
+	t += 10
+	b.Exit(1, tracefile.Return, t)
+	for i := 0; i <= depth; i++ {
+		t += 10
+		b.Exit(1, tracefile.Return, t)
+		if b.Size() > 1<<20 {
+			e.Events(&b)
+		}
+	}
+	e.Clock(t+1, t+1)
+	e.Events(&b)
+	e.Stats(tracefile.Stats{Calls: uint64(depth + 2), Flushes: 1})
+	e.End("main returned", zeroTime)
+	e.Flush()
+	return buf.Bytes()
+}

@@ -1,0 +1,110 @@
+package query
+
+import (
+	"sort"
+)
+
+// Change is how one function, or one chain, changed between two traces.
+// Functions compare self time, chains the time of their outermost calls.
+type Change struct {
+	Name      string   `json:"name,omitempty"`  // a function
+	Chain     []string `json:"chain,omitempty"` // or a chain, recursion folded
+	BaseCalls uint64   `json:"base_calls"`
+	NewCalls  uint64   `json:"new_calls"`
+	BaseNs    int64    `json:"base_ns"`
+	NewNs     int64    `json:"new_ns"`
+	DeltaNs   int64    `json:"delta_ns"`
+	Appeared  bool     `json:"appeared,omitempty"` // only in the new trace
+	Vanished  bool     `json:"vanished,omitempty"` // only in the base trace
+}
+
+// Diff is what changed from one trace to another.
+type Diff struct {
+	Functions []Change `json:"functions"`
+	Chains    []Change `json:"chains"`
+}
+
+// Compare compares trace cur with base, function by function and chain
+// by chain, the largest changes first, at most top of each (0: all).
+// Functions and chains are matched by name, as ids differ between traces;
+// chains by walking both traces' trees of chains at once.
+func Compare(base, cur *Trace, top int) Diff {
+	fm := map[string]*Change{}
+	for _, f := range base.Profile.Funcs {
+		fm[f.Name] = &Change{Name: f.Name, BaseCalls: f.Calls, BaseNs: f.Self, Vanished: true}
+	}
+	for _, f := range cur.Profile.Funcs {
+		c := fm[f.Name]
+		if c == nil {
+			c = &Change{Name: f.Name, Appeared: true}
+			fm[f.Name] = c
+		}
+		c.Vanished = false
+		c.NewCalls, c.NewNs = f.Calls, f.Self
+	}
+	var funcs []Change
+	for _, c := range fm {
+		funcs = append(funcs, *c)
+	}
+
+	a, b := cur.fold().tree, base.fold().tree
+	akids, bkids := a.children(), b.children()
+	var chains []Change
+	add := func(t *Tree, i int32, c Change) {
+		c.Chain = t.Path(i)
+		if c.BaseCalls+c.NewCalls > 0 {
+			chains = append(chains, c)
+		}
+	}
+	match(a, b, func(ai, bi int32) {
+		if ai > 0 {
+			add(a, ai, Change{BaseCalls: b.Calls[bi], BaseNs: b.Value[bi], NewCalls: a.Calls[ai], NewNs: a.Value[ai]})
+		}
+	}, func(ai int32) {
+		for _, i := range subtree(ai, akids) {
+			add(a, i, Change{NewCalls: a.Calls[i], NewNs: a.Value[i], Appeared: true})
+		}
+	}, func(bi int32) {
+		for _, i := range subtree(bi, bkids) {
+			add(b, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], Vanished: true})
+		}
+	})
+	return Diff{Functions: largest(funcs, top), Chains: largest(chains, top)}
+}
+
+// largest orders changes by size, largest first, and keeps top of them
+// (0: all).
+func largest(cs []Change, top int) []Change {
+	for i := range cs {
+		cs[i].DeltaNs = cs[i].NewNs - cs[i].BaseNs
+	}
+	abs := func(x int64) int64 {
+		if x < 0 {
+			return -x
+		}
+		return x
+	}
+	key := func(c Change) string {
+		if c.Name != "" {
+			return c.Name
+		}
+		k := ""
+		for _, s := range c.Chain {
+			k += s + "\x00"
+		}
+		return k
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if a, b := abs(cs[i].DeltaNs), abs(cs[j].DeltaNs); a != b {
+			return a > b
+		}
+		return key(cs[i]) < key(cs[j])
+	})
+	if top > 0 && len(cs) > top {
+		cs = cs[:top]
+	}
+	if cs == nil {
+		cs = []Change{}
+	}
+	return cs
+}

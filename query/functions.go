@@ -1,0 +1,239 @@
+package query
+
+import (
+	"sort"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Function is one function's figures over the whole trace.
+type Function struct {
+	Name    string `json:"name"`
+	Calls   uint64 `json:"calls"`
+	TotalNs int64  `json:"total_ns"` // wall time, a recursive call counted once
+	SelfNs  int64  `json:"self_ns"`  // time not in traced callees
+	MeanNs  int64  `json:"mean_ns"`
+	P50Ns   int64  `json:"p50_ns"`
+	P99Ns   int64  `json:"p99_ns"`
+	MaxNs   int64  `json:"max_ns"`
+	Panics  uint64 `json:"panics"`
+	// With the Go runtime's profiles in the trace: time on CPU and
+	// waiting, what was waited on, and CPU in blocking system calls,
+	// by the untraced function called.
+	CPUNs    *int64 `json:"cpu_ns,omitempty"`
+	WaitNs   *int64 `json:"wait_ns,omitempty"`
+	Waits    []Wait `json:"waits,omitempty"`
+	Syscalls []Wait `json:"syscalls,omitempty"`
+	// Mostly says where its own time went, when one thing stands out:
+	// "waits on sync.(*Mutex).Lock", "in system calls: os.(*File).Read".
+	Mostly string `json:"mostly,omitempty"`
+}
+
+// Wait is time spent on one thing.
+type Wait struct {
+	On string `json:"on"`
+	Ns int64  `json:"ns"`
+}
+
+func waits(ws []analysis.Wait) []Wait {
+	var out []Wait
+	for _, w := range ws {
+		out = append(out, Wait{w.On, w.Ns})
+	}
+	return out
+}
+
+func (t *Trace) function(f *analysis.Func) Function {
+	fn := Function{
+		Name: f.Name, Calls: f.Calls, TotalNs: f.Total, SelfNs: f.Self, MeanNs: int64(f.Mean()),
+		P50Ns: int64(f.Quantile(0.5)), P99Ns: int64(f.Quantile(0.99)), MaxNs: f.Max, Panics: f.Panics,
+		Waits: waits(f.Waits), Syscalls: waits(f.Syscalls),
+	}
+	if t.Profile.HasCPU || t.Profile.HasWaits {
+		cpu, wait := f.CPU, f.Wait
+		fn.CPUNs, fn.WaitNs = &cpu, &wait
+	}
+	switch {
+	case len(f.Waits) > 0:
+		fn.Mostly = "waits on " + f.Waits[0].On
+	case len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU:
+		fn.Mostly = "in system calls: " + f.Syscalls[0].On
+	}
+	return fn
+}
+
+// SortKeys are the orders Functions knows.
+var SortKeys = []string{"self", "total", "calls", "max", "mean"}
+
+// Functions returns every called function's figures, ordered by key (one
+// of SortKeys), largest first; top > 0 keeps the first top.
+func (t *Trace) Functions(key string, top int) []Function {
+	fs := t.Profile.Sorted(key)
+	if top > 0 && top < len(fs) {
+		fs = fs[:top]
+	}
+	out := make([]Function, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, t.function(f))
+	}
+	return out
+}
+
+// FunctionView is what the web UI's function view shows of one function.
+type FunctionView struct {
+	Function
+	Location   string  `json:"location"` // file:line of its declaration
+	MinNs      int64   `json:"min_ns"`
+	Callers    []Edge  `json:"callers"`
+	Callees    []Edge  `json:"callees"`
+	Chains     []Chain `json:"chains"`
+	MoreChains int     `json:"more_chains,omitempty"` // chains not listed
+	Histogram  []Bar   `json:"histogram"`
+}
+
+// Edge is a caller or callee of a function, with the calls between them.
+type Edge struct {
+	Name    string `json:"name"`
+	Calls   uint64 `json:"calls"`
+	TotalNs int64  `json:"total_ns"`
+}
+
+// StartEdge names the caller of a goroutine's first traced call.
+const StartEdge = "(goroutine start)"
+
+// CallSource visits the calls of a function, for the histogram's bars to
+// list their slowest calls; nil when the calls are not at hand.
+type CallSource func(id uint32, visit func(Call))
+
+// View returns the function view of function id, listing at most
+// maxChains chains. calls, if not nil, gives the histogram's bars their
+// slowest calls.
+func (t *Trace) View(id uint32, maxChains int, calls CallSource) (FunctionView, bool) {
+	f := t.Profile.Funcs[id]
+	if f == nil {
+		return FunctionView{}, false
+	}
+	v := FunctionView{Function: t.function(f), MinNs: f.Min}
+	if int(id) < len(t.files) {
+		v.Location = t.files[id]
+	}
+	callers, callees := map[string]*Edge{}, map[string]*Edge{}
+	add := func(m map[string]*Edge, name string, calls uint64, total int64) {
+		e := m[name]
+		if e == nil {
+			e = &Edge{Name: name}
+			m[name] = e
+		}
+		e.Calls += calls
+		e.TotalNs += total
+	}
+	for _, n := range t.Profile.Nodes(id) {
+		caller := StartEdge
+		if n.Parent != nil && n.Parent.Parent != nil {
+			caller = t.FuncName(n.Parent.Func)
+		}
+		add(callers, caller, n.Calls, n.Total)
+		for _, c := range n.Children {
+			if c.Calls > 0 {
+				add(callees, t.FuncName(c.Func), c.Calls, c.Total)
+			}
+		}
+	}
+	v.Callers, v.Callees = edges(callers), edges(callees)
+	v.Chains, v.MoreChains = t.Chains([]uint32{id}, maxChains)
+	v.Histogram = t.Histogram(id, calls)
+	return v, true
+}
+
+func edges(m map[string]*Edge) []Edge {
+	out := make([]Edge, 0, len(m))
+	for _, e := range m {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].TotalNs != out[j].TotalNs {
+			return out[i].TotalNs > out[j].TotalNs
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Bar is a range of durations in a function's histogram, [LoNs, HiNs),
+// with how many calls took that long and the slowest of them.
+type Bar struct {
+	LoNs    int64  `json:"lo_ns"`
+	HiNs    int64  `json:"hi_ns"`
+	Count   uint64 `json:"count"`
+	Slowest []Call `json:"slowest"`
+}
+
+const (
+	maxBars    = 24 // bars in a histogram at most
+	barSlowest = 20 // calls a bar lists
+)
+
+// Histogram returns the durations of function id's calls as at most 24
+// bars, each made of whole buckets of the histogram its quantiles come
+// from, so that bars and quantiles agree. With calls, each bar lists its
+// slowest calls.
+func (t *Trace) Histogram(id uint32, calls CallSource) []Bar {
+	f := t.Profile.Funcs[id]
+	if f == nil {
+		return []Bar{}
+	}
+	bs := f.Buckets()
+	per := (len(bs) + maxBars - 1) / maxBars
+	bars := []Bar{}
+	for i := 0; i < len(bs); i += per {
+		group := bs[i:min(i+per, len(bs))]
+		b := Bar{LoNs: group[0].Lo, HiNs: group[len(group)-1].Hi, Slowest: []Call{}}
+		for _, g := range group {
+			b.Count += g.Count
+		}
+		bars = append(bars, b)
+	}
+	if calls == nil || len(bars) == 0 {
+		return bars
+	}
+	calls(id, func(c Call) {
+		k := sort.Search(len(bars), func(k int) bool { return c.DurationNs < bars[k].HiNs })
+		k = min(k, len(bars)-1)
+		b := &bars[k]
+		if len(b.Slowest) < barSlowest {
+			b.Slowest = append(b.Slowest, c)
+			return
+		}
+		fastest := 0
+		for j := range b.Slowest {
+			if b.Slowest[j].DurationNs < b.Slowest[fastest].DurationNs {
+				fastest = j
+			}
+		}
+		if c.DurationNs > b.Slowest[fastest].DurationNs {
+			b.Slowest[fastest] = c
+		}
+	})
+	for i := range bars {
+		s := bars[i].Slowest
+		sort.Slice(s, func(a, b int) bool { return s[a].DurationNs > s[b].DurationNs })
+	}
+	return bars
+}
+
+// Call is one call of a function.
+type Call struct {
+	G          uint64 `json:"goroutine"`
+	StartNs    int64  `json:"start_ns"` // since the trace started
+	DurationNs int64  `json:"duration_ns"`
+	Exit       string `json:"exit,omitempty"` // how it ended, if not by returning: panic, goexit, unfinished
+}
+
+// ExitName says how a call ended, "" for a return.
+func ExitName(k tracefile.ExitKind) string {
+	if k == tracefile.Return {
+		return ""
+	}
+	return k.String()
+}

@@ -1,0 +1,87 @@
+package query
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/calltrail/calltrail/diagnose"
+)
+
+// Overview is what a trace holds at a glance: the program, its calls, the
+// findings, the busiest functions and the goroutines.
+type Overview struct {
+	File       string `json:"file"`
+	Name       string `json:"name"` // a short name for the program
+	Program    string `json:"program"`
+	Go         string `json:"go"`
+	DurationNs int64  `json:"duration_ns"`
+	Goroutines int    `json:"goroutines"`
+	Calls      uint64 `json:"calls"`
+	Dropped    uint64 `json:"dropped"`
+	// Full is what the program did when a ring was full (CALLTRAIL_FULL:
+	// wait or drop; empty in older traces); HeldNs is the time its
+	// goroutines waited for the trace writer, summed, in Waits waits.
+	Full      string             `json:"full,omitempty"`
+	HeldNs    uint64             `json:"held_ns"`
+	Waits     uint64             `json:"waits"`
+	Functions int                `json:"functions"`
+	HasCPU    bool               `json:"has_cpu"`   // the Go runtime's CPU profile is in the trace
+	HasWaits  bool               `json:"has_waits"` // and its block or mutex profile
+	Findings  []diagnose.Finding `json:"findings"`
+	TopSelf   []Function         `json:"top_self"`
+	TopTotal  []Function         `json:"top_total"`
+	Routines  Goroutines         `json:"goroutine_summary"`
+}
+
+// Overview returns the overview, with top functions by self and by total
+// time, and the goroutines alive in each of slices slices of the trace.
+func (t *Trace) Overview(top, slices int) Overview {
+	p := t.Profile
+	var calls uint64
+	for _, f := range p.Funcs {
+		calls += f.Calls
+	}
+	o := Overview{
+		File:       t.Name,
+		Name:       t.ProgramName(),
+		Program:    strings.TrimSpace(p.Meta["path"] + " " + p.Meta["args"]),
+		Go:         strings.TrimSpace(p.Meta["go"] + " " + p.Meta["goos"] + "/" + p.Meta["goarch"]),
+		DurationNs: int64(p.Duration),
+		Goroutines: p.Goroutines,
+		Calls:      calls,
+		Dropped:    p.Stats.DroppedCalls,
+		Full:       p.Meta["full"],
+		HeldNs:     p.Stats.HeldNs,
+		Waits:      p.Stats.Waits,
+		Functions:  len(p.Funcs),
+		HasCPU:     p.HasCPU,
+		HasWaits:   p.HasWaits,
+		Findings:   t.Findings,
+		TopSelf:    t.Functions("self", top),
+		TopTotal:   t.Functions("total", top),
+		Routines:   t.Goroutines(slices, 5),
+	}
+	if o.Findings == nil {
+		o.Findings = []diagnose.Finding{}
+	}
+	return o
+}
+
+// ProgramName names the traced program for people, with its arguments:
+// its binary's name, or, for a program that calltrail run built in a
+// temporary directory (named "program"), its main package's directory.
+func (t *Trace) ProgramName() string {
+	m := t.Profile.Meta
+	name := m["program"]
+	if name == "" && m["path"] != "" {
+		name = filepath.Base(m["path"])
+	}
+	if id, ok := t.byName["main.main"]; ok && name == "program" {
+		file := t.files[id] // "file:line"; a Windows path has a colon too
+		file = file[:max(strings.LastIndexByte(file, ':'), 0)]
+		if dir := filepath.Base(filepath.Dir(file)); dir != "." && dir != string(filepath.Separator) {
+			name = dir
+		}
+	}
+	return strings.TrimSpace(name + " " + m["args"])
+}

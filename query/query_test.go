@@ -1,0 +1,290 @@
+package query
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// load analyses a trace made by tracetest.
+func load(t testing.TB, data []byte, err error) *Trace {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := analysis.Analyze(r, analysis.Options{Slowest: 3})
+	if p.Err != nil {
+		t.Fatal(p.Err)
+	}
+	return New("test", p, r)
+}
+
+func script(t testing.TB, s string) *Trace {
+	data, err := tracetest.Build(s)
+	return load(t, data, err)
+}
+
+// TestChainsFoldRecursion: a recursion 30,000 deep is one chain, with its
+// depth, and the time of its outermost call.
+func TestChainsFoldRecursion(t *testing.T) {
+	const depth = 30_000
+	tr := load(t, tracetest.Recursion(depth), nil)
+	id, err := tr.Func("main.rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chains, more := tr.Chains([]uint32{id}, 0)
+	if len(chains) != 1 || more != 0 {
+		t.Fatalf("%d chains, %d more: want one", len(chains), more)
+	}
+	c := chains[0]
+	want := []Step{{Name: "main.main"}, {Name: "main.rec", Repeat: depth}}
+	if !reflect.DeepEqual(c.Path, want) || c.Calls != depth {
+		t.Errorf("chain %+v, %d calls; want %+v, %d", c.Path, c.Calls, want, depth)
+	}
+	// The outermost call holds the others: the chain's time is its.
+	outer := tr.Profile.Funcs[id].Total
+	if c.TotalNs != outer {
+		t.Errorf("total %d, want the outermost call's %d", c.TotalNs, outer)
+	}
+	leaf, _ := tr.Func("main.leaf")
+	chains, _ = tr.Chains([]uint32{leaf}, 0)
+	want = append(want, Step{Name: "main.leaf"})
+	if len(chains) != 1 || !reflect.DeepEqual(chains[0].Path, want) {
+		t.Errorf("chains of main.leaf: %+v, want one: %+v", chains, want)
+	}
+}
+
+// TestChainsMutualRecursion folds a cycle of two functions.
+func TestChainsMutualRecursion(t *testing.T) {
+	tr := script(t, `
+1 +main.main 0
+1 +A 1
+1 +B 2
+1 +A 3
+1 +B 4
+1 +C 5
+1 - 6
+1 - 7
+1 - 8
+1 - 9
+1 +C 10
+1 - 11
+1 - 12
+1 - 13
+`)
+	c, _ := tr.Func("C")
+	chains, _ := tr.Chains([]uint32{c}, 0)
+	var got [][]Step
+	for _, ch := range chains {
+		got = append(got, ch.Path)
+	}
+	// main.main -> A -> B -> A -> B -> C folds to A and B entered twice;
+	// the second C is called by the outer A, a chain of its own.
+	want := [][]Step{
+		{{Name: "main.main"}, {Name: "A", Repeat: 2}, {Name: "B", Repeat: 2}, {Name: "C"}},
+		{{Name: "main.main"}, {Name: "A"}, {Name: "C"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("chains of C:\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestCompare matches chains by name in two traces, and lists what
+// appeared and vanished.
+func TestCompare(t *testing.T) {
+	base := script(t, `
+1 +main.main 0
+1 +A 10
+1 - 30
+1 +B 40
+1 - 50
+1 - 60
+`)
+	cur := script(t, `
+1 +main.main 0
+1 +A 10
+1 - 50
+1 +C 60
+1 - 65
+1 - 70
+`)
+	d := Compare(base, cur, 0)
+	byChain := map[string]Change{}
+	for _, c := range d.Chains {
+		byChain[strings.Join(c.Chain, " ")] = c
+	}
+	if c := byChain["main.main A"]; c.BaseNs != 20 || c.NewNs != 40 || c.DeltaNs != 20 || c.Appeared || c.Vanished {
+		t.Errorf("main.main -> A: %+v", c)
+	}
+	if c := byChain["main.main B"]; !c.Vanished || c.BaseNs != 10 {
+		t.Errorf("main.main -> B: %+v", c)
+	}
+	if c := byChain["main.main C"]; !c.Appeared || c.NewNs != 5 {
+		t.Errorf("main.main -> C: %+v", c)
+	}
+	if d.Chains[0].DeltaNs != 20 {
+		t.Errorf("largest change first: %+v", d.Chains)
+	}
+}
+
+
+// TestHistogramAgreesWithQuantiles: the bars count every call, and the
+// bar holding the median holds the median the figures give.
+func TestHistogramAgreesWithQuantiles(t *testing.T) {
+	var s string
+	tm := 0
+	s += "1 +main.main 0\n"
+	for i := 0; i < 1000; i++ {
+		d := 10 + i*i%5000
+		s += "1 +F " + strconv.Itoa(tm+1) + "\n1 - " + strconv.Itoa(tm+1+d) + "\n"
+		tm += d + 2
+	}
+	s += "1 - " + strconv.Itoa(tm+1) + "\n"
+	tr := script(t, s)
+	id, _ := tr.Func("F")
+	bars := tr.Histogram(id, nil)
+	if len(bars) == 0 || len(bars) > maxBars {
+		t.Fatalf("%d bars", len(bars))
+	}
+	var n uint64
+	for _, b := range bars {
+		n += b.Count
+	}
+	if n != 1000 {
+		t.Errorf("bars count %d calls, want 1000", n)
+	}
+	f := tr.function(tr.Profile.Funcs[id])
+	var seen uint64
+	for _, b := range bars {
+		seen += b.Count
+		if seen >= 500 {
+			if f.P50Ns < b.LoNs || f.P50Ns >= b.HiNs {
+				t.Errorf("p50 %d outside the bar [%d, %d) holding the 500th call", f.P50Ns, b.LoNs, b.HiNs)
+			}
+			break
+		}
+	}
+}
+
+
+// TestLookup finds by exact name, by regular expression, and suggests
+// names close to an unknown one.
+func TestLookup(t *testing.T) {
+	tr := script(t, `
+1 +main.main 0
+1 +main.parseValue 1
+1 - 2
+1 - 3
+`)
+	if ids, err := tr.Lookup("main.parseValue"); err != nil || len(ids) != 1 {
+		t.Errorf("exact: %v, %v", ids, err)
+	}
+	if ids, err := tr.Lookup("^main\\."); err != nil || len(ids) != 2 {
+		t.Errorf("regexp: %v, %v", ids, err)
+	}
+	_, err := tr.Lookup("main.parsevalu")
+	nf, ok := err.(*NotFoundError)
+	if !ok || len(nf.Near) == 0 || nf.Near[0] != "main.parseValue" {
+		t.Errorf("unknown: %v", err)
+	}
+}
+
+// TestHistogramKeepsSlowest lists, in a bar with more calls than it
+// shows, the slowest of them, slowest first.
+func TestHistogramKeepsSlowest(t *testing.T) {
+	s := "1 +main.main 0\n"
+	tm := 1
+	for i := 0; i < 3*barSlowest; i++ {
+		s += "1 +F " + strconv.Itoa(tm) + "\n1 - " + strconv.Itoa(tm+1000+i) + "\n"
+		tm += 1000 + i + 1
+	}
+	s += "1 - " + strconv.Itoa(tm) + "\n"
+	tr := script(t, s)
+	id, _ := tr.Func("F")
+	var all []Call
+	source := func(fn uint32, visit func(Call)) {
+		for i := 0; i < 3*barSlowest; i++ {
+			c := Call{G: 1, StartNs: int64(i), DurationNs: int64(1000 + i)}
+			all = append(all, c)
+			visit(c)
+		}
+	}
+	bars := tr.Histogram(id, source)
+	var listed []Call
+	for _, b := range bars {
+		if len(b.Slowest) > barSlowest {
+			t.Errorf("bar lists %d calls", len(b.Slowest))
+		}
+		for i, c := range b.Slowest {
+			if i > 0 && c.DurationNs > b.Slowest[i-1].DurationNs {
+				t.Errorf("bar lists %+v, not slowest first", b.Slowest)
+			}
+		}
+		listed = append(listed, b.Slowest...)
+	}
+	// The slowest call of all is listed, whatever bar it falls in.
+	found := false
+	for _, c := range listed {
+		found = found || c.DurationNs == int64(1000+3*barSlowest-1)
+	}
+	if !found {
+		t.Errorf("the slowest call is not listed: %+v", listed)
+	}
+}
+
+// TestFlameDiff colours a graph against a base: matched boxes get the
+// base's values, and the base's boxes with no match are listed as gone.
+func TestFlameDiff(t *testing.T) {
+	base := script(t, "1 +main.main 0\n1 +A 10\n1 - 30\n1 +B 40\n1 - 50\n1 - 60")
+	cur := script(t, "1 +main.main 0\n1 +A 10\n1 - 50\n1 - 60")
+	g := FlameGraph(cur.Profile, false, Wall)
+	g.Diff(FlameGraph(base.Profile, false, Wall), 0)
+	for i := 1; i < g.Len(); i++ {
+		name := g.Names[g.Name[i]]
+		want := map[string]int64{"main.main": 60, "A": 20}[name]
+		if g.Base[i] != want {
+			t.Errorf("%s: base %d, want %d", name, g.Base[i], want)
+		}
+	}
+	if len(g.Gone) != 1 || strings.Join(g.Gone[0].Path, " ") != "main.main B" || g.Gone[0].Value != 10 {
+		t.Errorf("gone: %+v", g.Gone)
+	}
+}
+
+// TestCompareFunctions compares functions' self time, largest change
+// first, saying what appeared and vanished.
+func TestCompareFunctions(t *testing.T) {
+	base := script(t, "1 +main 0\n1 +log 1\n1 - 51\n1 +work 60\n1 - 80\n1 - 100")
+	cur := script(t, "1 +main 0\n1 +work 10\n1 - 30\n1 +cache 31\n1 - 33\n1 - 40")
+	d := Compare(base, cur, 0)
+	var got []string
+	for _, c := range d.Functions {
+		s := c.Name + " " + strconv.Itoa(int(c.BaseNs)) + ">" + strconv.Itoa(int(c.NewNs))
+		if c.Appeared {
+			s += " appeared"
+		}
+		if c.Vanished {
+			s += " vanished"
+		}
+		got = append(got, s)
+	}
+	want := "log 50>0 vanished | main 30>18 | cache 0>2 appeared | work 20>20"
+	if s := strings.Join(got, " | "); s != want {
+		t.Errorf("functions:\n%s\nwant\n%s", s, want)
+	}
+	if c := d.Chains[0]; strings.Join(c.Chain, " ") != "main" || c.BaseNs != 100 || c.NewNs != 40 {
+		t.Errorf("first chain change: %+v", c)
+	}
+}
+

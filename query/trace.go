@@ -1,0 +1,178 @@
+package query
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/diagnose"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Trace is an analysed trace, ready to answer questions. It is read-only
+// once made, so concurrent queries share it freely.
+type Trace struct {
+	Name     string // the trace file's name
+	Profile  *analysis.Profile
+	Findings []diagnose.Finding
+
+	names  []string // function names by id; id 0 is unused
+	files  []string // "file:line" by id
+	byName map[string]uint32
+
+	foldOnce sync.Once
+	folded   *folding
+}
+
+// New makes a Trace of profile p, which Analyze made from r: r has read
+// the whole trace, and knows every function's name and place.
+func New(name string, p *analysis.Profile, r *tracefile.Reader) *Trace {
+	n := r.NumFuncs()
+	t := &Trace{Name: name, Profile: p, names: make([]string, n+1), files: make([]string, n+1), byName: make(map[string]uint32, n)}
+	for id := 1; id <= n; id++ {
+		f := r.Func(uint32(id))
+		t.names[id] = f.Name
+		t.files[id] = fmt.Sprintf("%s:%d", f.File, f.Line)
+		// A name can have several ids (the same function listed
+		// again): keep one with calls.
+		if old, dup := t.byName[f.Name]; !dup || p.Funcs[old] == nil {
+			t.byName[f.Name] = uint32(id)
+		}
+	}
+	// Name functions from the table: the reader, which holds the trace,
+	// can go.
+	p.Names = t.FuncName
+	t.Findings = diagnose.Findings(p, 5)
+	return t
+}
+
+// FuncName returns the name of function id, "?" for an id out of range.
+func (t *Trace) FuncName(id uint32) string {
+	if int(id) < len(t.names) {
+		return t.names[id]
+	}
+	return "?"
+}
+
+// NumFuncs is the number of functions in the trace's table.
+func (t *Trace) NumFuncs() int { return len(t.names) - 1 }
+
+// Names returns the function table: names by id, id 0 unused. The slice
+// is the Trace's own: it must not be changed.
+func (t *Trace) Names() []string { return t.names }
+
+// Location returns where function id is declared, "file:line".
+func (t *Trace) Location(id uint32) string {
+	if int(id) < len(t.files) {
+		return t.files[id]
+	}
+	return ""
+}
+
+// NotFoundError says that no function matched a query, and names the
+// closest ones.
+type NotFoundError struct {
+	Query string
+	Near  []string
+}
+
+func (e *NotFoundError) Error() string {
+	if len(e.Near) == 0 {
+		return fmt.Sprintf("no function %q in the trace", e.Query)
+	}
+	return fmt.Sprintf("no function %q in the trace; closest: %s", e.Query, strings.Join(e.Near, ", "))
+}
+
+// Func returns the id of the function named exactly name, or a
+// *NotFoundError.
+func (t *Trace) Func(name string) (uint32, error) {
+	if id, ok := t.byName[name]; ok {
+		return id, nil
+	}
+	return 0, &NotFoundError{name, t.Near(name, 3)}
+}
+
+// Lookup finds functions by exact name, or else by regular expression; a
+// query that matches none is a *NotFoundError naming the closest
+// functions.
+func (t *Trace) Lookup(query string) ([]uint32, error) {
+	if id, ok := t.byName[query]; ok {
+		return []uint32{id}, nil
+	}
+	var ids []uint32
+	if re, err := regexp.Compile(query); err == nil {
+		for id := 1; id < len(t.names); id++ {
+			if re.MatchString(t.names[id]) {
+				ids = append(ids, uint32(id))
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, &NotFoundError{query, t.Near(query, 3)}
+	}
+	return ids, nil
+}
+
+// Near returns up to n names of the trace's functions closest to query,
+// by edit distance, names containing it first, functions that were
+// called before those that were not.
+func (t *Trace) Near(query string, n int) []string {
+	type cand struct {
+		name   string
+		d      int
+		called bool
+	}
+	q := strings.ToLower(query)
+	var cs []cand
+	for id := 1; id < len(t.names); id++ {
+		name := t.names[id]
+		cs = append(cs, cand{name, distance(q, strings.ToLower(name)), t.Profile.Funcs[uint32(id)] != nil})
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		switch {
+		case a.called != b.called:
+			return a.called
+		case a.d != b.d:
+			return a.d < b.d
+		}
+		return a.name < b.name
+	})
+	var out []string
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// distance is the edit distance between a and b, with b containing a
+// counted as closest.
+func distance(a, b string) int {
+	if strings.Contains(b, a) {
+		return len(b) - len(a)
+	}
+	const far = 1 << 20
+	if len(a)*len(b) > 1<<22 {
+		return far // names this long are not what anyone typed
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)] + 100 // a true substring always ranks first
+}

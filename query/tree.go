@@ -1,0 +1,345 @@
+package query
+
+import (
+	"sort"
+
+	"github.com/calltrail/calltrail/analysis"
+)
+
+// A Tree is a tree of named boxes: a flame graph, or the chains of calls
+// with recursion folded. It is flat, in pre-order, so that it is built
+// and walked without recursion (real programs' chains can be tens of
+// thousands of calls deep) and sent to the web page as a few arrays.
+// Node 0 is the root, which names no function.
+type Tree struct {
+	Names  []string `json:"names"`  // the functions the nodes name
+	Parent []int32  `json:"parent"` // index of each node's parent, -1 for the root
+	Name   []int32  `json:"name"`   // index in Names of each node's function, -1 for the root
+	Value  []int64  `json:"value_ns"`
+	Calls  []uint64 `json:"calls"`
+	// Base is each node's value in the base trace, after Diff; Gone
+	// holds the base trace's branches missing from this tree.
+	Base []int64    `json:"base_ns,omitempty"`
+	Gone []GoneNode `json:"gone,omitempty"`
+}
+
+// GoneNode is a branch of the base trace with no match in the tree.
+type GoneNode struct {
+	Path  []string `json:"path"`
+	Value int64    `json:"value_ns"`
+}
+
+// Len is the number of nodes, the root included.
+func (t *Tree) Len() int { return len(t.Parent) }
+
+// builder makes a Tree, merging children of the same name.
+type builder struct {
+	t     *Tree
+	names map[string]int32
+	kids  []map[int32]int32 // by node: name index -> child
+	// byFunc maps function ids to name indexes, for trees built from a
+	// profile.
+	byFunc map[uint32]int32
+}
+
+func newBuilder() *builder {
+	b := &builder{t: &Tree{}, names: map[string]int32{}}
+	b.add(-1, -1)
+	return b
+}
+
+func (b *builder) add(parent, name int32) int32 {
+	t := b.t
+	i := int32(len(t.Parent))
+	t.Parent = append(t.Parent, parent)
+	t.Name = append(t.Name, name)
+	t.Value = append(t.Value, 0)
+	t.Calls = append(t.Calls, 0)
+	b.kids = append(b.kids, nil)
+	return i
+}
+
+func (b *builder) nameIndex(name string) int32 {
+	k, ok := b.names[name]
+	if !ok {
+		k = int32(len(b.t.Names))
+		b.t.Names = append(b.t.Names, name)
+		b.names[name] = k
+	}
+	return k
+}
+
+// child returns the child of node p named name, adding it if needed.
+func (b *builder) child(p int32, name int32) int32 {
+	m := b.kids[p]
+	if m == nil {
+		m = map[int32]int32{}
+		b.kids[p] = m
+	}
+	c, ok := m[name]
+	if !ok {
+		c = b.add(p, name)
+		m[name] = c
+	}
+	return c
+}
+
+// funcName returns the name index of function id of profile p.
+func (b *builder) funcName(p *analysis.Profile, id uint32) int32 {
+	if b.byFunc == nil {
+		b.byFunc = map[uint32]int32{}
+	}
+	k, ok := b.byFunc[id]
+	if !ok {
+		k = b.nameIndex(p.Names(id))
+		b.byFunc[id] = k
+	}
+	return k
+}
+
+// done orders each node's children by name, as flame graphs do, so that
+// the same chains sit at the same places in graphs of different traces,
+// and returns the tree in pre-order.
+func (b *builder) done() *Tree {
+	t := b.t
+	n := t.Len()
+	kids := make([][]int32, n)
+	for i := 1; i < n; i++ {
+		kids[t.Parent[i]] = append(kids[t.Parent[i]], int32(i))
+	}
+	for i := range kids {
+		sort.Slice(kids[i], func(a, c int) bool { return t.Names[t.Name[kids[i][a]]] < t.Names[t.Name[kids[i][c]]] })
+	}
+	out := &Tree{Names: t.Names}
+	order := make([]int32, n) // old index -> new
+	stack := []int32{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		order[i] = int32(len(out.Parent))
+		p := int32(-1)
+		if i != 0 {
+			p = order[t.Parent[i]]
+		}
+		out.Parent = append(out.Parent, p)
+		out.Name = append(out.Name, t.Name[i])
+		out.Value = append(out.Value, t.Value[i])
+		out.Calls = append(out.Calls, t.Calls[i])
+		for k := len(kids[i]) - 1; k >= 0; k-- {
+			stack = append(stack, kids[i][k])
+		}
+	}
+	return out
+}
+
+// Weight is what a flame graph's boxes measure.
+type Weight string
+
+const (
+	Wall   Weight = "wall" // wall time of the calls
+	OnCPU  Weight = "cpu"  // time on CPU, from the Go runtime's CPU profile
+	OffCPU Weight = "wait" // time off CPU: wall time less CPU time
+)
+
+func (w Weight) of(n *analysis.Node) int64 {
+	switch w {
+	case OnCPU:
+		return n.CPU
+	case OffCPU:
+		return n.Wait
+	}
+	return n.Total
+}
+
+// self is the part of n's weight not in its traced callees.
+func (w Weight) self(n *analysis.Node) int64 {
+	if w == Wall {
+		return n.Self
+	}
+	v := w.of(n)
+	for _, c := range n.Children {
+		v -= w.of(c)
+	}
+	return max(v, 0)
+}
+
+// InvertedDepth is how many levels of callers the inverted flame graph
+// shows above each function: building it walks each chain's path, which
+// deep recursion would make quadratic.
+const InvertedDepth = 1000
+
+// FlameGraph builds the flame graph of profile p: boxes as wide as the
+// weight of their chains' calls, callers below callees; or, inverted, as
+// wide as self time, the functions the time was spent in at the root and
+// their callers above them. It walks the profile's tree without
+// recursion.
+func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
+	b := newBuilder()
+	t := b.t
+	type item struct {
+		n *analysis.Node
+		i int32 // the node's box, for the flame graph by total
+	}
+	stack := []item{{p.Root, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range it.n.Children {
+			if inverted {
+				stack = append(stack, item{c, 0})
+				continue
+			}
+			k := b.child(it.i, b.funcName(p, c.Func))
+			t.Value[k] += w.of(c)
+			t.Calls[k] += c.Calls
+			if it.i == 0 {
+				t.Value[0] += w.of(c)
+			}
+			stack = append(stack, item{c, k})
+		}
+		if !inverted || it.n == p.Root {
+			continue
+		}
+		// The inverted graph: n's self time along its path, innermost
+		// call at the root, up to InvertedDepth callers above it.
+		v := w.self(it.n)
+		if v <= 0 {
+			continue
+		}
+		t.Value[0] += v
+		k := int32(0)
+		d := 0
+		for a := it.n; a != nil && a.Parent != nil && d < InvertedDepth; a, d = a.Parent, d+1 {
+			k = b.child(k, b.funcName(p, a.Func))
+			t.Value[k] += v
+			if a == it.n {
+				t.Calls[k] += a.Calls
+			}
+		}
+	}
+	out := b.done()
+	if !inverted && w != Wall {
+		out.fit()
+	}
+	return out
+}
+
+// fit makes each box at least as wide as its children. Profile samples
+// are not exact: a caller's time off CPU can come out a little below the
+// sum of its callees'.
+func (t *Tree) fit() {
+	sum := make([]int64, t.Len())
+	for i := t.Len() - 1; i > 0; i-- { // children come after their parents
+		t.Value[i] = max(t.Value[i], sum[i])
+		sum[t.Parent[i]] += t.Value[i]
+	}
+	t.Value[0] = max(t.Value[0], sum[0])
+}
+
+// children returns each node's children, in order.
+func (t *Tree) children() [][]int32 {
+	kids := make([][]int32, t.Len())
+	for i := 1; i < t.Len(); i++ {
+		kids[t.Parent[i]] = append(kids[t.Parent[i]], int32(i))
+	}
+	return kids
+}
+
+// Path returns the names from the root's child down to node i.
+func (t *Tree) Path(i int32) []string {
+	var p []string
+	for ; i > 0; i = t.Parent[i] {
+		p = append(p, t.Names[t.Name[i]])
+	}
+	for a, b := 0, len(p)-1; a < b; a, b = a+1, b-1 {
+		p[a], p[b] = p[b], p[a]
+	}
+	return p
+}
+
+// Diff sets Base to the value of the node at the same path of names in
+// base. The base's branches with no match, and a value of at least min,
+// are listed in Gone, so that what vanished is not lost from the totals.
+func (t *Tree) Diff(base *Tree, min int64) {
+	t.Base = make([]int64, t.Len())
+	match(t, base, func(a, b int32) { t.Base[a] = base.Value[b] }, nil, func(b int32) {
+		// A branch's outermost box holds its time; its path says where.
+		if base.Value[b] >= min {
+			t.Gone = append(t.Gone, GoneNode{base.Path(b), base.Value[b]})
+		}
+	})
+}
+
+// match walks trees a and b at once, pairing the nodes at the same path of
+// names: the one matcher of chains between two traces. It calls both for
+// each pair, onlyA and onlyB (when not nil) for the outermost node of each
+// branch with no match in the other tree.
+func match(a, b *Tree, both func(ai, bi int32), onlyA, onlyB func(int32)) {
+	ak, bk := a.children(), b.children()
+	type pair struct{ a, b int32 }
+	stack := []pair{{0, 0}}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		both(p.a, p.b)
+		byName := make(map[string]int32, len(bk[p.b]))
+		for _, c := range bk[p.b] {
+			byName[b.Names[b.Name[c]]] = c
+		}
+		for _, c := range ak[p.a] {
+			if bc, ok := byName[a.Names[a.Name[c]]]; ok {
+				stack = append(stack, pair{c, bc})
+				delete(byName, a.Names[a.Name[c]])
+			} else if onlyA != nil {
+				onlyA(c)
+			}
+		}
+		if onlyB != nil {
+			for _, c := range bk[p.b] {
+				if _, left := byName[b.Names[b.Name[c]]]; left {
+					onlyB(c)
+				}
+			}
+		}
+	}
+}
+
+// subtree returns node i and every node below it, given each node's
+// children.
+func subtree(i int32, kids [][]int32) []int32 {
+	out := []int32{i}
+	for k := 0; k < len(out); k++ {
+		out = append(out, kids[out[k]]...)
+	}
+	return out
+}
+
+// Prune returns the tree without the boxes, and what lies below them,
+// whose value and base are both below min: boxes too thin to draw.
+func (t *Tree) Prune(min int64) *Tree {
+	if min <= 0 {
+		return t
+	}
+	out := &Tree{Names: t.Names, Gone: t.Gone}
+	at := make([]int32, t.Len()) // old index -> new, -1 when left out
+	for i := 0; i < t.Len(); i++ {
+		p := int32(-1)
+		if i > 0 {
+			p = at[t.Parent[i]]
+			keep := t.Value[i] >= min || t.Base != nil && t.Base[i] >= min
+			if p < 0 || !keep {
+				at[i] = -1
+				continue
+			}
+		}
+		at[i] = int32(len(out.Parent))
+		out.Parent = append(out.Parent, p)
+		out.Name = append(out.Name, t.Name[i])
+		out.Value = append(out.Value, t.Value[i])
+		out.Calls = append(out.Calls, t.Calls[i])
+		if t.Base != nil {
+			out.Base = append(out.Base, t.Base[i])
+		}
+	}
+	return out
+}
