@@ -138,7 +138,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-
 // TestHistogramAgreesWithQuantiles: the bars count every call, and the
 // bar holding the median holds the median the figures give.
 func TestHistogramAgreesWithQuantiles(t *testing.T) {
@@ -176,7 +175,6 @@ func TestHistogramAgreesWithQuantiles(t *testing.T) {
 		}
 	}
 }
-
 
 // TestLookup finds by exact name, by regular expression, and suggests
 // names close to an unknown one.
@@ -287,4 +285,3 @@ func TestCompareFunctions(t *testing.T) {
 		t.Errorf("first chain change: %+v", c)
 	}
 }
-
