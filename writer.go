@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -366,7 +366,7 @@ type textFrame struct {
 func (v *textView) enter(g uint64, id uint32, ts int64) {
 	st := append(v.stacks[g], textFrame{id, ts})
 	v.stacks[g] = st
-	v.line = seedview.AppendEnter(v.line[:0], g, len(st), v.reg.name(id))
+	v.line = indented.AppendEnter(v.line[:0], g, len(st), v.reg.name(id))
 	v.w.Write(v.line)
 }
 
@@ -381,7 +381,7 @@ func (v *textView) exit(g uint64, k tracefile.ExitKind, ts int64) {
 		note = k.String()
 	}
 	d := time.Duration(float64(ts-f.start) * v.nsPer)
-	v.line = seedview.AppendExit(v.line[:0], g, len(st), v.reg.name(f.id), d, note)
+	v.line = indented.AppendExit(v.line[:0], g, len(st), v.reg.name(f.id), d, note)
 	v.w.Write(v.line)
 	if len(st) == 1 {
 		delete(v.stacks, g)

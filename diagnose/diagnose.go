@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 )
 
 // Finding is one thing worth looking at.
@@ -73,7 +73,7 @@ func programTime(p *analysis.Profile) int64 {
 	return max(t, 1)
 }
 
-func d(ns int64) string { return seedview.Round(time.Duration(ns)).String() }
+func d(ns int64) string { return indented.Round(time.Duration(ns)).String() }
 
 func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if !p.HasWaits || len(f.Waits) == 0 || f.Total == 0 {

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -109,9 +109,9 @@ func WriteSVG(w io.Writer, t *query.Tree, o Options) error {
 				fill = DiffColour(t.Value[i], t.Base[i], total)
 			}
 		}
-		tip := fmt.Sprintf("%s: %s (%.2f%%)", name, seedview.Round(time.Duration(t.Value[i])), 100*float64(t.Value[i])/float64(total))
+		tip := fmt.Sprintf("%s: %s (%.2f%%)", name, indented.Round(time.Duration(t.Value[i])), 100*float64(t.Value[i])/float64(total))
 		if diff {
-			tip += fmt.Sprintf(", base %s", seedview.Round(time.Duration(t.Base[i])))
+			tip += fmt.Sprintf(", base %s", indented.Round(time.Duration(t.Base[i])))
 		}
 		fmt.Fprintf(bw, `<g><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>`, html.EscapeString(tip), x[i], y, wpx, rowHeight-1, fill)
 		if chars := int(wpx / 7); chars >= 3 {

@@ -20,19 +20,29 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
 // call is one shown call, kept until its goroutine is printed: 16 bytes,
 // so that grouping by goroutine costs little for traces of many calls.
+// Function ids are below 1<<22: how the call ended, and whether it is
+// shown, sit in the bits above.
 type call struct {
 	dur   int64
 	fn    uint32
-	depth uint16
-	kind  tracefile.ExitKind
-	shown bool
+	depth uint32
 }
+
+const (
+	fnMask    = 1<<22 - 1
+	kindShift = 24
+	shownBit  = 1 << 31
+)
+
+func (c call) id() uint32               { return c.fn & fnMask }
+func (c call) kind() tracefile.ExitKind { return tracefile.ExitKind(c.fn >> kindShift & 3) }
+func (c call) shown() bool              { return c.fn&shownBit != 0 }
 
 type goroutine struct {
 	calls   []call
@@ -79,7 +89,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				continue
 			}
 			g.open = append(g.open, len(g.calls))
-			g.calls = append(g.calls, call{fn: ev.Func, depth: uint16(min(depth, 1<<16-1)), shown: true})
+			g.calls = append(g.calls, call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)})
 		case tracefile.ExitEvent:
 			g.tracker.Exit()
 			if len(g.open) == 0 {
@@ -91,9 +101,10 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				continue
 			}
 			c := &g.calls[i]
-			c.dur, c.kind = ev.Time-ev.Start, ev.Exit
+			c.dur = ev.Time - ev.Start
+			c.fn |= uint32(ev.Exit&3) << kindShift
 			if !f.Long(time.Duration(c.dur)) {
-				c.shown = false
+				c.fn &^= shownBit
 			}
 		}
 	}
@@ -112,24 +123,24 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			bw.Write(line)
 		}
 		stack = stack[:0]
-		pop := func(depth uint16) {
+		pop := func(depth uint32) {
 			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
 				c := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
 				note := ""
-				if c.kind != tracefile.Return {
-					note = c.kind.String()
+				if c.kind() != tracefile.Return {
+					note = c.kind().String()
 				}
-				line = seedview.AppendExit(line[:0], id, int(c.depth), name(c.fn), time.Duration(c.dur), note)
+				line = indented.AppendExit(line[:0], id, int(c.depth), name(c.id()), time.Duration(c.dur), note)
 				bw.Write(line)
 			}
 		}
 		for _, c := range gs[id].calls {
-			if !c.shown {
+			if !c.shown() {
 				continue
 			}
 			pop(c.depth)
-			line = seedview.AppendEnter(line[:0], id, int(c.depth), name(c.fn))
+			line = indented.AppendEnter(line[:0], id, int(c.depth), name(c.id()))
 			bw.Write(line)
 			stack = append(stack, c)
 		}

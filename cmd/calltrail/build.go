@@ -17,7 +17,7 @@ import (
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/instrument"
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 )
 
 // The go command's build and test flags that take a value: needed to tell
@@ -415,12 +415,12 @@ func summarizeRun(trace string, st instrument.Stats) {
 		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)"
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %d calls in %d goroutines over %s",
-		instrumented, calls, p.Goroutines, seedview.Round(p.Duration))
+		instrumented, calls, p.Goroutines, indented.Round(p.Duration))
 	if p.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, " (%d calls dropped)", p.Stats.DroppedCalls)
 	}
 	if p.Stats.Waits > 0 {
-		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", seedview.Round(time.Duration(p.Stats.HeldNs)))
+		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", indented.Round(time.Duration(p.Stats.HeldNs)))
 	}
 	fmt.Fprintf(errOut, "\n")
 	writeFindings(errOut, t.Findings)

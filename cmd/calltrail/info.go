@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -45,7 +45,7 @@ func printInfo(name string, s tracefile.Summary) {
 	if t, err := time.Parse(time.RFC3339Nano, m["start"]); err == nil {
 		row("started", "%s", t.Format("2006-01-02 15:04:05.000 MST"))
 	}
-	row("duration", "%s", seedview.Round(s.Duration))
+	row("duration", "%s", indented.Round(s.Duration))
 	row("goroutines", "%d", s.Goroutines)
 	row("functions", "%d", s.Funcs)
 	row("calls", "%d (%d left by panic, %d unfinished)", s.Calls, s.Panics, s.Unfinished)
@@ -99,5 +99,5 @@ func heldUp(s tracefile.Summary) string {
 	case s.Stats.Waits == 0:
 		return "never: no goroutine waited for the trace writer"
 	}
-	return fmt.Sprintf("%s, summed over goroutines, in %d waits for the trace writer (rings full)", seedview.Round(time.Duration(s.Stats.HeldNs)), s.Stats.Waits)
+	return fmt.Sprintf("%s, summed over goroutines, in %d waits for the trace writer (rings full)", indented.Round(time.Duration(s.Stats.HeldNs)), s.Stats.Waits)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
-	"github.com/calltrail/calltrail/internal/seedview"
+	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -120,7 +120,7 @@ func writeFindings(w io.Writer, fs []diagnose.Finding) {
 	fmt.Fprintln(w)
 }
 
-func dur(ns int64) string { return seedview.Round(time.Duration(ns)).String() }
+func dur(ns int64) string { return indented.Round(time.Duration(ns)).String() }
 
 func writeReport(w io.Writer, funcs []query.Function, split bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -1,4 +1,4 @@
-// Package seedview formats calls in the indented view of the original
+// Package indented formats calls in the indented view of the original
 // functrace tool, which both the runtime's live output and
 // "calltrail replay" print:
 //
@@ -7,8 +7,12 @@
 //	g[01]:		<-main.B1 1.25ms
 //	g[01]:	<-main.A1 1.31ms
 //
+// Calls nested deeper than MaxIndent levels are indented MaxIndent tabs
+// and say their depth, g[01]:<64 tabs>[30000]->main.rec, so that a deep
+// recursion's lines stay short.
+//
 // It uses the standard library only, because the runtime depends on it.
-package seedview
+package indented
 
 import (
 	"strconv"
@@ -40,6 +44,9 @@ func AppendExit(b []byte, g uint64, depth int, name string, d time.Duration, not
 	return append(b, '\n')
 }
 
+// MaxIndent is the deepest level indented by its own tab.
+const MaxIndent = 64
+
 func appendPrefix(b []byte, g uint64, depth int) []byte {
 	b = append(b, "g["...)
 	if g < 10 {
@@ -47,8 +54,13 @@ func appendPrefix(b []byte, g uint64, depth int) []byte {
 	}
 	b = strconv.AppendUint(b, g, 10)
 	b = append(b, "]:"...)
-	for i := 0; i < depth; i++ {
+	for i := 0; i < min(depth, MaxIndent); i++ {
 		b = append(b, '\t')
+	}
+	if depth > MaxIndent {
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(depth), 10)
+		b = append(b, ']')
 	}
 	return b
 }

@@ -1,6 +1,7 @@
-package seedview
+package indented
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,6 +34,16 @@ func TestLines(t *testing.T) {
 	b = AppendExit(b, 1, 2, "main.B1", 1254*time.Microsecond, "")
 	b = AppendExit(b, 123, 1, "main.D", 80, "panic")
 	want := "g[01]:\t->main.A1\ng[01]:\t\t<-main.B1 1.25ms\ng[123]:\t<-main.D 80ns (panic)\n"
+	if string(b) != want {
+		t.Errorf("got %q, want %q", b, want)
+	}
+}
+
+// TestDeepLine: past MaxIndent levels, a line says its depth instead of
+// growing.
+func TestDeepLine(t *testing.T) {
+	b := AppendEnter(nil, 1, 30000, "main.rec")
+	want := "g[01]:" + strings.Repeat("\t", MaxIndent) + "[30000]->main.rec\n"
 	if string(b) != want {
 		t.Errorf("got %q, want %q", b, want)
 	}
