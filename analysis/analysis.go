@@ -217,8 +217,8 @@ type frame struct {
 }
 
 type goroutine struct {
-	stack []frame
-	open  map[uint32]int32 // open calls by function, for recursion
+	stack   []frame
+	open    map[uint32]int32 // open calls by function, for recursion
 	tracker filter.Tracker
 	// waiting are goroutines this one started from a function whose
 	// call has not been read yet: the writer emits shards in turn, so a
