@@ -8,53 +8,18 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// build makes a trace from a script of "g +F t" (enter), "g - t" (exit),
-// "g ! t" (exit by panic) and "g go PARENT CREATOR t" (goroutine record)
-// lines, times in nanoseconds.
+// build makes a trace from a script (see tracetest.Build).
 func build(t *testing.T, script string) *tracefile.Reader {
 	t.Helper()
-	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, nil)
+	data, err := tracetest.Build(script)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]uint32{}
-	var funcs []tracefile.Func
-	id := func(name string) uint32 {
-		if i, ok := ids[name]; ok {
-			return i
-		}
-		funcs = append(funcs, tracefile.Func{Name: name})
-		ids[name] = uint32(len(funcs))
-		return ids[name]
-	}
-	var b tracefile.Batch
-	var last int64
-	for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
-		f := strings.Fields(line)
-		g := atoi(f[0])
-		tm := int64(atoi(f[len(f)-1]))
-		last = max(last, tm)
-		switch {
-		case strings.HasPrefix(f[1], "+"):
-			b.Enter(g, id(f[1][1:]), tm)
-		case f[1] == "-":
-			b.Exit(g, tracefile.Return, tm)
-		case f[1] == "!":
-			b.Exit(g, tracefile.Panic, tm)
-		case f[1] == "go":
-			b.Goroutine(tracefile.Goroutine{ID: g, Parent: atoi(f[2]), CreatorFunc: id(f[3])}, tm)
-		}
-	}
-	e.Clock(0, 0)
-	e.Funcs(1, funcs)
-	e.Clock(last+1, last+1)
-	e.Events(&b)
-	e.Flush()
-	r, err := tracefile.NewReader(&buf)
+	r, err := tracefile.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
