@@ -51,7 +51,8 @@ func Inlined(q InlineQuery) (map[Pos]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	gcflags, rest := splitGcflags(q.Flags)
+	user := parseGoFlags(q.Flags)
+	gcflags, rest := values(user, "gcflags"), flagArgs(without(user, "gcflags"))
 	probed := append(append([]string(nil), q.Packages...), q.Importers...)
 	userFlags, err := gcflagsFor(dir, q.Env, rest, gcflags, probed, q.Importers)
 	if err != nil {
@@ -204,23 +205,6 @@ func plainName(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// splitGcflags takes the values of -gcflags out of build flags.
-func splitGcflags(flags []string) (gcflags, rest []string) {
-	for i := 0; i < len(flags); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
-		if name != "gcflags" {
-			rest = append(rest, flags[i])
-			continue
-		}
-		if !hasValue && i+1 < len(flags) {
-			i++
-			value = flags[i]
-		}
-		gcflags = append(gcflags, value)
-	}
-	return gcflags, rest
 }
 
 // gcflagsFor returns, for each of the probed packages, the compiler flags

@@ -21,8 +21,11 @@ import (
 // copy of the module's go.mod that requires the runtime and replaces it
 // with a copy of its source in the user's cache directory.
 type Build struct {
-	Dir      string   // where the go command runs
-	Flags    []string // build flags that choose files (-tags, -mod, ...)
+	Dir string // where the go command runs
+	// Flags are the user's flags for the go command's build or test;
+	// those that choose files (-tags, -mod, -gcflags...) go to go list
+	// too.
+	Flags    []string
 	Patterns []string // the packages built
 	// Instrument, if set, is the go list patterns of the packages to
 	// instrument; otherwise every package of the main module is.
@@ -45,14 +48,20 @@ type Stats struct {
 }
 
 // Prepare writes the overlay and the module file and returns the flags
-// that give them to the go command.
+// for the go command that builds the traced program: the user's, with
+// calltrail's tags and linker flag added, and those that give it the
+// overlay and the module file.
 func (b *Build) Prepare() ([]string, Stats, error) {
 	var st Stats
+	user := parseGoFlags(b.Flags)
+	if err := ownFlags(user); err != nil {
+		return nil, st, err
+	}
 	mod, err := mainModule(b.Dir)
 	if err != nil {
 		return nil, st, err
 	}
-	flags := append([]string{"-tags=" + MergeTags(b.Flags, "calltrail")}, withoutTags(b.Flags)...)
+	flags := flagArgs(append([]goFlag{tags(user, "calltrail")}, selecting(without(user, "tags"))...))
 	b.Work, err = os.MkdirTemp("", "calltrail-build-")
 	if err != nil {
 		return nil, st, err
@@ -76,7 +85,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 		out = append(out, "-modfile="+modfile)
 		flags = append(flags, "-modfile="+modfile)
-		if !hasFlag(b.Flags, "mod") {
+		if values(user, "mod") == nil {
 			// The module file is calltrail's own copy: the go command
 			// may bring it up to date (old go directives ask for that),
 			// and take modules from the module cache rather than a
@@ -224,7 +233,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err := os.WriteFile(overlay, js, 0o644); err != nil {
 		return nil, st, err
 	}
-	return append(out, "-overlay="+overlay), st, nil
+	return buildFlags(user, goMinor(b.Dir), append(out, "-overlay="+overlay)...), st, nil
 }
 
 // Close removes the overlay's files.
@@ -625,56 +634,6 @@ func (b *Build) runtimeModule() (string, error) {
 		return "", err
 	}
 	return dir, nil
-}
-
-// MergeTags returns the build tags given in flags (-tags a,b) with extra
-// added, comma separated.
-func MergeTags(flags []string, extra ...string) string {
-	var tags []string
-	for i := 0; i < len(flags); i++ {
-		f := strings.TrimPrefix(flags[i], "-")
-		switch {
-		case f == "-tags" || f == "tags":
-			if i+1 < len(flags) {
-				tags = append(tags, splitTags(flags[i+1])...)
-				i++
-			}
-		case strings.HasPrefix(f, "-tags=") || strings.HasPrefix(f, "tags="):
-			tags = append(tags, splitTags(f[strings.IndexByte(f, '=')+1:])...)
-		}
-	}
-	return strings.Join(append(tags, extra...), ",")
-}
-
-func splitTags(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
-}
-
-// withoutTags returns flags without their -tags flag.
-func withoutTags(flags []string) []string {
-	var out []string
-	for i := 0; i < len(flags); i++ {
-		f := strings.TrimPrefix(flags[i], "-")
-		switch {
-		case f == "-tags" || f == "tags":
-			i++
-		case strings.HasPrefix(f, "-tags=") || strings.HasPrefix(f, "tags="):
-		default:
-			out = append(out, flags[i])
-		}
-	}
-	return out
-}
-
-// hasFlag reports whether flags set the go command's flag name.
-func hasFlag(flags []string, name string) bool {
-	for _, f := range flags {
-		f = strings.TrimLeft(f, "-")
-		if f == name || strings.HasPrefix(f, name+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 func containsPattern(patterns []string, importPath string) bool {

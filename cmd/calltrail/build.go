@@ -20,19 +20,6 @@ import (
 	"github.com/calltrail/calltrail/internal/indented"
 )
 
-// The go command's build and test flags that take a value: needed to tell
-// flag values from package arguments when passing arguments through.
-var valueFlags = map[string]bool{
-	"C": true, "o": true, "p": true, "tags": true, "ldflags": true, "gcflags": true, "asmflags": true,
-	"gccgoflags": true, "mod": true, "modfile": true, "overlay": true, "pkgdir": true, "toolexec": true,
-	"exec": true, "covermode": true, "coverpkg": true, "pgo": true, "buildmode": true, "compiler": true,
-	"installsuffix": true, "run": true, "skip": true, "bench": true, "benchtime": true, "count": true,
-	"cpu": true, "parallel": true, "timeout": true, "coverprofile": true, "cpuprofile": true,
-	"memprofile": true, "memprofilerate": true, "blockprofile": true, "blockprofilerate": true,
-	"mutexprofile": true, "mutexprofilefraction": true, "outputdir": true, "trace": true, "list": true,
-	"shuffle": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true, "vet": true,
-}
-
 // tracedArgs are calltrail's own flags of build, run and test, taken out
 // of the arguments before the rest goes to the go command.
 type tracedArgs struct {
@@ -132,7 +119,7 @@ func parseTraced(args []string, isRun bool) (tracedArgs, error) {
 				}
 			}
 		default:
-			if valueFlags[name] && !hasValue {
+			if instrument.TakesValue(name) && !hasValue {
 				if i+1 >= len(args) {
 					return a, usageError{fmt.Sprintf("flag %s needs a value", arg)}
 				}
@@ -146,94 +133,21 @@ func parseTraced(args []string, isRun bool) (tracedArgs, error) {
 	return a, nil
 }
 
-// goVersionMinor returns the minor version of the go command, 0 if unknown.
-func goVersionMinor() int {
-	out, err := exec.Command("go", "env", "GOVERSION").Output()
-	if err != nil {
-		return 0
-	}
-	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "go1.")
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			break
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
-
 // prepare instruments the packages and returns the flags for the go
-// command: the overlay, the tags, and the linker flag the exit hook needs.
+// command: the user's, with the overlay, the tags and the linker flag the
+// exit hook needs.
 func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.Stats, error) {
 	patterns := a.packages
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: listFlags(a.goFlags), Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined}
-	prepared, st, err := b.Prepare()
+	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined}
+	flags, st, err := b.Prepare()
 	if err != nil {
 		b.Close()
 		return nil, nil, st, err
 	}
-	tags := []string{"calltrail"}
-	ldflags := ""
-	if goVersionMinor() >= 23 {
-		tags = append(tags, "calltrail_exithook")
-		ldflags = "-checklinkname=0"
-	} else {
-		tags = append(tags, "calltrail_exithook") // go1.22 allows the link as it is
-	}
-	var flags []string
-	for i := 0; i < len(a.goFlags); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a.goFlags[i], "-"), "=")
-		switch name {
-		case "tags":
-			if !hasValue {
-				i++
-			}
-		case "ldflags":
-			if !hasValue {
-				i++
-				value = a.goFlags[i]
-			}
-			ldflags = strings.TrimSpace(value + " " + ldflags)
-		case "overlay", "modfile":
-			b.Close()
-			return nil, nil, st, usageError{"-" + name + ": calltrail builds with its own"}
-		default:
-			flags = append(flags, a.goFlags[i])
-		}
-	}
-	flags = append(flags, prepared...)
-	flags = append(flags, "-tags="+instrument.MergeTags(a.goFlags, tags...))
-	if ldflags != "" {
-		flags = append(flags, "-ldflags="+ldflags)
-	}
 	return b, flags, st, nil
-}
-
-// selectingFlags are the go command's flags that change which files and
-// packages a build uses, or what the compiler inlines: the only ones go
-// list is given.
-var selectingFlags = map[string]bool{"tags": true, "mod": true, "race": true, "msan": true, "asan": true, "C": true, "pgo": true, "compiler": true, "buildmode": true, "gcflags": true}
-
-func listFlags(flags []string) []string {
-	var out []string
-	for i := 0; i < len(flags); i++ {
-		name, _, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
-		takes := valueFlags[name] && !hasValue && i+1 < len(flags)
-		if selectingFlags[name] {
-			out = append(out, flags[i])
-			if takes {
-				out = append(out, flags[i+1])
-			}
-		}
-		if takes {
-			i++
-		}
-	}
-	return out
 }
 
 // exitError carries the exit status of a command calltrail ran, to be

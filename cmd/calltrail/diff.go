@@ -13,9 +13,8 @@ import (
 
 func init() {
 	var (
-		ff     filterFlags
-		top    int
-		asJSON bool
+		ff filterFlags
+		lf topFlags
 	)
 	register(&verb{
 		name:    "diff",
@@ -23,9 +22,7 @@ func init() {
 		summary: "compare two traces: per function and per chain, calls and time before and after",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
-			top, asJSON = 20, false
-			fs.IntVar(&top, "top", 20, "show the `N` largest changes of each kind (0: all)")
-			fs.BoolVar(&asJSON, "json", false, "print JSON")
+			lf.register(fs, 20, "show the `N` largest changes of each kind (0: all)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			if len(args) != 2 {
@@ -43,8 +40,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			d := query.Compare(base, cur, top)
-			if asJSON {
+			d := query.Compare(base, cur, lf.top)
+			if lf.json {
 				return writeJSON(out, d)
 			}
 			writeDiff(out, "function (self time)", d.Functions)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/export"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 func init() {
@@ -47,18 +48,16 @@ func init() {
 					return err
 				}
 			case "speedscope", "chrome":
-				file, r, err := openTrace(name)
+				err := readTrace(name, func(r *tracefile.Reader) (err error) {
+					if format == "chrome" {
+						cut, err = export.Chrome(&buf, r, f)
+					} else {
+						cut, err = export.Speedscope(&buf, r, f)
+					}
+					return err
+				})
 				if err != nil {
 					return err
-				}
-				defer file.Close()
-				if format == "chrome" {
-					cut, err = export.Chrome(&buf, r, f)
-				} else {
-					cut, err = export.Speedscope(&buf, r, f)
-				}
-				if err != nil {
-					return readError(name, err)
 				}
 				what = "calls"
 			default:

@@ -13,9 +13,8 @@ import (
 
 func init() {
 	var (
-		ff     filterFlags
-		top    int
-		asJSON bool
+		ff filterFlags
+		lf topFlags
 	)
 	register(&verb{
 		name:    "goroutines",
@@ -23,17 +22,15 @@ func init() {
 		summary: "goroutines over time: how many, how long they lived, their work, who started them",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
-			top, asJSON = 10, false
-			fs.IntVar(&top, "top", 10, "show the first `N` chains that started goroutines (0: all)")
-			fs.BoolVar(&asJSON, "json", false, "print JSON")
+			lf.register(fs, 10, "show the first `N` chains that started goroutines (0: all)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			t, err := ff.load(args, analysis.Options{})
 			if err != nil {
 				return err
 			}
-			g := t.Goroutines(60, top)
-			if asJSON {
+			g := t.Goroutines(60, lf.top)
+			if lf.json {
 				return writeJSON(out, g)
 			}
 			writeGoroutines(t, g)

@@ -20,17 +20,13 @@ func init() {
 			if err != nil {
 				return err
 			}
-			file, r, err := openTrace(name)
-			if err != nil {
+			return readTrace(name, func(r *tracefile.Reader) error {
+				s, err := tracefile.Summarize(r)
+				if err == nil {
+					printInfo(name, s)
+				}
 				return err
-			}
-			defer file.Close()
-			s, err := tracefile.Summarize(r)
-			if err != nil {
-				return readError(name, err)
-			}
-			printInfo(name, s)
-			return nil
+			})
 		},
 	})
 }

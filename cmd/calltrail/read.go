@@ -45,6 +45,34 @@ func openTrace(name string) (*os.File, *tracefile.Reader, error) {
 	return f, r, nil
 }
 
+// readTrace opens a trace, hands its reader to use and closes it; an
+// error from use is one that stopped reading, said as readError says it.
+func readTrace(name string, use func(*tracefile.Reader) error) error {
+	file, r, err := openTrace(name)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if err := use(r); err != nil {
+		return readError(name, err)
+	}
+	return nil
+}
+
+// topFlags are the flags of the verbs that list the largest of
+// something: how many, and whether as JSON.
+type topFlags struct {
+	top  int
+	json bool
+}
+
+// register adds --top, with its default and what it counts, and --json.
+func (lf *topFlags) register(fs *flag.FlagSet, top int, usage string) {
+	*lf = topFlags{}
+	fs.IntVar(&lf.top, "top", top, usage)
+	fs.BoolVar(&lf.json, "json", false, "print JSON")
+}
+
 // readError describes an error that stopped reading a trace after part
 // of it had been used.
 func readError(name string, err error) error {

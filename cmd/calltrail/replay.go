@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/calltrail/calltrail/replay"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 func init() {
@@ -24,16 +25,13 @@ func init() {
 			if err != nil {
 				return err
 			}
-			file, r, err := openTrace(name)
-			if err != nil {
-				return err
-			}
-			defer file.Close()
-			if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
-				return readError(name, err)
-			}
-			warnIncomplete(name, r)
-			return nil
+			return readTrace(name, func(r *tracefile.Reader) error {
+				if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
+					return err
+				}
+				warnIncomplete(name, r)
+				return nil
+			})
 		},
 	})
 }

@@ -58,9 +58,8 @@ func writeJSON(w io.Writer, v any) error {
 func init() {
 	var (
 		ff     filterFlags
+		lf     topFlags
 		sortBy string
-		top    int
-		asJSON bool
 	)
 	register(&verb{
 		name:    "report",
@@ -68,10 +67,9 @@ func init() {
 		summary: "per function: calls, total and self time, mean, p50, p99, max, panics",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
-			sortBy, top, asJSON = "self", 0, false
+			sortBy = "self"
 			fs.StringVar(&sortBy, "sort", "self", "order functions by `KEY`: "+strings.Join(query.SortKeys, ", "))
-			fs.IntVar(&top, "top", 0, "show only the first `N` functions (0: all)")
-			fs.BoolVar(&asJSON, "json", false, "print JSON")
+			lf.register(fs, 0, "show only the first `N` functions (0: all)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			if !contains(query.SortKeys, sortBy) {
@@ -81,8 +79,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			funcs := t.Functions(sortBy, top)
-			if asJSON {
+			funcs := t.Functions(sortBy, lf.top)
+			if lf.json {
 				findings := t.Findings
 				if findings == nil {
 					findings = []diagnose.Finding{}

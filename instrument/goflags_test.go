@@ -1,0 +1,37 @@
+package instrument
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestBuildFlags(t *testing.T) {
+	for _, tc := range []struct {
+		user    string
+		goMinor int
+		want    string
+	}{
+		{"", 22, "-o=x -tags=calltrail,calltrail_exithook"},
+		{"", 26, "-o=x -tags=calltrail,calltrail_exithook -ldflags=-checklinkname=0"},
+		{"-race -tags a,b --ldflags=-s -count 1", 26, "-race -count=1 -o=x -tags=a,b,calltrail,calltrail_exithook -ldflags=-s -checklinkname=0"},
+		{"-tags=a -tags b -ldflags -w -ldflags=-s", 22, "-o=x -tags=a,b,calltrail,calltrail_exithook -ldflags=-w -s"},
+	} {
+		got := strings.Join(buildFlags(parseGoFlags(strings.Fields(tc.user)), tc.goMinor, "-o=x"), " ")
+		if got != tc.want {
+			t.Errorf("buildFlags(%q, go1.%d) = %q, want %q", tc.user, tc.goMinor, got, tc.want)
+		}
+	}
+}
+
+func TestSelectingFlags(t *testing.T) {
+	user := parseGoFlags(strings.Fields("-v -mod vendor -run TestX -gcflags=all=-N -race -count 2 -pgo=off"))
+	got := flagArgs(selecting(user))
+	want := []string{"-mod=vendor", "-gcflags=all=-N", "-race", "-pgo=off"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("selecting = %q, want %q", got, want)
+	}
+	if err := ownFlags(parseGoFlags([]string{"-modfile", "x.mod"})); err == nil {
+		t.Error("ownFlags accepts -modfile")
+	}
+}
