@@ -58,39 +58,93 @@ func (f *Filter) Goroutine(g uint64) bool { return f.G == 0 || f.G == g }
 // Long reports whether a call that lasted d is long enough to be shown.
 func (f *Filter) Long(d time.Duration) bool { return d >= f.MinTime }
 
-// Tracker applies a Filter to the calls of one goroutine, in the order
-// they begin and end. Depth under a focus counts from the focused call.
-type Tracker struct {
-	f     *Filter
-	depth int   // current depth of the goroutine's calls
-	focus int   // depth of the outermost focused call, 0 if none
-	hide  int   // depth of the outermost hidden call, 0 if none
-	names []int // memo: function id -> 1 focus, 2 hide, 3 both, 4 neither (0 unknown)
+// Class says what a filter's patterns make of a function name.
+type Class uint8
+
+const (
+	Focused Class = 1 << iota // matches -F
+	Hidden                    // matches -N
+)
+
+// Class returns what the filter's patterns make of a function name.
+func (f *Filter) Class(name string) Class {
+	var c Class
+	if f.Focus != nil && f.Focus.MatchString(name) {
+		c |= Focused
+	}
+	if f.Hide != nil && f.Hide.MatchString(name) {
+		c |= Hidden
+	}
+	return c
 }
+
+// Verdict is what a filter says of one call.
+type Verdict uint8
+
+const (
+	Show  Verdict = iota // the call is shown
+	Pass                 // not shown, but its callees may be (none focused yet)
+	Prune                // neither the call nor its callees are shown
+)
+
+// Decide applies the focus, hide and depth rules to a call of a function
+// of class c, depth calls deep (1 for a goroutine's outermost call), with
+// focus the depth of the outermost focused call around it (0 if none).
+// It returns the verdict, the depth to show the call at (1 for the
+// outermost shown level: under a focus, depth counts from the focused
+// call) and the focus for the call's callees.
+//
+// Every view applies the rules through Decide, on a stream of events
+// (Tracker) or on an index of calls (the web UI's tree); the duration and
+// window rules depend on the view, which has or has not seen the end.
+func (f *Filter) Decide(c Class, depth, focus int) (v Verdict, shown, calleeFocus int) {
+	if c&Hidden != 0 {
+		return Prune, 0, focus
+	}
+	if f.Focus != nil && focus == 0 {
+		if c&Focused == 0 {
+			return Pass, 0, 0
+		}
+		focus = depth
+	}
+	shown = depth
+	if focus > 0 {
+		shown = depth - focus + 1
+	}
+	if f.MaxDepth > 0 && shown > f.MaxDepth {
+		return Prune, 0, focus
+	}
+	return Show, shown, focus
+}
+
+// Tracker applies a Filter to the calls of one goroutine, in the order
+// they begin and end.
+type Tracker struct {
+	f       *Filter
+	depth   int     // current depth of the goroutine's calls
+	focus   int     // depth of the outermost focused call, 0 if none
+	pruned  int     // depth of the outermost pruned call, 0 if none
+	classes []Class // memo by function id, with known set
+}
+
+// known marks a memoised class.
+const known Class = 1 << 7
 
 // NewTracker returns a Tracker for one goroutine.
 func (f *Filter) NewTracker() *Tracker { return &Tracker{f: f} }
 
-func (t *Tracker) classify(id uint32, name func(uint32) string) int {
-	if int(id) < len(t.names) && t.names[id] != 0 {
-		return t.names[id]
+func (t *Tracker) class(id uint32, name func(uint32) string) Class {
+	if t.f.Focus == nil && t.f.Hide == nil {
+		return 0
 	}
-	c := 4
-	n := name(id)
-	if t.f.Focus != nil && t.f.Focus.MatchString(n) {
-		c = 1
+	if int(id) < len(t.classes) && t.classes[id] != 0 {
+		return t.classes[id] &^ known
 	}
-	if t.f.Hide != nil && t.f.Hide.MatchString(n) {
-		if c == 1 {
-			c = 3
-		} else {
-			c = 2
-		}
+	if int(id) >= len(t.classes) {
+		t.classes = append(t.classes, make([]Class, int(id)+1-len(t.classes))...)
 	}
-	if int(id) >= len(t.names) {
-		t.names = append(t.names, make([]int, int(id)+1-len(t.names))...)
-	}
-	t.names[id] = c
+	c := t.f.Class(name(id))
+	t.classes[id] = c | known
 	return c
 }
 
@@ -99,37 +153,25 @@ func (t *Tracker) classify(id uint32, name func(uint32) string) int {
 // the outermost shown level). name maps function ids to names.
 func (t *Tracker) Enter(id uint32, name func(uint32) string) (shown bool, depth int) {
 	t.depth++
-	if t.hide != 0 {
+	if t.pruned != 0 {
 		return false, 0
 	}
-	c := 4
-	if t.f.Focus != nil || t.f.Hide != nil {
-		c = t.classify(id, name)
-	}
-	if c == 2 || c == 3 {
-		t.hide = t.depth
+	v, depth, focus := t.f.Decide(t.class(id, name), t.depth, t.focus)
+	switch v {
+	case Prune:
+		t.pruned = t.depth
+		return false, 0
+	case Pass:
 		return false, 0
 	}
-	if t.f.Focus != nil && t.focus == 0 {
-		if c != 1 {
-			return false, 0
-		}
-		t.focus = t.depth
-	}
-	depth = t.depth
-	if t.focus != 0 {
-		depth = t.depth - t.focus + 1
-	}
-	if t.f.MaxDepth > 0 && depth > t.f.MaxDepth {
-		return false, 0
-	}
+	t.focus = focus
 	return true, depth
 }
 
 // Exit tells the tracker the innermost call ended.
 func (t *Tracker) Exit() {
-	if t.depth == t.hide {
-		t.hide = 0
+	if t.depth == t.pruned {
+		t.pruned = 0
 	}
 	if t.depth == t.focus {
 		t.focus = 0

@@ -9,8 +9,9 @@ import (
 )
 
 // treeLimit is how many rows one call tree response holds; the page asks
-// for more with the cursor it gets.
-const treeLimit = 500
+// for more with the cursor it gets. Tests page through small trees with
+// a smaller one.
+var treeLimit = 500
 
 type treeRowJSON struct {
 	Call  int    `json:"call"` // index in the goroutine's lane
@@ -84,7 +85,7 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 		}
 	}
 	out.Rows = []treeRowJSON{}
-	out.More = w.children(max(lo, after), hi, focus, func(c int) bool {
+	out.More = w.children(lo, hi, after, focus, func(c int) bool {
 		if len(out.Rows) == treeLimit {
 			return false
 		}
@@ -94,91 +95,100 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 	return out, nil
 }
 
-// treeWalk applies a filter to the calls of one lane: the same rules as
-// filter.Tracker, on the index rather than on a stream of events.
+// treeWalk applies a filter to the calls of one lane: filter.Decide's
+// rules, on the index rather than on a stream of events.
 type treeWalk struct {
 	l     *lane
 	f     *filter.Filter
-	class []uint8 // by function id: 1 focus, 2 hide, 3 both, 0 neither
+	class []filter.Class // by function id
 }
 
 func (s *Server) newTreeWalk(l *lane, f *filter.Filter) *treeWalk {
-	w := &treeWalk{l: l, f: f, class: make([]uint8, len(s.t.Names()))}
-	for id, name := range s.t.Names() {
-		if f.Focus != nil && f.Focus.MatchString(name) {
-			w.class[id] |= 1
-		}
-		if f.Hide != nil && f.Hide.MatchString(name) {
-			w.class[id] |= 2
+	w := &treeWalk{l: l, f: f, class: make([]filter.Class, len(s.t.Names()))}
+	if f.Focus != nil || f.Hide != nil {
+		for id, name := range s.t.Names() {
+			w.class[id] = f.Class(name)
 		}
 	}
 	return w
 }
 
-func (w *treeWalk) cls(c int) uint8 {
+func (w *treeWalk) cls(c int) filter.Class {
 	if fn := int(w.l.fn[c]); fn < len(w.class) {
 		return w.class[fn]
 	}
 	return 0
 }
 
-// focusDepth returns the depth of the outermost focused call among c and
-// its callers (0 without a focus), or -1 if c is hidden or unfocused.
+// focusDepth returns the focus that call c's callees are under (0 without
+// a focus), or -1 if c is not shown.
 func (w *treeWalk) focusDepth(c int) int {
-	focus := -1
-	if w.f.Focus == nil {
-		focus = 0
-	}
+	var chain []int
 	for a := c; a >= 0; a = int(w.l.parent[a]) {
-		k := w.cls(a)
-		if k&2 != 0 {
+		chain = append(chain, a)
+	}
+	focus := 0
+	for i := len(chain) - 1; i >= 0; i-- {
+		a := chain[i]
+		v, _, f := w.f.Decide(w.cls(a), int(w.l.depth[a]), focus)
+		if v == filter.Prune || a == c && v != filter.Show {
 			return -1
 		}
-		if k&1 != 0 {
-			focus = int(w.l.depth[a])
-		}
+		focus = f
 	}
 	return focus
 }
 
 // children visits, from index lo up to hi, the shown calls whose nearest
-// shown caller is outside [lo, hi): within a focused call of depth focus
-// (0 when not yet focused, or with no focus). It stops when visit returns
-// false, returning the index to continue from, or -1 when done.
-func (w *treeWalk) children(lo, hi, focus int, visit func(c int) bool) int {
+// shown caller is outside [lo, hi): callees of a call whose own callees
+// are under focus. It starts at after, if later than lo. It stops when
+// visit returns false, returning the index to continue from, or -1 when
+// done.
+//
+// A call not shown, whose callees may be (not focused yet, or outside
+// the window), is looked into; the focus within it is what Decide says,
+// as for a stream of events: a window does not move the focus.
+func (w *treeWalk) children(lo, hi, after, focus int, visit func(c int) bool) int {
 	l, f := w.l, w.f
-	for c := lo; c < hi; {
+	type within struct{ end, outer int } // a call looked into
+	var stack []within
+	into := func(c int) {
+		_, _, inner := f.Decide(w.cls(c), int(l.depth[c]), focus)
+		stack = append(stack, within{int(l.next[c]), focus})
+		focus = inner
+	}
+	c := lo
+	if after > lo {
+		// Resume inside the calls looked into on the way to after.
+		var path []int
+		for a := int(l.parent[after]); a >= lo; a = int(l.parent[a]) {
+			path = append(path, a)
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			into(path[i])
+		}
+		c = after
+	}
+	for c < hi {
+		for n := len(stack); n > 0 && c >= stack[n-1].end; n-- {
+			focus = stack[n-1].outer
+			stack = stack[:n-1]
+		}
 		if l.start[c] >= int64(f.To) && f.To != 0 {
 			return -1 // later calls begin later still
 		}
-		k := w.cls(c)
 		skip := int(l.next[c])
-		switch {
-		case k&2 != 0, time.Duration(l.dur[c]) < f.MinTime:
-			c = skip // hidden with its callees (which are shorter still)
+		if time.Duration(l.dur[c]) < f.MinTime || l.end(c) < int64(f.From) {
+			c = skip // callees are shorter still, or end earlier
 			continue
-		case l.end(c) < int64(f.From):
+		}
+		switch v, _, _ := f.Decide(w.cls(c), int(l.depth[c]), focus); {
+		case v == filter.Prune:
 			c = skip
 			continue
-		}
-		fd := focus
-		if f.Focus != nil && fd == 0 {
-			if k&1 == 0 {
-				c++ // not focused yet: look among its callees
-				continue
-			}
-			fd = int(l.depth[c])
-		}
-		depth := int(l.depth[c])
-		if fd > 0 {
-			depth = depth - fd + 1
-		}
-		if f.MaxDepth > 0 && depth > f.MaxDepth {
-			c = skip
-			continue
-		}
-		if !f.InWindow(l.start[c]) {
-			c++ // outside the window: its callees may be inside
+		case v == filter.Pass, !f.InWindow(l.start[c]):
+			into(c)
+			c++
 			continue
 		}
 		if !visit(c) {

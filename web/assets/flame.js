@@ -114,15 +114,7 @@ ct.views.flame = async function (root, params) {
     }
     const rowsN = Math.min(anc.length + levels, maxLevels);
     const H = Math.max(rowsN * rowH, 100);
-    const dpr = window.devicePixelRatio || 1;
-    canvas.width = W * dpr;
-    canvas.height = H * dpr;
-    canvas.style.height = H + "px";
-    const g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, H);
-    g.font = "12px system-ui, sans-serif";
-    g.textBaseline = "middle";
+    const g = ct.paint(canvas, W, H, "12px system-ui, sans-serif");
     rects = [];
     const y = (level) => (st.icicle ? level * rowH : H - (level + 1) * rowH);
     const maxDelta = tree.diff ? Math.max(1, ...[tree.value, tree.base]) : 1;

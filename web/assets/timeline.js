@@ -99,17 +99,8 @@ ct.views.timeline = async function (root, params) {
 
   function draw() {
     const t0 = performance.now();
-    const w = W(), h = H(), dpr = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
-      canvas.style.height = h + "px";
-    }
-    const g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, w, h);
-    g.font = "11px system-ui, sans-serif";
-    g.textBaseline = "middle";
+    const w = W(), h = H();
+    const g = ct.paint(canvas, w, h, "11px system-ui, sans-serif");
     const k = w / (st.to - st.from);
     const [a, b] = visibleLanes();
     rects = [];

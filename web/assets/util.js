@@ -88,6 +88,23 @@ ct.colour = function (name) {
   return `hsl(${hue},${sat}%,${light}%)`;
 };
 
+// paint sizes a canvas to w×h CSS pixels at the screen's density, and
+// returns its context cleared, with the font set for labels.
+ct.paint = function (canvas, w, h, font) {
+  const dpr = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+  }
+  canvas.style.height = h + "px";
+  const g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  g.font = font;
+  g.textBaseline = "middle";
+  return g;
+};
+
 // fitText clips a label to a width in pixels.
 ct.fitText = function (ctx, text, width) {
   if (width < 14) return "";
