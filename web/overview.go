@@ -10,9 +10,9 @@ import (
 // knows.
 type overviewJSON struct {
 	query.Overview
-	Base       string `json:"base,omitempty"`    // the trace compared with, if any
-	Warning    string `json:"warning,omitempty"` // why the trace may be incomplete
-	LoadMillis int64  `json:"load_millis"`
+	Base     string `json:"base,omitempty"`    // the trace compared with, if any
+	Warning  string `json:"warning,omitempty"` // why the trace may be incomplete
+	LoadTime int64  `json:"load_ns"`
 }
 
 const (
@@ -21,7 +21,7 @@ const (
 )
 
 func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (any, error) {
-	o := overviewJSON{Overview: s.overviewData(), Warning: s.t.Warning, LoadMillis: s.t.LoadTime.Milliseconds()}
+	o := overviewJSON{Overview: s.overviewData(), Warning: s.t.Warning, LoadTime: int64(s.t.LoadTime)}
 	if s.base != nil {
 		o.Base = s.base.Name
 	}

@@ -17,7 +17,7 @@ type treeRowJSON struct {
 	Call  int    `json:"call"` // index in the goroutine's lane
 	Func  uint32 `json:"func"`
 	Start int64  `json:"start_ns"`
-	Dur   int64  `json:"dur_ns"`
+	Dur   int64  `json:"duration_ns"`
 	Exit  string `json:"exit,omitempty"`
 	Kids  bool   `json:"kids"` // it has callees, maybe not shown
 }

@@ -38,7 +38,7 @@ ct.views.overview = async function (root) {
     ct.el("div", { class: "cols" },
       ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.top_self)))),
       ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.top_total))))),
-    ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${o.load_millis} ms.`));
+    ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${ct.dur(o.load_ns)}.`));
 };
 
 // held is the card of the time the program waited for the trace writer

@@ -59,9 +59,9 @@ ct.views.tree = async function (root, params) {
     for (const c of r.rows) {
       const nm = ct.names[c.func] || "?";
       into.append(expandable([
-        ct.funcLink(nm), ct.el("span", { class: "dur" }, ct.dur(c.dur_ns)),
+        ct.funcLink(nm), ct.el("span", { class: "dur" }, ct.dur(c.duration_ns)),
         c.exit ? ct.el("span", { class: "exit" }, "(" + c.exit + ")") : "",
-        ct.el("a", { href: ct.timelineHref(g, c.start_ns, c.dur_ns), class: "dur", title: "open in the timeline" }, "at " + ct.dur(c.start_ns)),
+        ct.el("a", { href: ct.timelineHref(g, c.start_ns, c.duration_ns), class: "dur", title: "open in the timeline" }, "at " + ct.dur(c.start_ns)),
       ], c.kids, calls(g, c.call)));
     }
     if (r.more >= 0) moreItem(into, (el) => load(el, r.more));
