@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/calltrail/calltrail/internal/gstate"
 )
 
 // Func describes a traced function to the fast path. Generated code
@@ -70,8 +72,8 @@ func Trace() func() {
 		return nop
 	}
 	var pc uintptr
-	if fpHops >= 0 {
-		pc = fpcaller(uintptr(fpHops))
+	if gstate.Hops() >= 0 {
+		pc = gstate.Caller(uintptr(gstate.Hops()))
 	} else {
 		var pcs [1]uintptr
 		runtime.Callers(2, pcs[:])
@@ -120,8 +122,8 @@ func siteFor(pc uintptr) *site {
 	}
 	s := &site{}
 	s.fn.id.Store(id)
-	s.exit = func() { tr.exit(newCall(curGoid()&gMask, id)) }
-	s.exitRoot = func() { tr.exit(newCall(curGoid()&gMask, id) | callRoot) }
+	s.exit = func() { tr.exit(newCall(gstate.Goid()&gMask, id)) }
+	s.exitRoot = func() { tr.exit(newCall(gstate.Goid()&gMask, id) | callRoot) }
 	actual, _ := sites.LoadOrStore(pc, s)
 	return actual.(*site)
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -103,8 +105,8 @@ func hotPath(b *testing.B) func() {
 	return func() {
 		b.StopTimer()
 		var dropped uint64
-		for i := range t.shards {
-			dropped += t.shards[i].dropped.Load()
+		for i := range t.rings {
+			dropped += t.rings[i].Dropped.Load()
 		}
 		b.ReportMetric(100*float64(dropped)/float64(b.N), "%dropped")
 		tr = old
@@ -117,8 +119,8 @@ func hotPath(b *testing.B) func() {
 // read it.
 func release() {
 	if Enabled {
-		s := &tr.shards[curGoid()&tr.shardMask]
-		s.tail.Store(s.state.Load() >> owedBits)
+		s := &tr.rings[gstate.Goid()&tr.ringMask]
+		s.Skip()
 	}
 }
 
@@ -137,13 +139,8 @@ func BenchmarkFloor(b *testing.B) {
 }
 
 // clockRead reads the clock as the hot path does, without the rest of
-// gstate.
-func clockRead() int64 {
-	if useCounter {
-		return ticks()
-	}
-	return nanotime()
-}
+// gstate.State.
+func clockRead() int64 { return clock.Read() }
 
 // BenchmarkHotPathVsFloor measures, in one benchmark and so on one host
 // at one time, the hot path (ns/op), an untraced call and the floor, and

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -52,14 +53,14 @@ func drainStream(n int) []drainEvent {
 }
 
 // fillShard writes evs into s as the hot path does.
-func fillShard(s *shard, evs []drainEvent) {
+func fillShard(s *ring.Ring, evs []drainEvent) {
 	for _, e := range evs {
-		pos, _ := s.reserve(1, 0)
+		pos, _ := s.Reserve(1, 0)
 		w := tracefile.RawExit(e.g, tracefile.Return)
 		if e.enter {
 			w = tracefile.RawEnter(e.g, e.fid)
 		}
-		put(&s.slots[pos&s.mask], w, e.ts)
+		ring.Put(s.At(pos), w, e.ts)
 	}
 }
 
@@ -75,7 +76,7 @@ func BenchmarkDrain(b *testing.B) {
 // benchDrain fills a ring with evs and drains it, b.N events in all.
 func benchDrain(b *testing.B, evs []drainEvent) {
 	n := len(evs)
-	s := newShard(1 << 16)
+	s := ring.New(1 << 16)
 	w := &writer{t: &tracer{}}
 	var batch tracefile.Batch
 	b.ResetTimer()
@@ -93,7 +94,7 @@ func benchDrain(b *testing.B, evs []drainEvent) {
 // reads them back as written.
 func TestDrainStream(t *testing.T) {
 	const n = 1 << 16
-	s := newShard(n)
+	s := ring.New(n)
 	w := &writer{t: &tracer{}}
 	evs := drainStream(n)
 	fillShard(&s, evs)
@@ -101,8 +102,8 @@ func TestDrainStream(t *testing.T) {
 	if got := w.drainShard(&s, &batch, 0); got != n {
 		t.Fatalf("drained %d events of %d", got, n)
 	}
-	for i := range s.slots {
-		if s.slots[i] != (slot{}) {
+	for i, sl := range s.Run(0, n) {
+		if sl != (ring.Slot{}) {
 			t.Fatalf("slot %d not zeroed after draining", i)
 		}
 	}

@@ -1,2 +1,2 @@
 // This file lets the package declare functions without a body, which the
-// go:linkname declarations in runtime.go need on every architecture.
+// go:linkname declarations in exithook_new.go and exithook_old.go need.

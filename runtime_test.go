@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -110,7 +112,7 @@ var treeWant = "->test.outer ->test.inner ->test.leaf <-test.leaf <-test.inner -
 func TestCallTree(t *testing.T) {
 	var g uint64
 	tr := record(t, options{}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		tree()
 	})
 	if got := strings.Join(tr.calls[g], " "); got != treeWant {
@@ -143,7 +145,7 @@ func TestManyGoroutines(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ids[i] = curGoid()
+				ids[i] = gstate.Goid()
 				rec(i % 50)
 			}()
 		}
@@ -165,7 +167,7 @@ func TestManyGoroutines(t *testing.T) {
 
 func TestDeepRecursion(t *testing.T) {
 	depth := 100_000
-	if !fastG {
+	if !gstate.Fast() {
 		// runtime.Stack, the fallback's source of goroutine ids, walks
 		// the whole stack: deep recursion costs quadratic time there.
 		depth = 2_000
@@ -180,7 +182,7 @@ func TestDeepRecursion(t *testing.T) {
 	}
 	var g uint64
 	tr := record(t, options{buffer: 64 << 20}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		rec(depth)
 	})
 	if got := len(tr.calls[g]); got != 2*depth {
@@ -211,7 +213,7 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ids[i] = curGoid()
+				ids[i] = gstate.Goid()
 				for r := 0; r < reps; r++ {
 					rec(depth)
 				}
@@ -249,7 +251,7 @@ func TestRecursionDeeperThanRing(t *testing.T) {
 	}
 	var g uint64
 	tr := record(t, options{buffer: 1}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		rec(depth)
 	})
 	if got := len(tr.calls[g]); got != 2*depth || tr.stats.DroppedCalls != 0 {
@@ -263,7 +265,7 @@ func TestPanicExits(t *testing.T) {
 	var got any
 	var g uint64
 	tr := record(t, options{}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		call(&funcs[5], func() { // recovers
 			defer func() {
 				got = recover()
@@ -290,7 +292,7 @@ func TestPanicExits(t *testing.T) {
 // the panic, and classifying them looks at each return address once, not
 // at the whole stack per frame: linear in the depth.
 func TestDeepPanic(t *testing.T) {
-	if fpHops < 0 {
+	if gstate.Hops() < 0 {
 		t.Skip("no frame pointers to follow on this platform: exits are classified by runtime.Callers")
 	}
 	const depth, rounds = 10_000, 5
@@ -306,7 +308,7 @@ func TestDeepPanic(t *testing.T) {
 	var g uint64
 	walks, lookups := stackWalks.Load(), frameLookups.Load()
 	tr := record(t, options{buffer: 64 << 20}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		for r := 0; r < rounds; r++ {
 			call(&funcs[5], func() { // recovers
 				defer func() { recover() }()
@@ -334,7 +336,7 @@ func TestDeepPanic(t *testing.T) {
 // TestDeepGoexit leaves 10,000 traced frames by runtime.Goexit: every
 // exit reads as left by Goexit, each return address looked up once.
 func TestDeepGoexit(t *testing.T) {
-	if fpHops < 0 {
+	if gstate.Hops() < 0 {
 		t.Skip("no frame pointers to follow on this platform: exits are classified by runtime.Callers")
 	}
 	const depth = 10_000
@@ -353,7 +355,7 @@ func TestDeepGoexit(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			g = curGoid()
+			g = gstate.Goid()
 			rec(depth)
 		}()
 		<-done
@@ -406,7 +408,7 @@ func TestGoexitExits(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			g = curGoid()
+			g = gstate.Goid()
 			call(&funcs[8], func() {
 				call(&funcs[6], func() { runtime.Goexit() })
 			})
@@ -423,17 +425,17 @@ func TestGoexitExits(t *testing.T) {
 func spawner(done chan uint64) {
 	go func() {
 		call(&funcs[2], func() {})
-		done <- curGoid()
+		done <- gstate.Goid()
 	}()
 }
 
 func TestGoroutineParents(t *testing.T) {
-	if parentOff == 0 {
+	if !gstate.HasParents() {
 		t.Skipf("%s on %s: the runtime does not expose parent goroutines", runtime.Version(), runtime.GOARCH)
 	}
 	var parent, child uint64
 	tr := record(t, options{}, func() {
-		parent = curGoid()
+		parent = gstate.Goid()
 		done := make(chan uint64)
 		spawner(done)
 		child = <-done
@@ -473,7 +475,7 @@ func manualOuter() {
 func TestTraceNames(t *testing.T) {
 	var g uint64
 	tr := record(t, options{}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		manualOuter()
 	})
 	p := "github.com/calltrail/calltrail."
@@ -484,7 +486,7 @@ func TestTraceNames(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
-	if !fastG {
+	if !gstate.Fast() {
 		t.Skip("the fallback path (no access to the runtime's g) asks runtime.Stack and runtime.Callers, which allocate")
 	}
 	record(t, options{}, func() {
@@ -506,7 +508,7 @@ func TestZeroAllocs(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	var g uint64
 	tr := record(t, options{}, func() {
-		g = curGoid()
+		g = gstate.Goid()
 		call(&funcs[0], func() {
 			Pause()
 			call(&funcs[1], func() {}) // not recorded
@@ -527,10 +529,9 @@ func TestDropWholeCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.out")
 	stop := useTracer(t, path, options{buffer: 1, full: fullDrop})
 	funcs[3].id.Store(0)
-	s := &tr.shards[curGoid()&tr.shardMask]
-	// Hold the writer back by owning the whole ring: promise every slot.
-	// Instead, fill the ring from this goroutine faster than anything can
-	// drain it: open calls pile up, each owing its exit.
+	s := &tr.rings[gstate.Goid()&tr.ringMask]
+	// Fill the ring from this goroutine faster than anything can drain
+	// it: open calls pile up, each owing its exit.
 	var open []Call
 	for i := 0; i < 5000; i++ {
 		open = append(open, Enter(&funcs[3]))
@@ -548,7 +549,7 @@ func TestDropWholeCalls(t *testing.T) {
 	stop()
 	trc := readTrace(t, path)
 	if refused == 0 {
-		t.Fatalf("no call refused with a ring of %d slots", s.size)
+		t.Fatalf("no call refused with a ring of %d slots", s.Len())
 	}
 	if trc.stats.DroppedCalls != uint64(refused) {
 		t.Errorf("dropped = %d, want %d", trc.stats.DroppedCalls, refused)
@@ -562,38 +563,11 @@ func TestDropWholeCalls(t *testing.T) {
 // cycle counter cannot be used: goroutine ids from runtime.Stack, time
 // from the monotonic clock, exits classified from the stack.
 func TestFallbacks(t *testing.T) {
-	saved := [...]any{fastG, useCounter, parentOff, fpHops}
-	fastG, useCounter, parentOff, fpHops = false, false, 0, -1
-	defer func() {
-		fastG, useCounter, parentOff, fpHops = saved[0].(bool), saved[1].(bool), saved[2].(uintptr), saved[3].(int)
-	}()
+	setup()
+	defer gstate.Fallback()()
+	defer clock.Monotonic()()
 	TestCallTree(t)
 	TestPanicExits(t)
 	TestGoexitExits(t)
 	TestTraceNames(t)
-}
-
-func TestProbe(t *testing.T) {
-	setup()
-	switch runtime.GOARCH {
-	case "amd64", "arm64":
-		if !fastG {
-			t.Fatalf("%s/%s: goroutine id offset not found", runtime.Version(), runtime.GOARCH)
-		}
-		if parentOff == 0 {
-			t.Errorf("%s: parent goroutine offset not found", runtime.Version())
-		}
-		if fpHops < 0 {
-			t.Errorf("frame pointer walk not calibrated")
-		}
-	default:
-		if fastG {
-			t.Fatalf("fast goroutine ids on %s, which has no assembly", runtime.GOARCH)
-		}
-	}
-	done := make(chan [2]uint64)
-	go func() { done <- [2]uint64{curGoid(), stackGoid()} }()
-	if ids := <-done; ids[0] != ids[1] {
-		t.Errorf("goroutine id %d, runtime.Stack says %d", ids[0], ids[1])
-	}
 }

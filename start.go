@@ -10,10 +10,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -86,15 +88,10 @@ func parseSize(s string) (int, error) {
 	return n * mult, nil
 }
 
-var setupOnce sync.Once
-
-// setup probes the runtime and the machine; it runs once per process.
+// setup probes the runtime and the machine, once per process.
 func setup() {
-	setupOnce.Do(func() {
-		probeG()
-		probeCallers()
-		setupClock()
-	})
+	gstate.Probe()
+	clock.Setup()
 }
 
 // newTracer builds the rings for o and starts the writer on out.
@@ -108,7 +105,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 
 	exe, _ := os.Executable()
 	goid := "g"
-	if !fastG {
+	if !gstate.Fast() {
 		goid = "stack"
 	}
 	meta := map[string]string{
@@ -121,9 +118,9 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		"gomaxprocs": strconv.Itoa(runtime.GOMAXPROCS(0)),
 		"pid":        strconv.Itoa(os.Getpid()),
 		"start":      time.Now().Format(time.RFC3339Nano),
-		"clock":      clockName,
+		"clock":      clock.Name(),
 		"goid":       goid,
-		"parents":    strconv.FormatBool(parentOff != 0),
+		"parents":    strconv.FormatBool(gstate.HasParents()),
 		"buffer":     strconv.Itoa(nshards * per * slotSize),
 		"shards":     strconv.Itoa(nshards),
 		"full":       [...]string{fullWait: "wait", fullDrop: "drop"}[o.full],
@@ -145,11 +142,11 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		return nil, err
 	}
 	w.enc = enc
-	w.startNs = nanotime()
-	enc.Clock(now(), 0)
+	w.startNs = clock.Nanotime()
+	enc.Clock(clock.Now(), 0)
 	if text != nil {
 		nsPer := 1.0
-		if useCounter {
+		if clock.Counter() {
 			nsPer = roughNsPerUnit()
 		}
 		w.text = &textView{w: bufio.NewWriter(text), c: textCloser, reg: &t.reg, nsPer: nsPer, stacks: map[uint64][]textFrame{}}
@@ -166,15 +163,15 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 // powers of two.
 func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 	t := &tracer{
-		shards:    make([]shard, nshards),
-		shardMask: uint64(nshards - 1),
-		waitqs:    make([]waitq, nshards),
-		policy:    policy,
-		seen:      make([]atomic.Uint64, 1<<12),
-		seenMask:  1<<12 - 1,
+		rings:    make([]ring.Ring, nshards),
+		ringMask: uint64(nshards - 1),
+		waitqs:   make([]waitq, nshards),
+		policy:   policy,
+		seen:     make([]atomic.Uint64, 1<<12),
+		seenMask: 1<<12 - 1,
 	}
-	for i := range t.shards {
-		t.shards[i] = newShard(per)
+	for i := range t.rings {
+		t.rings[i] = ring.New(per)
 		t.waitqs[i].cond.L = &t.waitqs[i].mu
 	}
 	t.reg.init()
@@ -184,10 +181,10 @@ func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 // roughNsPerUnit measures the length of a trace unit over a millisecond,
 // for the live view; the file gets exact calibration points instead.
 func roughNsPerUnit() float64 {
-	u0, n0 := now(), nanotime()
-	for nanotime()-n0 < 1_000_000 {
+	u0, n0 := clock.Now(), clock.Nanotime()
+	for clock.Nanotime()-n0 < 1_000_000 {
 	}
-	return float64(nanotime()-n0) / float64(now()-u0)
+	return float64(clock.Nanotime()-n0) / float64(clock.Now()-u0)
 }
 
 func init() {

@@ -3,9 +3,13 @@ package calltrail
 import (
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -13,34 +17,49 @@ import (
 // A program has one, started by init when built with the calltrail tag;
 // tests make their own.
 type tracer struct {
-	shards    []shard
-	shardMask uint64
-	waitqs    []waitq         // per shard: goroutines waiting for room
-	policy    fullPolicy      // what a goroutine does when its ring is full
-	seen      []atomic.Uint64 // goroutines whose creation record is in a ring
-	seenMask  uint64
-	reg       registry
-	w         *writer
+	rings    []ring.Ring
+	ringMask uint64
+	waitqs   []waitq         // per shard: goroutines waiting for room
+	policy   fullPolicy      // what a goroutine does when its ring is full
+	seen     []atomic.Uint64 // goroutines whose creation record is in a ring
+	seenMask uint64
+	reg      registry
+	w        *writer
 
 	stopping atomic.Bool // the trace is closing: nobody waits for room any more
 }
 
-// stamp returns the calling goroutine's id and the time.
-func stamp() (g uint64, ts int64) {
-	if !fastG {
-		return stackGoid() & gMask, nanotime()
-	}
-	g, _, ticks := gstate(goidOff)
-	return g & gMask, units(ticks)
+// What a goroutine does when its ring is full.
+type fullPolicy uint8
+
+const (
+	// fullWait: the goroutine waits until the writer has made room, so
+	// no call is lost; the time it waits is counted.
+	fullWait fullPolicy = iota
+	// fullDrop: the call is dropped, whole, and counted; the program
+	// never waits. An enter is admitted only if the slot of its exit
+	// can be promised too.
+	fullDrop
+	// A third policy, overwriting the oldest events, fits here: its
+	// full handler moves the tail itself instead of waiting for the
+	// writer, and, as with fullWait, exits reserve their own slots.
+)
+
+// waitq is where goroutines wait for room in one ring. The writer
+// broadcasts after each pass over the rings while anyone waits.
+type waitq struct {
+	waiters atomic.Int32
+	mu      sync.Mutex
+	cond    sync.Cond
 }
 
-// units turns a cycle counter reading from gstate into trace units, or
-// reads the monotonic clock where the counter is not used.
-func units(ticks int64) int64 {
-	if useCounter {
-		return ticks >> tickShift
+// stamp returns the calling goroutine's id and the time.
+func stamp() (g uint64, ts int64) {
+	if !gstate.Fast() {
+		return gstate.StackGoid() & gMask, clock.Nanotime()
 	}
-	return nanotime()
+	g, _, ticks := gstate.State()
+	return g & gMask, clock.Units(ticks)
 }
 
 // enter records the calling goroutine's entry into f, giving f its id the
@@ -50,22 +69,22 @@ func (t *tracer) enter(f *Func) Call {
 	if id == 0 {
 		if id = t.register(f); id == 0 {
 			// No id left for f: its calls are lost, and counted so.
-			t.shards[0].dropped.Add(1)
+			t.rings[0].Dropped.Add(1)
 			return 0
 		}
 	}
 	g, ts := stamp()
-	i := g & t.shardMask
+	i := g & t.ringMask
 	if t.seen[g&t.seenMask].Load() != g {
 		return t.enterFirst(i, g, id, ts)
 	}
 	// take, by hand: a call of it costs a tenth of the floor (see
 	// BenchmarkHotPathVsFloor), and this is the hot path.
-	s := &t.shards[i]
+	s := &t.rings[i]
 	var pos uint64
 	if t.policy == fullWait {
 		var full bool
-		if pos, full = s.claim(1); full {
+		if pos, full = s.Claim(1); full {
 			if !t.waitFree(i, pos, 1) {
 				return 0
 			}
@@ -73,13 +92,13 @@ func (t *tracer) enter(f *Func) Call {
 		}
 	} else {
 		var ok bool
-		if pos, ok = s.reserve(1, 1); !ok {
-			s.dropped.Add(1)
+		if pos, ok = s.Reserve(1, 1); !ok {
+			s.Dropped.Add(1)
 			return 0
 		}
 	}
 	c := newCall(g, id)
-	put(&s.slots[pos&s.mask], c.word(), ts)
+	ring.Put(s.At(pos), c.word(), ts)
 	return c
 }
 
@@ -89,9 +108,9 @@ func (t *tracer) enter(f *Func) Call {
 // fullDrop it refuses, counting the call as dropped. It reports whether
 // the call is to be recorded.
 func (t *tracer) take(i, n uint64, ts int64) (uint64, int64, bool) {
-	s := &t.shards[i]
+	s := &t.rings[i]
 	if t.policy == fullWait {
-		pos, full := s.claim(n)
+		pos, full := s.Claim(n)
 		if full {
 			if !t.waitFree(i, pos, n) {
 				return 0, 0, false
@@ -100,9 +119,9 @@ func (t *tracer) take(i, n uint64, ts int64) (uint64, int64, bool) {
 		}
 		return pos, ts, true
 	}
-	pos, ok := s.reserve(n, 1)
+	pos, ok := s.Reserve(n, 1)
 	if !ok {
-		s.dropped.Add(1)
+		s.Dropped.Add(1)
 	}
 	return pos, ts, ok
 }
@@ -113,19 +132,19 @@ func (t *tracer) take(i, n uint64, ts int64) (uint64, int64, bool) {
 //
 //go:noinline
 func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
-	s := &t.shards[i]
+	s := &t.rings[i]
 	pos, ts, ok := t.take(i, 4, ts)
 	if !ok {
 		return 0 // the record waits for the goroutine's next call
 	}
 	t.seen[g&t.seenMask].Store(g)
-	parent, gopc, startpc := gInfo()
-	b, c := &s.slots[(pos+1)&s.mask], &s.slots[(pos+2)&s.mask]
+	parent, gopc, startpc := gstate.Info()
+	b, c := s.At(pos+1), s.At(pos+2)
 	b.Word, b.Time = parent, int64(gopc)
 	c.Word, c.Time = 0, int64(startpc)
-	put(&s.slots[pos&s.mask], g<<opBits|tracefile.RawGoroutineOp, ts)
+	ring.Put(s.At(pos), g<<opBits|tracefile.RawGoroutineOp, ts)
 	call := newCall(g, id) | callRoot
-	put(&s.slots[(pos+3)&s.mask], call.word(), ts)
+	ring.Put(s.At(pos+3), call.word(), ts)
 	return call
 }
 
@@ -152,13 +171,13 @@ func (t *tracer) register(f *Func) uint32 {
 //
 //go:noinline
 func (t *tracer) waitFree(i, pos, n uint64) bool {
-	s, q := &t.shards[i], &t.waitqs[i]
-	start := nanotime()
+	s, q := &t.rings[i], &t.waitqs[i]
+	start := clock.Nanotime()
 	q.mu.Lock()
 	q.waiters.Add(1)
 	ok := false
 	for {
-		if ok = s.free(pos, n); ok || t.stopping.Load() {
+		if ok = s.Free(pos, n); ok || t.stopping.Load() {
 			break
 		}
 		t.w.wake()
@@ -166,8 +185,8 @@ func (t *tracer) waitFree(i, pos, n uint64) bool {
 	}
 	q.waiters.Add(-1)
 	q.mu.Unlock()
-	s.waits.Add(1)
-	s.held.Add(uint64(nanotime() - start))
+	s.Waits.Add(1)
+	s.Held.Add(uint64(clock.Nanotime() - start))
 	return ok
 }
 
@@ -197,31 +216,31 @@ func (t *tracer) waiting() bool {
 // exit records the end of call c, on the goroutine that entered it.
 func (t *tracer) exit(c Call) {
 	panicking, ts := uintptr(1), int64(0) // without g, ask the stack every time
-	if fastG {
-		_, panicking, ts = gstate(goidOff)
-		ts = units(ts)
+	if gstate.Fast() {
+		_, panicking, ts = gstate.State()
+		ts = clock.Units(ts)
 	} else {
-		ts = nanotime()
+		ts = clock.Nanotime()
 	}
 	kind := tracefile.Return
 	if panicking != 0 {
 		kind = exitKind()
 	}
 	g := c.goroutine()
-	i := g & t.shardMask
-	s := &t.shards[i]
-	var sl *slot
+	i := g & t.ringMask
+	s := &t.rings[i]
+	var sl *ring.Slot
 	if t.policy == fullWait {
-		pos, full := s.claim(1)
+		pos, full := s.Claim(1)
 		// The call ended at ts; a wait is its caller's time.
 		if full && !t.waitFree(i, pos, 1) {
 			return // the trace is closing: the call reads as unfinished
 		}
-		sl = &s.slots[pos&s.mask]
+		sl = s.At(pos)
 	} else {
-		sl = s.claimOwed()
+		sl = s.ClaimOwed()
 	}
-	put(sl, c.exitWord(kind), ts)
+	ring.Put(sl, c.exitWord(kind), ts)
 	if c&(callMain|callRoot) != 0 {
 		t.left(c, g, kind)
 	}
@@ -307,11 +326,11 @@ const (
 //
 //go:noinline
 func exitKind() tracefile.ExitKind {
-	if fpHops < 0 {
+	if gstate.Hops() < 0 {
 		return exitKindCallers()
 	}
 	for k := 0; k < 8; k++ {
-		switch frameClass(fpcaller(uintptr(fpHops + k))) {
+		switch frameClass(gstate.Caller(uintptr(gstate.Hops() + k))) {
 		case frameSkip:
 			continue
 		case framePanic:
@@ -412,7 +431,7 @@ var exitFrames = map[string]bool{
 // entry pc of one of its functions: a func value points at a word holding
 // the code pointer.
 var selfPkg = func() string {
-	f := stackGoid
-	name := funcName(**(**uintptr)(unsafe.Pointer(&f)))
+	f := nop
+	name := runtime.FuncForPC(**(**uintptr)(unsafe.Pointer(&f))).Name()
 	return name[:strings.LastIndexByte(name, '.')+1]
 }()

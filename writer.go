@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/indented"
+	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -25,7 +27,7 @@ type writer struct {
 	profiles *profiler       // the Go runtime's profiles, or nil
 	text     *textView       // the live indented view, or nil
 	every    time.Duration
-	startNs  int64  // nanotime() when tracing started
+	startNs  int64  // clock.Nanotime() when tracing started
 	lag      uint64 // slots drain leaves to settle, see drain
 	sites    map[uintptr]pcSite
 	calls    uint64
@@ -180,8 +182,8 @@ func (w *writer) serve(r flushReq) (closed bool) {
 }
 
 func (w *writer) anyPending() bool {
-	for i := range w.t.shards {
-		if w.t.shards[i].pending() {
+	for i := range w.t.rings {
+		if w.t.rings[i].Pending() {
 			return true
 		}
 	}
@@ -203,25 +205,21 @@ func (w *writer) pendingBytes() int {
 // sit in the shared cache and stream in cheaply.
 func (w *writer) drain(lag uint64) int {
 	n := 0
-	for i := range w.t.shards {
-		n += w.drainShard(&w.t.shards[i], &w.batches[i], lag)
+	for i := range w.t.rings {
+		n += w.drainShard(&w.t.rings[i], &w.batches[i], lag)
 	}
 	return n
 }
 
-func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
-	tail := s.tail.Load()
-	// Under fullWait the head may be up to a ring ahead, over slots
-	// claimed by goroutines waiting for this pass to free them.
-	avail := min((s.state.Load()>>owedBits-tail)&headMask, s.size)
+func (w *writer) drainShard(s *ring.Ring, b *tracefile.Batch, lag uint64) int {
+	tail, avail := s.Readable()
 	if avail <= lag {
 		return 0
 	}
 	avail -= lag
 	start := tail
 	for avail > 0 {
-		i := tail & s.mask
-		run := s.slots[i : i+min(avail, s.size-i)]
+		run := s.Run(tail, avail)
 		n := b.AppendRaw(run)
 		if w.text != nil {
 			w.textEvents(run[:n])
@@ -231,36 +229,24 @@ func (w *writer) drainShard(s *shard, b *tracefile.Batch, lag uint64) int {
 		if avail == 0 {
 			break
 		}
-		sl := &s.slots[tail&s.mask]
-		word := load(sl)
+		sl := s.At(tail)
+		word := ring.Load(sl)
 		if word&tracefile.RawOpMask != tracefile.RawGoroutineOp || avail < 3 {
 			if word == 0 || avail < 3 {
 				break // handed out but not yet written, or a record cut by the lag
 			}
 			continue // the run stopped at the ring's end
 		}
-		w.goroutine(&w.gbatch, word>>opBits, sl.Time, &s.slots[(tail+1)&s.mask], &s.slots[(tail+2)&s.mask])
+		w.goroutine(&w.gbatch, word>>opBits, sl.Time, s.At(tail+1), s.At(tail+2))
 		tail += 3
 		avail -= 3
 	}
-	if tail == start {
-		return 0
-	}
-	// Zero what was read, then hand it back: the producers' atomic load of
-	// the tail orders these plain stores before their next use of a slot.
-	i, j := start&s.mask, tail&s.mask
-	if i < j {
-		clear(s.slots[i:j])
-	} else {
-		clear(s.slots[i:])
-		clear(s.slots[:j])
-	}
-	s.tail.Store(tail)
+	s.Release(tail)
 	return int(tail - start)
 }
 
 // textEvents shows events in the live text view.
-func (w *writer) textEvents(run []slot) {
+func (w *writer) textEvents(run []ring.Slot) {
 	for _, sl := range run {
 		g, op := sl.Word>>opBits, sl.Word&tracefile.RawOpMask
 		if op&3 == 0 {
@@ -273,7 +259,7 @@ func (w *writer) textEvents(run []slot) {
 
 // goroutine encodes a goroutine's creation record, naming the functions
 // at its pcs.
-func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *slot) {
+func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *ring.Slot) {
 	parent, gopc, startpc := pb.Word, uintptr(pb.Time), uintptr(pc.Time)
 	gr := tracefile.Goroutine{ID: g, Parent: parent}
 	if gopc != 0 {
@@ -314,7 +300,7 @@ func (w *writer) site(pc uintptr) pcSite {
 func (w *writer) write() {
 	first, fs := w.t.reg.unwritten()
 	w.enc.Funcs(first, fs)
-	w.enc.Clock(now(), nanotime()-w.startNs)
+	w.enc.Clock(clock.Now(), clock.Nanotime()-w.startNs)
 	// Goroutine records go before the events of the cycle, so that a
 	// reader knows of a goroutine's parent before it reads the parent's
 	// events of the cycle, whatever the order of the rings.
@@ -333,11 +319,11 @@ func (w *writer) write() {
 
 func (w *writer) stats() tracefile.Stats {
 	st := tracefile.Stats{Calls: w.calls, Flushes: w.flushes}
-	for i := range w.t.shards {
-		s := &w.t.shards[i]
-		st.DroppedCalls += s.dropped.Load()
-		st.Waits += s.waits.Load()
-		st.HeldNs += s.held.Load()
+	for i := range w.t.rings {
+		s := &w.t.rings[i]
+		st.DroppedCalls += s.Dropped.Load()
+		st.Waits += s.Waits.Load()
+		st.HeldNs += s.Held.Load()
 	}
 	return st
 }

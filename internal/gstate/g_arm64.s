@@ -1,8 +1,8 @@
 #include "textflag.h"
 
-// func gstate(goidOff uintptr) (goid uint64, panicking uintptr, ticks int64)
+// func read(goidOff uintptr) (goid uint64, panicking uintptr, ticks int64)
 // See g_amd64.s. The counter is the virtual count register CNTVCT_EL0.
-TEXT ·gstate(SB),NOSPLIT,$0-32
+TEXT ·read(SB),NOSPLIT,$0-32
 	MOVD	goidOff+0(FP), R0
 	MOVD	(g)(R0), R1
 	MOVD	R1, goid+8(FP)
@@ -12,22 +12,21 @@ TEXT ·gstate(SB),NOSPLIT,$0-32
 	MOVD	R2, ticks+24(FP)
 	RET
 
-// func ticks() int64
-TEXT ·ticks(SB),NOSPLIT,$0-8
+// func Ticks() int64
+TEXT ·Ticks(SB),NOSPLIT,$0-8
 	MRS	CNTVCT_EL0, R0
 	MOVD	R0, ret+0(FP)
 	RET
 
-// func gword(off uintptr) uint64
-TEXT ·gword(SB),NOSPLIT,$0-16
+// func word(off uintptr) uint64
+TEXT ·word(SB),NOSPLIT,$0-16
 	MOVD	off+0(FP), R0
 	MOVD	(g)(R0), R1
 	MOVD	R1, ret+8(FP)
 	RET
 
-
-// func fpcaller(hops uintptr) uintptr: see g_amd64.s.
-TEXT ·fpcaller(SB),NOSPLIT,$0-16
+// func Caller(hops uintptr) uintptr: see g_amd64.s.
+TEXT ·Caller(SB),NOSPLIT,$0-16
 	MOVD	R29, R0
 	MOVD	hops+0(FP), R1
 loop:

@@ -1,4 +1,4 @@
-package calltrail
+package gstate
 
 import (
 	"bytes"
@@ -10,17 +10,59 @@ import (
 
 // The hot path reads the goroutine id straight from the runtime's g, at an
 // offset that changes between Go releases. probeG finds the offsets at
-// start-up and checks them against what runtime.Stack prints; when that
-// fails (an unknown release or architecture) calltrail falls back to
-// parsing runtime.Stack, which is slow but always right.
+// start-up and checks them against what runtime.Stack prints, and checks
+// that g._panic is where the assembly reads it; when that fails (an
+// unknown release or architecture) calltrail falls back to parsing
+// runtime.Stack, which is slow but always right.
 var (
-	fastG     bool    // goidOff is verified; gstate may be used
+	fast      bool    // goidOff and panicOff are verified; State may be used
 	goidOff   uintptr // offset of g.goid
 	parentOff uintptr // offset of g.parentGoid, 0 if unknown
 	gopcOff   uintptr // offset of g.gopc, 0 if unknown
 	startOff  uintptr // offset of g.startpc, 0 if unknown
-	fpHops    = -1    // frame pointer hops for Trace's caller, -1 if unknown
+	hops      = -1    // frame pointer hops for Trace's caller, -1 if unknown
 )
+
+// panicOff is the offset of g._panic, which the assembly reads: the second
+// word after the stack bounds and stackguard0/1 in every Go release since
+// go1.4.
+const panicOff = 32
+
+var probeOnce sync.Once
+
+// Probe finds and checks the offsets in the runtime's g that the hot path
+// reads, and how to find Trace's caller from frame pointers. It runs once
+// per process; the fallbacks serve until it has.
+func Probe() {
+	probeOnce.Do(func() {
+		probeG()
+		probeHops()
+	})
+}
+
+// Fast reports whether State may be used: the offsets it reads are
+// verified.
+func Fast() bool { return fast }
+
+// State returns the calling goroutine's id, whether a panic or Goexit is
+// unwinding it (non-zero g._panic), and the cycle counter, in one call.
+// Only when Fast.
+func State() (goid uint64, panicking uintptr, ticks int64) { return read(goidOff) }
+
+// HasParents reports whether Info can tell a goroutine's creator.
+func HasParents() bool { return parentOff != 0 }
+
+// Hops is the number of frame pointers Caller follows from a function
+// shaped like Trace to its caller's return address, -1 if unknown.
+func Hops() int { return hops }
+
+// Fallback makes this package act as where its offsets are unknown, for
+// tests of the slow paths, until the returned function restores it.
+func Fallback() (restore func()) {
+	f, p, h := fast, parentOff, hops
+	fast, parentOff, hops = false, 0, -1
+	return func() { fast, parentOff, hops = f, p, h }
+}
 
 // scanLimit bounds the offsets probeG tries: the g struct is a little over
 // 400 bytes in the releases calltrail knows.
@@ -52,10 +94,11 @@ func goMinor(v string) int {
 	return n
 }
 
-// stackGoid parses the id of the calling goroutine out of runtime.Stack:
-// "goroutine 18 [running]:". Buffers are pooled: runtime.Stack keeps its
-// argument reachable, so a local buffer would escape on every call.
-func stackGoid() uint64 {
+// StackGoid parses the id of the calling goroutine out of runtime.Stack:
+// "goroutine 18 [running]:", slowly, everywhere. Buffers are pooled:
+// runtime.Stack keeps its argument reachable, so a local buffer would
+// escape on every call.
+func StackGoid() uint64 {
 	bp := stackBufs.Get().(*[64]byte)
 	b := bp[:runtime.Stack(bp[:], false)]
 	b = bytes.TrimPrefix(b, []byte("goroutine "))
@@ -80,9 +123,9 @@ type probe struct {
 }
 
 func (p *probe) fill() {
-	p.goid = stackGoid()
+	p.goid = StackGoid()
 	for i := range p.words {
-		p.words[i] = gword(uintptr(i * 8))
+		p.words[i] = word(uintptr(i * 8))
 	}
 	var pcs [1]uintptr
 	runtime.Callers(2, pcs[:])
@@ -114,9 +157,9 @@ func probeParent(self, child *probe) {
 	<-probeDone
 }
 
-// probeG sets fastG, goidOff and the optional offsets.
+// probeG sets fast, goidOff and the optional offsets.
 func probeG() {
-	if !haveG {
+	if !Have {
 		return
 	}
 	var main, a, b, c probe
@@ -143,6 +186,14 @@ func probeG() {
 		}
 		return true
 	}
+	for _, p := range all {
+		if p.words[panicOff/8] != 0 {
+			return // not panicking, yet something at _panic's offset
+		}
+	}
+	if !panicSeen() {
+		return
+	}
 	off := knownGoidOffset(runtime.Version())
 	if off == 0 || off >= scanLimit || !matches(off) {
 		off = 0
@@ -156,7 +207,7 @@ func probeG() {
 	if off == 0 {
 		return
 	}
-	goidOff, fastG = off, true
+	goidOff, fast = off, true
 
 	// b was started by a: look after goid for a's id, then the pc of the
 	// go statement in probeParent, then the entry of probeChild.
@@ -189,43 +240,69 @@ func funcEntry(pc uintptr) uintptr {
 	return 0
 }
 
-// gInfo reads the calling goroutine's parent id, the pc of the go
-// statement that created it and the pc it started at.
-func gInfo() (parent uint64, gopc, startpc uintptr) {
+// panicSeen reports whether the word at panicOff is set while a panic,
+// and while runtime.Goexit, unwinds a goroutine: the hot path's test of
+// whether an exit may be other than a return.
+func panicSeen() bool {
+	var during [2]uint64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			during[0] = word(panicOff)
+			recover()
+		}()
+		panic("calltrail: probing g._panic")
+	}()
+	<-done
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { during[1] = word(panicOff) }()
+		runtime.Goexit()
+	}()
+	<-done
+	return during[0] != 0 && during[1] != 0
+}
+
+// Info reads the calling goroutine's parent id, the pc of the go
+// statement that created it and the pc it started at; zeros when
+// HasParents is false.
+func Info() (parent uint64, gopc, startpc uintptr) {
 	if parentOff == 0 {
 		return 0, 0, 0
 	}
-	return gword(parentOff), uintptr(gword(gopcOff)), uintptr(gword(startOff))
+	return word(parentOff), uintptr(word(gopcOff)), uintptr(word(startOff))
 }
 
-// curGoid returns the id of the calling goroutine.
-func curGoid() uint64 {
-	if fastG {
-		id, _, _ := gstate(goidOff)
+// Goid returns the id of the calling goroutine.
+func Goid() uint64 {
+	if fast {
+		id, _, _ := read(goidOff)
 		return id
 	}
-	return stackGoid()
+	return StackGoid()
 }
 
-// probeCallers finds how many saved frame pointers separate Trace's view
-// of the stack from its caller's return address, by asking the same
-// question from a function shaped like Trace and checking the answer with
-// runtime.Callers. fpHops stays -1, and Trace uses runtime.Callers, when
-// no answer checks out.
-func probeCallers() {
-	if !haveG {
+// probeHops finds how many saved frame pointers separate Trace's view of
+// the stack from its caller's return address, by asking the same question
+// from a function shaped like Trace and checking the answer with
+// runtime.Callers. hops stays -1, and Trace uses runtime.Callers, when no
+// answer checks out.
+func probeHops() {
+	if !Have {
 		return
 	}
 	for h := 0; h < 4; h++ {
-		if ok := probeHops(h); ok {
-			fpHops = h
+		if ok := tryHops(h); ok {
+			hops = h
 			return
 		}
 	}
 }
 
 //go:noinline
-func probeHops(h int) bool {
+func tryHops(h int) bool {
 	got := callerLike(h)
 	var pcs [1]uintptr
 	runtime.Callers(1, pcs[:])
@@ -237,5 +314,5 @@ func probeHops(h int) bool {
 //
 //go:noinline
 func callerLike(h int) uintptr {
-	return fpcaller(uintptr(h))
+	return Caller(uintptr(h))
 }

@@ -1,6 +1,6 @@
 //go:build !amd64 || race
 
-package calltrail
+package ring
 
 import "sync/atomic"
 

@@ -1,11 +1,12 @@
 #include "textflag.h"
 
-// func gstate(goidOff uintptr) (goid uint64, panicking uintptr, ticks int64)
+// func read(goidOff uintptr) (goid uint64, panicking uintptr, ticks int64)
 //
 // One call gives the hot path everything it needs from the machine: the
-// current goroutine's id, whether it is panicking (g._panic, at offset 32
-// in every Go release), and the time stamp counter.
-TEXT ·gstate(SB),NOSPLIT,$0-32
+// current goroutine's id, whether it is panicking (g._panic, at offset
+// panicOff in every Go release calltrail knows, checked at start-up), and
+// the time stamp counter.
+TEXT ·read(SB),NOSPLIT,$0-32
 	MOVQ	TLS, CX
 	MOVQ	0(CX)(TLS*1), CX
 	MOVQ	goidOff+0(FP), AX
@@ -19,17 +20,17 @@ TEXT ·gstate(SB),NOSPLIT,$0-32
 	MOVQ	AX, ticks+24(FP)
 	RET
 
-// func ticks() int64
-TEXT ·ticks(SB),NOSPLIT,$0-8
+// func Ticks() int64
+TEXT ·Ticks(SB),NOSPLIT,$0-8
 	RDTSC
 	SHLQ	$32, DX
 	ORQ	DX, AX
 	MOVQ	AX, ret+0(FP)
 	RET
 
-// func gword(off uintptr) uint64 reads the word at offset off of the
+// func word(off uintptr) uint64 reads the word at offset off of the
 // current goroutine's g. Used only at start-up, to find and check offsets.
-TEXT ·gword(SB),NOSPLIT,$0-16
+TEXT ·word(SB),NOSPLIT,$0-16
 	MOVQ	TLS, CX
 	MOVQ	0(CX)(TLS*1), CX
 	MOVQ	off+0(FP), AX
@@ -37,12 +38,11 @@ TEXT ·gword(SB),NOSPLIT,$0-16
 	MOVQ	AX, ret+8(FP)
 	RET
 
-
-// func fpcaller(hops uintptr) uintptr follows hops saved frame pointers up
+// func Caller(hops uintptr) uintptr follows hops saved frame pointers up
 // from the caller's frame and returns the return address stored beside
 // the last one. Which hops value gives the return address of a given
-// function is found at start-up (see probeCallers).
-TEXT ·fpcaller(SB),NOSPLIT,$0-16
+// function is found at start-up (see probeHops).
+TEXT ·Caller(SB),NOSPLIT,$0-16
 	MOVQ	BP, AX
 	MOVQ	hops+0(FP), CX
 loop:

@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package calltrail
+package ring
 
 // publish stores v to *p after the stores that precede it. On amd64 every
 // store has release order (TSO) and the Go compiler keeps stores in

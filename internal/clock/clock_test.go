@@ -1,0 +1,31 @@
+package clock
+
+import (
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/internal/gstate"
+)
+
+// TestNow checks that trace units advance with the monotonic clock, at
+// a rate within a factor of two of a nanosecond, as the shift means them.
+func TestNow(t *testing.T) {
+	gstate.Probe()
+	Setup()
+	t.Logf("clock %s, counter %v, shift %d", Name(), Counter(), tickShift)
+	u0, n0 := Now(), Nanotime()
+	time.Sleep(20 * time.Millisecond)
+	u1, n1 := Now(), Nanotime()
+	ratio := float64(u1-u0) / float64(n1-n0)
+	if ratio < 0.5 || ratio > 2 {
+		t.Errorf("%d units in %d ns: %.2f a nanosecond", u1-u0, n1-n0, ratio)
+	}
+	if Counter() && Units(Read()) < u1 {
+		t.Errorf("Units(Read()) is behind Now")
+	}
+	restore := Monotonic()
+	if Counter() || Now() < n1 {
+		t.Errorf("Monotonic: counter %v, Now %d before the monotonic clock's %d", Counter(), Now(), n1)
+	}
+	restore()
+}

@@ -1,0 +1,18 @@
+//go:build amd64 || arm64
+
+package gstate
+
+// Have reports whether this architecture has the assembly that reads the
+// current goroutine's g and the cycle counter.
+const Have = true
+
+func read(goidOff uintptr) (goid uint64, panicking uintptr, ticks int64)
+func word(off uintptr) uint64
+
+// Ticks reads the cycle counter: TSC on amd64, CNTVCT_EL0 on arm64.
+func Ticks() int64
+
+// Caller follows hops saved frame pointers up from its caller's frame and
+// returns the return address stored beside the last one: for a function
+// shaped like Trace, Hops() of them give its caller's return address.
+func Caller(hops uintptr) uintptr

@@ -1,0 +1,97 @@
+package gstate
+
+import (
+	"runtime"
+	"testing"
+)
+
+func TestProbe(t *testing.T) {
+	Probe()
+	switch runtime.GOARCH {
+	case "amd64", "arm64":
+		if !Fast() {
+			t.Fatalf("%s/%s: the offsets of g.goid and g._panic were not verified", runtime.Version(), runtime.GOARCH)
+		}
+		if !HasParents() {
+			t.Errorf("%s: parent goroutine offset not found", runtime.Version())
+		}
+		if Hops() < 0 {
+			t.Errorf("frame pointer walk not calibrated")
+		}
+	default:
+		if Fast() {
+			t.Fatalf("fast goroutine ids on %s, which has no assembly", runtime.GOARCH)
+		}
+	}
+	done := make(chan [2]uint64)
+	go func() { done <- [2]uint64{Goid(), StackGoid()} }()
+	if ids := <-done; ids[0] != ids[1] {
+		t.Errorf("goroutine id %d, runtime.Stack says %d", ids[0], ids[1])
+	}
+}
+
+// TestState checks what State says of a goroutine: its id, and whether a
+// panic or Goexit unwinds it, as the hot path's exits ask.
+func TestState(t *testing.T) {
+	Probe()
+	if !Fast() {
+		t.Skipf("no fast path on %s/%s", runtime.Version(), runtime.GOARCH)
+	}
+	type seen struct {
+		goid      uint64
+		panicking uintptr
+	}
+	look := func() seen {
+		g, p, _ := State()
+		return seen{g, p}
+	}
+	done := make(chan [3]seen)
+	go func() {
+		var s [3]seen
+		defer func() { done <- s }()
+		s[0] = look()
+		func() {
+			defer func() {
+				s[1] = look()
+				recover()
+			}()
+			panic("test")
+		}()
+		s[2] = look() // recovered: no panic in progress
+	}()
+	s := <-done
+	want := s[0].goid
+	for i, x := range s {
+		if x.goid != want {
+			t.Errorf("look %d: goroutine %d, want %d", i, x.goid, want)
+		}
+	}
+	if s[0].panicking != 0 || s[1].panicking == 0 || s[2].panicking != 0 {
+		t.Errorf("panicking before, during and after a recovered panic: %x %x %x, want 0, non-zero, 0", s[0].panicking, s[1].panicking, s[2].panicking)
+	}
+}
+
+func TestFallback(t *testing.T) {
+	Probe()
+	restore := Fallback()
+	if Fast() || HasParents() || Hops() != -1 {
+		t.Errorf("Fallback leaves Fast %v, HasParents %v, Hops %d", Fast(), HasParents(), Hops())
+	}
+	done := make(chan [2]uint64)
+	go func() { done <- [2]uint64{Goid(), StackGoid()} }()
+	if ids := <-done; ids[0] != ids[1] || ids[0] == 0 {
+		t.Errorf("goroutine id %d, runtime.Stack says %d", ids[0], ids[1])
+	}
+	restore()
+	if Have && !Fast() {
+		t.Error("restore did not restore")
+	}
+}
+
+func TestGoMinor(t *testing.T) {
+	for v, want := range map[string]int{"go1.22.3": 22, "go1.26rc1": 26, "go1.9": 9, "devel go1.27-abc": 0, "": 0} {
+		if got := goMinor(v); got != want {
+			t.Errorf("goMinor(%q) = %d, want %d", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package ring
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// A Slot holds one event as the writer's encoder takes it. Time is
+// written first, then Word is published (see Put); a non-zero Word tells
+// the writer the slot is complete. Word is never zero: goroutine ids start
+// at 1. The writer zeroes consumed slots before it moves the ring's tail
+// past them. A goroutine record takes three slots: the goroutine and the
+// time; its parent and the pc of the go statement; and the pc it started
+// at.
+type Slot = tracefile.Raw
+
+// state packs a ring's head (the next slot to hand out, 40 bits that wrap)
+// with the number of exits owed: slots promised to calls whose enter is in
+// the ring (by Reserve). After Claim the head may run up to a ring ahead
+// of the tail, over slots claimed by goroutines waiting for them.
+const (
+	owedBits = 24
+	owedMask = 1<<owedBits - 1
+	headMask = 1<<40 - 1
+)
+
+// A Ring is a ring of slots shared by the goroutines whose id maps to it.
+// All events of one goroutine go to one ring, in order, so the writer
+// never has to merge. Many goroutines write a ring; one reads it. The
+// fields written by the writers and by the reader sit on separate cache
+// lines.
+//
+// The struct is three whole cache lines, so that in an array of rings no
+// ring's busy line is shared with its neighbour's: the writers' atomic add
+// on one line, the reader's tail and the slow path's counters on the
+// second, and read-only fields on the third.
+type Ring struct {
+	state atomic.Uint64
+	_     [56]byte
+	tail  atomic.Uint64 // next slot the reader reads; written by the reader only
+	// Counters of the program's writers, kept here for their cache
+	// line.
+	Dropped atomic.Uint64 // calls refused because the ring was full
+	Waits   atomic.Uint64 // times a goroutine waited for room
+	Held    atomic.Uint64 // nanoseconds goroutines waited for room
+	_       [32]byte
+	slots   []Slot
+	mask    uint64
+	size    uint64
+	_       [24]byte
+}
+
+// New returns a ring of size slots, a power of two.
+func New(size int) Ring {
+	return Ring{slots: make([]Slot, size), mask: uint64(size - 1), size: uint64(size)}
+}
+
+// Claim takes the next n slots, with one atomic add, whether or not the
+// ring has room: full reports that the slots' previous occupants may not
+// be consumed yet, and the caller must wait until Free says they are
+// before it writes them. The reader consumes slots in order, and the slot
+// at its tail is never one whose owner waits, so every claim is served in
+// turn.
+func (r *Ring) Claim(n uint64) (pos uint64, full bool) {
+	pos = (r.state.Add(n<<owedBits)>>owedBits - n) & headMask
+	return pos, (pos+n-r.tail.Load())&headMask > r.size
+}
+
+// Free reports whether the slots before pos+n are all consumed from the
+// previous lap, so that those up to it can be written.
+func (r *Ring) Free(pos, n uint64) bool {
+	return (pos+n-r.tail.Load())&headMask <= r.size
+}
+
+// Reserve claims n consecutive slots to write now and promises owe more
+// for later (ClaimOwed). It fails, without blocking, when the ring cannot
+// hold them all. A ring is used with Claim or with Reserve, not both.
+func (r *Ring) Reserve(n, owe uint64) (pos uint64, ok bool) {
+	tail := r.tail.Load()
+	for {
+		st := r.state.Load()
+		head := st >> owedBits
+		if (head-tail)&headMask+st&owedMask+n+owe > r.size {
+			return 0, false
+		}
+		if r.state.CompareAndSwap(st, st+n<<owedBits+owe) {
+			return head, true
+		}
+	}
+}
+
+// ClaimOwed takes a slot promised by Reserve.
+func (r *Ring) ClaimOwed() *Slot {
+	st := r.state.Add(1<<owedBits - 1)
+	return &r.slots[(st>>owedBits-1)&r.mask]
+}
+
+// At returns the slot at position pos.
+func (r *Ring) At(pos uint64) *Slot { return &r.slots[pos&r.mask] }
+
+// Put completes a slot: its time, then its word, published.
+func Put(sl *Slot, word uint64, ts int64) {
+	sl.Time = ts
+	publish(&sl.Word, word)
+}
+
+// Load reads a slot's word, pairing with Put.
+func Load(sl *Slot) uint64 { return atomic.LoadUint64(&sl.Word) }
+
+// Pending reports whether slots have been handed out that the reader has
+// not consumed.
+func (r *Ring) Pending() bool {
+	return (r.state.Load()>>owedBits-r.tail.Load())&headMask != 0
+}
+
+// Readable returns the reader's tail and how many slots from it have
+// been handed out: some may not be written yet (their word is zero).
+// Past a full ring's worth are slots claimed by goroutines that wait for
+// room, not counted.
+func (r *Ring) Readable() (tail, n uint64) {
+	tail = r.tail.Load()
+	return tail, min((r.state.Load()>>owedBits-tail)&headMask, r.size)
+}
+
+// Run returns the slots from pos on, at most n, up to the ring's end.
+func (r *Ring) Run(pos, n uint64) []Slot {
+	i := pos & r.mask
+	return r.slots[i : i+min(n, r.size-i)]
+}
+
+// Release hands back the slots from the tail up to pos, once read: it
+// zeroes them, then moves the tail, which the writers load atomically
+// before they use a slot again.
+func (r *Ring) Release(pos uint64) {
+	tail := r.tail.Load()
+	i, j := tail&r.mask, pos&r.mask
+	switch {
+	case pos == tail:
+		return
+	case i < j:
+		clear(r.slots[i:j])
+	default:
+		clear(r.slots[i:])
+		clear(r.slots[:j])
+	}
+	r.tail.Store(pos)
+}
+
+var _ [0]struct{} = [unsafe.Sizeof(Ring{}) % 64]struct{}{} // Ring is whole cache lines
+
+// Skip abandons every slot handed out: the tail moves to the head, and
+// the slots keep what they hold. Only where no reader runs, and the slots
+// are not to be read: benchmarks of the writers stand in for the reader
+// with it, at no cost of their own.
+func (r *Ring) Skip() {
+	r.tail.Store(r.state.Load() >> owedBits & headMask)
+}
+
+// Len returns the number of slots of the ring.
+func (r *Ring) Len() int { return len(r.slots) }
