@@ -7,15 +7,15 @@ import (
 // Change is how one function, or one chain, changed between two traces.
 // Functions compare self time, chains the time of their outermost calls.
 type Change struct {
-	Name      string   `json:"name,omitempty"`  // a function
-	Chain     []string `json:"chain,omitempty"` // or a chain, recursion folded
-	BaseCalls uint64   `json:"base_calls"`
-	NewCalls  uint64   `json:"new_calls"`
-	BaseNs    int64    `json:"base_ns"`
-	NewNs     int64    `json:"new_ns"`
-	DeltaNs   int64    `json:"delta_ns"`
-	Appeared  bool     `json:"appeared,omitempty"` // only in the new trace
-	Vanished  bool     `json:"vanished,omitempty"` // only in the base trace
+	Name      string `json:"name,omitempty"`  // a function
+	Chain     []Step `json:"chain,omitempty"` // or a chain, recursion folded
+	BaseCalls uint64 `json:"base_calls"`
+	NewCalls  uint64 `json:"new_calls"`
+	BaseNs    int64  `json:"base_ns"`
+	NewNs     int64  `json:"new_ns"`
+	DeltaNs   int64  `json:"delta_ns"`
+	Appeared  bool   `json:"appeared,omitempty"` // only in the new trace
+	Vanished  bool   `json:"vanished,omitempty"` // only in the base trace
 }
 
 // Diff is what changed from one trace to another.
@@ -51,7 +51,9 @@ func Compare(base, cur *Trace, top int) Diff {
 	akids, bkids := a.children(), b.children()
 	var chains []Change
 	add := func(t *Tree, i int32, c Change) {
-		c.Chain = t.Path(i)
+		for _, n := range t.Path(i) {
+			c.Chain = append(c.Chain, Step{Name: n})
+		}
 		if c.BaseCalls+c.NewCalls > 0 {
 			chains = append(chains, c)
 		}
@@ -90,7 +92,7 @@ func largest(cs []Change, top int) []Change {
 		}
 		k := ""
 		for _, s := range c.Chain {
-			k += s + "\x00"
+			k += s.Name + "\x00"
 		}
 		return k
 	}

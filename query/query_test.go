@@ -122,7 +122,7 @@ func TestCompare(t *testing.T) {
 	d := Compare(base, cur, 0)
 	byChain := map[string]Change{}
 	for _, c := range d.Chains {
-		byChain[strings.Join(c.Chain, " ")] = c
+		byChain[stepNames(c.Chain)] = c
 	}
 	if c := byChain["main.main A"]; c.BaseNs != 20 || c.NewNs != 40 || c.DeltaNs != 20 || c.Appeared || c.Vanished {
 		t.Errorf("main.main -> A: %+v", c)
@@ -281,7 +281,16 @@ func TestCompareFunctions(t *testing.T) {
 	if s := strings.Join(got, " | "); s != want {
 		t.Errorf("functions:\n%s\nwant\n%s", s, want)
 	}
-	if c := d.Chains[0]; strings.Join(c.Chain, " ") != "main" || c.BaseNs != 100 || c.NewNs != 40 {
+	if c := d.Chains[0]; stepNames(c.Chain) != "main" || c.BaseNs != 100 || c.NewNs != 40 {
 		t.Errorf("first chain change: %+v", c)
 	}
+}
+
+// stepNames joins the names of a chain's steps with spaces.
+func stepNames(steps []Step) string {
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = s.Name
+	}
+	return strings.Join(names, " ")
 }

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/calltrail/calltrail/analysis"
@@ -69,7 +68,7 @@ func writeDiff(w io.Writer, what string, cs []query.Change) {
 		}
 		name := c.Name
 		if name == "" {
-			name = strings.Join(c.Chain, " -> ")
+			name = chainText(c.Chain, " -> ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%d\t%d\t\t%s%s\n", dur(c.BaseNs), dur(c.NewNs), sign, dur(d), c.BaseCalls, c.NewCalls, name, note)
 	}
