@@ -33,14 +33,19 @@ type Overview struct {
 	Routines  Goroutines         `json:"goroutine_summary"`
 }
 
+// Calls returns the number of calls in the trace.
+func (t *Trace) Calls() uint64 {
+	var n uint64
+	for _, f := range t.Profile.Funcs {
+		n += f.Calls
+	}
+	return n
+}
+
 // Overview returns the overview, with top functions by self and by total
 // time, and the goroutines alive in each of slices slices of the trace.
 func (t *Trace) Overview(top, slices int) Overview {
 	p := t.Profile
-	var calls uint64
-	for _, f := range p.Funcs {
-		calls += f.Calls
-	}
 	o := Overview{
 		File:       t.Name,
 		Name:       t.ProgramName(),
@@ -48,7 +53,7 @@ func (t *Trace) Overview(top, slices int) Overview {
 		Go:         strings.TrimSpace(p.Meta["go"] + " " + p.Meta["goos"] + "/" + p.Meta["goarch"]),
 		DurationNs: int64(p.Duration),
 		Goroutines: p.Goroutines,
-		Calls:      calls,
+		Calls:      t.Calls(),
 		Dropped:    p.Stats.DroppedCalls,
 		Full:       p.Meta["full"],
 		HeldNs:     p.Stats.HeldNs,

@@ -317,10 +317,6 @@ func summarizeRun(trace string, st instrument.Stats) {
 		return
 	}
 	p := t.Profile
-	var calls uint64
-	for _, f := range p.Funcs {
-		calls += f.Calls
-	}
 	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages)
 	if st.Inlined > 0 {
 		instrumented += fmt.Sprintf(" (%d more left to the compiler's inliner: --inlined traces them)", st.Inlined)
@@ -329,7 +325,7 @@ func summarizeRun(trace string, st instrument.Stats) {
 		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)"
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %d calls in %d goroutines over %s",
-		instrumented, calls, p.Goroutines, indented.Round(p.Duration))
+		instrumented, t.Calls(), p.Goroutines, indented.Round(p.Duration))
 	if p.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, " (%d calls dropped)", p.Stats.DroppedCalls)
 	}

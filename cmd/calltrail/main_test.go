@@ -92,17 +92,7 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	tracetest.Golden(t, name, got, *update)
 }
 
 func TestReplay(t *testing.T) {

@@ -1,0 +1,171 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/tracefile"
+	"github.com/google/pprof/profile"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// script is main.main calling main.A twice, the second time through
+// main.B, which panics; and goroutine 2, started by main.main, running
+// main.worker, which calls main.B.
+const script = `
+1 +main.main 0
+1 +main.A 100
+1 - 1100
+2 go 1 main.main 1150
+2 +main.worker 1200
+2 +main.B 1300
+1 +main.A 2000
+1 +main.B 2100
+1 ! 52100
+1 ! 52200
+2 - 60000
+2 - 61000
+1 - 90000
+`
+
+func reader(t *testing.T, data []byte) *tracefile.Reader {
+	t.Helper()
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func analyse(t *testing.T, data []byte) *analysis.Profile {
+	t.Helper()
+	p := analysis.Analyze(reader(t, data), analysis.Options{ByGoroutine: true})
+	if p.Err != nil {
+		t.Fatal(p.Err)
+	}
+	return p
+}
+
+// TestFormats writes every format of one trace and compares it with its
+// golden file.
+func TestFormats(t *testing.T) {
+	data, err := tracetest.Build(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folded, chrome, speedscope bytes.Buffer
+	if _, err := Folded(&folded, analyse(t, data)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Chrome(&chrome, reader(t, data), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Speedscope(&speedscope, reader(t, data), &filter.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	tracetest.Golden(t, "folded.golden", folded.String(), *update)
+	tracetest.Golden(t, "chrome.golden", chrome.String(), *update)
+	tracetest.Golden(t, "speedscope.golden", speedscope.String(), *update)
+	for name, b := range map[string][]byte{"chrome": chrome.Bytes(), "speedscope": speedscope.Bytes()} {
+		if !json.Valid(b) {
+			t.Errorf("%s: not valid JSON", name)
+		}
+	}
+}
+
+// TestPprof reads the pprof export back with pprof's own parser: a valid
+// profile whose self times add up to the folded stacks', labelled by
+// goroutine.
+func TestPprof(t *testing.T) {
+	data, err := tracetest.Build(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := Pprof(&buf, analyse(t, data)); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prof.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	var calls, wall int64
+	goroutines := map[int64]bool{}
+	for _, s := range prof.Sample {
+		calls += s.Value[0]
+		wall += s.Value[1]
+		for _, g := range s.NumLabel["goroutine"] {
+			goroutines[g] = true
+		}
+	}
+	// main.main 90µs on g1 and main.worker 59.8µs on g2, unfinished
+	// calls excepted: all are finished here.
+	if calls != 6 || wall != 90000+59800 {
+		t.Errorf("pprof: %d calls, %d ns; want 6 calls, %d ns", calls, wall, 90000+59800)
+	}
+	if len(goroutines) != 2 {
+		t.Errorf("samples labelled with goroutines %v, want 2", goroutines)
+	}
+}
+
+// TestDeepStacksCut exports a recursion deeper than MaxStack: the stack
+// formats keep the innermost MaxStack calls and count the chains cut; the
+// time-ordered ones leave out the calls nested deeper and count them.
+func TestDeepStacksCut(t *testing.T) {
+	const depth = 1000
+	data := tracetest.Recursion(depth)
+	p := analyse(t, data)
+	var folded bytes.Buffer
+	cut, err := Folded(&folded, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut == 0 {
+		t.Error("Folded cut no chain of a 1000-deep recursion")
+	}
+	var total int64
+	for _, line := range strings.Split(strings.TrimSpace(folded.String()), "\n") {
+		stack, ns, _ := strings.Cut(line, " ")
+		if n := strings.Count(stack, ";") + 1; n > MaxStack {
+			t.Fatalf("folded stack of %d frames", n)
+		}
+		v, _ := strconv.ParseInt(ns, 10, 64)
+		total += v
+	}
+	var want int64
+	for _, c := range p.Root.Children {
+		want += c.Total
+	}
+	if total != want {
+		t.Errorf("folded stacks add up to %d ns, the trace to %d", total, want)
+	}
+	prof, pcut := Profile(p)
+	if pcut != cut {
+		t.Errorf("pprof cut %d chains, folded %d", pcut, cut)
+	}
+	for _, s := range prof.Sample {
+		if len(s.Location) > MaxStack {
+			t.Fatalf("pprof sample of %d locations", len(s.Location))
+		}
+	}
+	var chrome bytes.Buffer
+	left, err := Chrome(&chrome, reader(t, data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// main.main, depth calls of main.rec and main.leaf: depth+2 calls.
+	if kept := strings.Count(chrome.String(), `"ph":"X"`); kept != MaxStack || left != depth+2-MaxStack {
+		t.Errorf("chrome kept %d calls and left out %d; want %d and %d", kept, left, MaxStack, depth+2-MaxStack)
+	}
+}

@@ -1,0 +1,92 @@
+package replay
+
+import (
+	"bytes"
+	"flag"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/indented"
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// script is main.main calling main.A twice, the second time through
+// main.B, which panics; and goroutine 2, started by main.main, running
+// main.worker, which calls main.B and is cut short by the trace's end.
+const script = `
+1 +main.main 0
+1 +main.A 100
+1 - 1100
+2 go 1 main.main 1150
+2 +main.worker 1200
+2 +main.B 1300
+1 +main.A 2000
+1 +main.B 2100
+1 ! 52100
+1 ! 52200
+2 - 60000
+1 - 90000
+`
+
+func TestWrite(t *testing.T) {
+	data, err := tracetest.Build(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    filter.Filter
+		o    Options
+	}{
+		{"all", filter.Filter{}, Options{}},
+		{"parents", filter.Filter{}, Options{Parents: true}},
+		{"goroutine", filter.Filter{G: 2}, Options{}},
+		{"focus", filter.Filter{Focus: regexp.MustCompile(`main\.B`)}, Options{}},
+		{"hide", filter.Filter{Hide: regexp.MustCompile(`main\.A`)}, Options{}},
+		{"depth", filter.Filter{MaxDepth: 2}, Options{}},
+		{"long", filter.Filter{MinTime: 10 * time.Microsecond}, Options{}},
+		{"window", filter.Filter{From: 1500, To: 2500}, Options{}},
+	} {
+		r, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := Write(&out, r, &tc.f, tc.o); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		tracetest.Golden(t, tc.name+".golden", out.String(), *update)
+	}
+}
+
+// TestDeep checks that a deep recursion's lines stay short: indented at
+// most indented.MaxIndent tabs, with the depth beyond written out.
+func TestDeep(t *testing.T) {
+	const depth = 1000
+	r, err := tracefile.NewReader(bytes.NewReader(tracetest.Recursion(depth)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, r, &filter.Filter{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2*(depth+2) {
+		t.Fatalf("%d lines for %d calls", len(lines), depth+2)
+	}
+	for _, l := range lines {
+		if n := strings.Count(l, "\t"); n > indented.MaxIndent {
+			t.Fatalf("line indented %d tabs: %.80q", n, l)
+		}
+	}
+	if want := "\t[1002]->main.leaf"; !strings.Contains(out.String(), want) {
+		t.Errorf("the innermost call's line does not end in %q", want)
+	}
+}
