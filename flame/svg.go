@@ -50,7 +50,7 @@ func DiffColour(value, base, all int64) string {
 	if delta < 0 {
 		hue = 215
 	}
-	return fmt.Sprintf("hsl(%d,%.0f%%,%.0f%%)", hue, 40+50*s, 80-30*s)
+	return fmt.Sprintf("hsl(%d,%d%%,%d%%)", hue, int(math.Round(40+50*s)), int(math.Round(80-30*s)))
 }
 
 // WriteSVG draws graph t as a static SVG, each box with a tooltip giving

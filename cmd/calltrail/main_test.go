@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/tracefile"
 )
 

@@ -324,6 +324,16 @@ func TestFlamePageBrowser(t *testing.T) {
 			t.Errorf("%s: the page colours it %s, the SVG %s", n, colours[i], flame.Colour(n))
 		}
 	}
+	// value, base, all: slower, faster, the same, small against all.
+	changes := [][3]int64{{150, 100, 1000}, {100, 400, 1000}, {1000, 1001, 5000}, {30, 20, 100000}, {7, 0, 10}}
+	var diffColours []string
+	js, _ := json.Marshal(changes)
+	p.eval(string(js)+`.map(([v, b, a]) => ct.diffColour(v, b, a))`, &diffColours)
+	for i, c := range changes {
+		if want := flame.DiffColour(c[0], c[1], c[2]); i >= len(diffColours) || diffColours[i] != want {
+			t.Errorf("change %v: the page colours it %v, the SVG %s", c, diffColours, want)
+		}
+	}
 	if len(p.exceptions) > 0 {
 		t.Errorf("JavaScript exceptions: %q", p.exceptions)
 	}

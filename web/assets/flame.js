@@ -117,15 +117,10 @@ ct.views.flame = async function (root, params) {
     const g = ct.paint(canvas, W, H, "12px system-ui, sans-serif");
     rects = [];
     const y = (level) => (st.icicle ? level * rowH : H - (level + 1) * rowH);
-    const maxDelta = tree.diff ? Math.max(1, ...[tree.value, tree.base]) : 1;
+    const all = tree.diff ? Math.max(tree.value, tree.base) : 0;
     const fill = (f) => {
       if (re && re.test(f.name)) return "#b12cd6";
-      if (tree.diff && f.parent) {
-        const delta = f.value - f.base;
-        const s = Math.min(1, Math.abs(delta) / Math.max(f.base, f.value, maxDelta * 0.01));
-        if (Math.abs(delta) < 0.01 * Math.max(f.value, f.base)) return "#c8c8c8";
-        return delta > 0 ? `hsl(0,${40 + 50 * s}%,${80 - 30 * s}%)` : `hsl(215,${40 + 50 * s}%,${80 - 30 * s}%)`;
-      }
+      if (tree.diff && f.parent) return ct.diffColour(f.value, f.base, all);
       return f.parent ? ct.colour(f.name) : "#d9d9d9";
     };
     const box = (f, x, w, level) => {

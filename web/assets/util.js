@@ -88,6 +88,16 @@ ct.colour = function (name) {
   return `hsl(${hue},${sat}%,${light}%)`;
 };
 
+// diffColour colours a box by its change from the base, red for slower
+// and blue for faster, deeper for larger changes (against the box's own
+// time, or a hundredth of all), grey for no change.
+ct.diffColour = function (value, base, all) {
+  const delta = value - base;
+  if (Math.abs(delta) < 0.01 * Math.max(value, base)) return "#c8c8c8";
+  const s = Math.min(1, Math.abs(delta) / Math.max(base, value, Math.floor(all / 100), 1));
+  return `hsl(${delta < 0 ? 215 : 0},${Math.round(40 + 50 * s)}%,${Math.round(80 - 30 * s)}%)`;
+};
+
 // paint sizes a canvas to w×h CSS pixels at the screen's density, and
 // returns its context cleared, with the font set for labels.
 ct.paint = function (canvas, w, h, font) {
