@@ -26,14 +26,6 @@ func build(t *testing.T, script string) *tracefile.Reader {
 	return r
 }
 
-func atoi(s string) uint64 {
-	var n uint64
-	for _, c := range s {
-		n = n*10 + uint64(c-'0')
-	}
-	return n
-}
-
 // figures are a function's figures, comparable.
 type figures struct {
 	Calls                 uint64

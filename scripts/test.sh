@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs calltrail's whole test suite: formatting and static checks, the tests
 # with and without the calltrail build tag and under the race detector, a
-# short fuzzing run of the trace reader, the runtime's tests on every Go
-# release from go1.22 (toolchains come from the Go module proxy), and on
-# linux/arm64 and linux/riscv64 under qemu (installed from Debian's
-# packages when missing). Cross-builds for darwin/arm64 and windows/amd64.
+# short fuzzing run of the trace reader, the runtime's tests (with its
+# internal packages') on every Go release from go1.22 (toolchains come
+# from the Go module proxy), and on linux/arm64 and linux/riscv64 under
+# qemu (installed from Debian's packages when missing). Cross-builds for darwin/arm64 and windows/amd64.
 # The web UI's browser tests drive headless Chromium (installed from
 # Debian's packages when missing) in every pass of the tests.
 set -euo pipefail
@@ -58,7 +58,7 @@ go test -run '^$' -fuzz FuzzParams -fuzztime 5s ./web
 step "the runtime on every supported Go release"
 for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
 	echo "-- $v"
-	GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile
+	GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile ./internal/gstate ./internal/clock ./internal/ring
 done
 
 step "other platforms"
@@ -74,12 +74,14 @@ trap 'rm -rf "$tmp"' EXIT
 for arch in arm64 riscv64; do
 	echo "-- linux/$arch under qemu"
 	GOARCH=$arch go test -c -tags calltrail -o "$tmp/calltrail-$arch.test" .
-	GOARCH=$arch go test -c -o "$tmp/tracefile-$arch.test" ./tracefile
 	qemu_arch=$arch
 	[ "$arch" = arm64 ] && qemu_arch=aarch64
 	# The process tests build and run host binaries; the rest run here.
 	(cd "$tmp" && "qemu-$qemu_arch" "./calltrail-$arch.test" -test.count=1 -test.skip 'TestProcess|TestCompiledOut')
-	(cd ./tracefile && "qemu-$qemu_arch" "$tmp/tracefile-$arch.test" -test.count=1)
+	for pkg in tracefile internal/gstate internal/clock internal/ring; do
+		GOARCH=$arch go test -c -o "$tmp/pkg-$arch.test" "./$pkg"
+		(cd "./$pkg" && "qemu-$qemu_arch" "$tmp/pkg-$arch.test" -test.count=1)
+	done
 done
 for target in darwin/arm64 windows/amd64; do
 	echo "-- $target: build"
