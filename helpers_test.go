@@ -1,6 +1,7 @@
 package calltrail
 
 import (
+	"io"
 	"os"
 	"sync"
 	"testing"
@@ -26,13 +27,19 @@ func useTracer(tb testing.TB, path string, o options) (stop func()) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return useTracerOn(tb, f, o)
+}
+
+// useTracerOn is useTracer writing to out.
+func useTracerOn(tb testing.TB, out io.WriteCloser, o options) (stop func()) {
+	tb.Helper()
 	if o.every == 0 {
 		o.every = 100e6
 	}
 	if o.buffer == 0 {
 		o.buffer = defaultBuffer
 	}
-	t, err := newTracer(o, f, nil, nil)
+	t, err := newTracer(o, out, nil, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -46,4 +53,35 @@ func useTracer(tb testing.TB, path string, o options) (stop func()) {
 		tr = old
 		sites = sync.Map{}
 	}
+}
+
+// A gate holds back writes to a file while it is shut: a disk that
+// stalls, for the writer to wait on.
+type gate struct {
+	*os.File
+	mu   sync.Mutex
+	cond *sync.Cond
+	shut bool
+}
+
+func newGate(f *os.File) *gate {
+	g := &gate{File: f}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *gate) set(shut bool) {
+	g.mu.Lock()
+	g.shut = shut
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	for g.shut {
+		g.cond.Wait()
+	}
+	g.mu.Unlock()
+	return g.File.Write(p)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/gstate"
@@ -194,10 +195,11 @@ func TestDeepRecursion(t *testing.T) {
 }
 
 // TestWaitKeepsEveryCall fills the smallest rings from eight goroutines
-// at once, far faster than they drain: under the default policy every
-// goroutine waits for room, and every call is in the trace, in order.
+// at once while the disk stalls, so that the writer cannot drain them:
+// under the default policy the goroutines wait for room, and every call
+// is in the trace, in order.
 func TestWaitKeepsEveryCall(t *testing.T) {
-	const gs, depth, reps = 8, 20, 2000
+	const gs, depth, reps = 8, 20, 200
 	var rec func(d int)
 	rec = func(d int) {
 		call(&funcs[3], func() {
@@ -207,20 +209,38 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 		})
 	}
 	ids := make([]uint64, gs)
-	tr := record(t, options{buffer: 1}, func() {
-		var wg sync.WaitGroup
-		for i := range ids {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ids[i] = gstate.Goid()
-				for r := 0; r < reps; r++ {
-					rec(depth)
-				}
-			}()
+	path := filepath.Join(t.TempDir(), "trace.out")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := newGate(f)
+	stop := useTracerOn(t, disk, options{buffer: 1, every: 1e6})
+	funcs[3].id.Store(0)
+	disk.set(true)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = gstate.Goid()
+			for r := 0; r < reps; r++ {
+				rec(depth)
+			}
+		}()
+	}
+	// The writer fills the file's buffers, then waits for the disk, and
+	// the rings fill: someone waits for room (and counts the wait once
+	// it has room).
+	for deadline := time.Now().Add(time.Minute); !tr.waiting(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no goroutine waited for room in a minute with the disk stalled")
 		}
-		wg.Wait()
-	})
+	}
+	disk.set(false)
+	wg.Wait()
+	stop()
+	tr := readTrace(t, path)
 	one := strings.Repeat("->test.rec ", depth) + strings.Repeat("<-test.rec ", depth)
 	want := strings.TrimSpace(strings.Repeat(one, reps))
 	for _, g := range ids {

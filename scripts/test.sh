@@ -4,7 +4,8 @@
 # short fuzzing run of the trace reader, the runtime's tests (with its
 # internal packages') on every Go release from go1.22 (toolchains come
 # from the Go module proxy), and on linux/arm64 and linux/riscv64 under
-# qemu (installed from Debian's packages when missing). Cross-builds for darwin/arm64 and windows/amd64.
+# qemu (installed from Debian's packages when missing). Cross-builds for
+# darwin/arm64 and windows/amd64.
 # The web UI's browser tests drive headless Chromium (installed from
 # Debian's packages when missing) in every pass of the tests.
 set -euo pipefail
