@@ -197,6 +197,9 @@ type Profile struct {
 	// profile, and its block or mutex profile: then Func and Node have
 	// their CPU and Wait times, and Func what it waited on.
 	HasCPU, HasWaits bool
+	// ProfileErrors say which of the trace's profiles were left out,
+	// and why.
+	ProfileErrors []error
 	// Lifetimes are the goroutines' spans from first to last traced
 	// event, in nanoseconds, Work their time in traced calls, and Starts
 	// the times of their first events; one entry per goroutine, in the

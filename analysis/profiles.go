@@ -2,6 +2,9 @@ package analysis
 
 import (
 	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -24,9 +27,11 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 		names[f.Name] = f
 	}
 	if data, ok := pprofs["cpu"]; ok {
-		if prof, err := profile.Parse(bytes.NewReader(data)); err == nil {
+		if prof, err := parseProfile(data); err == nil {
 			p.HasCPU = true
 			p.cpu(prof, names)
+		} else {
+			p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("cpu profile left out: %w", err))
 		}
 	}
 	for _, kind := range []string{"block", "mutex"} {
@@ -34,8 +39,9 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 		if !ok {
 			continue
 		}
-		prof, err := profile.Parse(bytes.NewReader(data))
+		prof, err := parseProfile(data)
 		if err != nil {
+			p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("%s profile left out: %w", kind, err))
 			continue
 		}
 		p.HasWaits = true
@@ -48,6 +54,32 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 		sort.Slice(f.Syscalls, func(i, j int) bool { return f.Syscalls[i].Ns > f.Syscalls[j].Ns })
 	}
 	p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
+}
+
+// maxInflation bounds how much larger than its gzip a profile may be: a
+// profile.proto compresses some five to ten times, a crafted one
+// thousands of times, to gigabytes.
+const maxInflation = 64
+
+// parseProfile parses a profile as runtime/pprof writes it, gzipped,
+// inflating it to at most maxInflation times its size (and a mebibyte).
+func parseProfile(data []byte) (*profile.Profile, error) {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		limit := int64(len(data))*maxInflation + 1<<20
+		raw, err := io.ReadAll(io.LimitReader(zr, limit+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(raw)) > limit {
+			return nil, fmt.Errorf("it inflates to more than %d times its %d bytes", maxInflation, len(data))
+		}
+		data = raw
+	}
+	return profile.ParseData(data)
 }
 
 // runtimePrefix starts the names of the calltrail runtime's functions.

@@ -212,11 +212,12 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 // Chrome writes the calls of r as Trace Event JSON: one complete ("X")
 // event per call, a thread per goroutine named by thread_name metadata.
 // Perfetto and chrome://tracing open it. It returns how many calls nested
-// deeper than MaxStack it left out.
+// deeper than MaxStack it left out. Of a damaged trace it writes the calls
+// before the damage, and returns the error that stopped reading.
 func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
-	cs, cut, err := calls(r, f, ChromeLimit, "Chrome")
-	if err != nil {
-		return cut, err
+	cs, cut, readErr := calls(r, f, ChromeLimit, "Chrome")
+	if readErr != nil && !tracefile.IsIncomplete(readErr) {
+		return cut, readErr
 	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
@@ -247,7 +248,10 @@ func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
 		bw.WriteByte('}')
 	}
 	bw.WriteString("\n]}\n")
-	return cut, bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return cut, err
+	}
+	return cut, readErr
 }
 
 // micros formats nanoseconds as microseconds, exactly.
@@ -257,11 +261,12 @@ func micros(ns int64) string {
 
 // Speedscope writes the calls of r in speedscope's file format: one
 // evented profile per goroutine, frames shared. It returns how many calls
-// nested deeper than MaxStack it left out.
+// nested deeper than MaxStack it left out, and, as Chrome does, the error
+// that stopped reading a damaged trace after writing what came before.
 func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
-	cs, cut, err := calls(r, f, 50_000_000, "speedscope")
-	if err != nil {
-		return cut, err
+	cs, cut, readErr := calls(r, f, 50_000_000, "speedscope")
+	if readErr != nil && !tracefile.IsIncomplete(readErr) {
+		return cut, readErr
 	}
 	type event struct {
 		Type  string `json:"type"`
@@ -348,5 +353,8 @@ func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error)
 	if err := json.NewEncoder(bw).Encode(doc); err != nil {
 		return cut, err
 	}
-	return cut, bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return cut, err
+	}
+	return cut, readErr
 }

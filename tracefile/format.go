@@ -41,6 +41,11 @@ const (
 // reader allocate without limit.
 const maxChunk = 64 << 20
 
+// MaxNanos bounds the times of a trace's events, in nanoseconds since it
+// started: 2^52, 52 days. A later time is damage, and so that sums of
+// durations stay far from overflow, the reader refuses it.
+const MaxNanos = 1 << 52
+
 // maxFuncID bounds function ids; ids are dense, so anything larger is
 // corruption rather than a big program.
 const maxFuncID = 1 << 22

@@ -407,8 +407,18 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 	return nil // a chunk type from a later minor revision: skip it
 }
 
-func (rd *Reader) nanos(ticks int64) int64 {
-	return rd.ns0 + int64(float64(ticks-rd.t0)*rd.rate)
+// nanos converts a time in ticks to nanoseconds since the trace started,
+// reporting false for one beyond MaxNanos. A time before the start (the
+// cores' clocks differ by a few ticks) is the start.
+func (rd *Reader) nanos(ticks int64) (int64, bool) {
+	ns := float64(rd.ns0) + float64(ticks-rd.t0)*rd.rate
+	switch {
+	case ns <= MaxNanos:
+		return int64(max(ns, 0)), true
+	case ns > MaxNanos:
+		return 0, false
+	}
+	return 0, true // NaN: a clock that makes no sense; read as the start
 }
 
 // switchTo makes g the goroutine of the events that follow, forgetting
@@ -466,7 +476,10 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	rd.ev = d.p
 	rd.left--
 	rd.last += int64(dt>>1) ^ -int64(dt&1)
-	t := rd.nanos(rd.last)
+	t, ok := rd.nanos(rd.last)
+	if !ok {
+		return ev, false, fmt.Errorf("%w: event time beyond %v", ErrCorrupt, time.Duration(MaxNanos))
+	}
 	rd.maxTime = max(rd.maxTime, t)
 	ev = Event{G: rd.g, Time: t}
 	st := rd.cur

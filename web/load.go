@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,9 @@ func load(name string, timeline bool) (*Trace, error) {
 		t.Warning = fmt.Sprintf("reading stopped early: %v; showing the calls before that point", ixErr)
 	case !p.Ended:
 		t.Warning = "the trace has no end record: the program was killed or is still running"
+	}
+	for _, err := range p.ProfileErrors {
+		t.Warning = strings.TrimPrefix(t.Warning+"; "+err.Error(), "; ")
 	}
 	// The query layer names functions from the table, so the readers,
 	// which hold the whole file, can go.

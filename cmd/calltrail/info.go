@@ -22,7 +22,7 @@ func init() {
 			}
 			return readTrace(name, func(r *tracefile.Reader) error {
 				s, err := tracefile.Summarize(r)
-				if err == nil {
+				if err == nil || tracefile.IsIncomplete(err) {
 					printInfo(name, s)
 				}
 				return err

@@ -51,7 +51,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	out, errOut = stdout, stderr
+	out, errOut, damage = stdout, stderr, nil
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		usage(stderr)
 		if len(args) == 0 {
@@ -107,6 +107,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	if damage != nil {
+		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(damage.Error()))
 		return 1
 	}
 	return 0

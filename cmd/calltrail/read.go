@@ -45,8 +45,28 @@ func openTrace(name string) (*os.File, *tracefile.Reader, error) {
 	return f, r, nil
 }
 
-// readTrace opens a trace, hands its reader to use and closes it; an
-// error from use is one that stopped reading, said as readError says it.
+// The policy for damaged traces, the same in every verb: a trace without
+// an end record (its program was killed, or is still running) is read
+// whole, with a warning, and the verb succeeds. A trace cut short inside
+// a chunk, or damaged (a checksum that fails, contents that cannot be),
+// is read up to the damage: the verb shows what came before it, then says
+// what was wrong, in one line, and exits with status 1. A file that is
+// not a trace at all is refused at once. serve shows a damaged trace's
+// readable part, with the damage said on the page.
+//
+// damage is the damage met while reading, told when the verb is done.
+var damage error
+
+// noteDamage records the damage err met reading trace name.
+func noteDamage(name string, err error) {
+	if damage == nil {
+		damage = fmt.Errorf("%s: %w (the output shows what came before)", name, err)
+	}
+}
+
+// readTrace opens a trace, hands its reader to use, and closes it. An
+// error from use that stopped reading a damaged trace is noted as the
+// policy says; others are returned.
 func readTrace(name string, use func(*tracefile.Reader) error) error {
 	file, r, err := openTrace(name)
 	if err != nil {
@@ -54,8 +74,13 @@ func readTrace(name string, use func(*tracefile.Reader) error) error {
 	}
 	defer file.Close()
 	if err := use(r); err != nil {
-		return readError(name, err)
+		if !tracefile.IsIncomplete(err) {
+			return readError(name, err)
+		}
+		noteDamage(name, err)
+		return nil
 	}
+	warnIncomplete(name, r)
 	return nil
 }
 

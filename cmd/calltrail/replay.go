@@ -29,7 +29,6 @@ func init() {
 				if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
 					return err
 				}
-				warnIncomplete(name, r)
 				return nil
 			})
 		},

@@ -17,8 +17,8 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// load opens a trace and analyses it, warning about what is missing from
-// a cut or damaged one rather than failing.
+// load opens a trace and analyses it, as the policy for damaged traces
+// says (see damage).
 func load(name string, o analysis.Options) (*query.Trace, error) {
 	file, r, err := openTrace(name)
 	if err != nil {
@@ -30,7 +30,12 @@ func load(name string, o analysis.Options) (*query.Trace, error) {
 		if !tracefile.IsIncomplete(p.Err) {
 			return nil, readError(name, p.Err)
 		}
-		fmt.Fprintf(errOut, "calltrail: warning: %s: %v; the analysis covers what comes before\n", name, p.Err)
+		noteDamage(name, p.Err)
+	} else {
+		warnIncomplete(name, r)
+	}
+	for _, err := range p.ProfileErrors {
+		fmt.Fprintf(errOut, "calltrail: warning: %s: %v\n", name, err)
 	}
 	if p.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, "calltrail: warning: %s: %d calls were dropped while recording (buffers full); figures leave them out\n", name, p.Stats.DroppedCalls)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,7 +67,11 @@ func TestDiffCommand(t *testing.T) {
 
 // TestReportIncomplete checks a cut trace and one with dropped calls are
 // analysed up to what is there, with a warning saying what is missing.
-func TestReportIncomplete(t *testing.T) {
+// TestDamagePolicy checks that every verb treats damaged traces alike: a
+// trace cut short is read up to the cut, its output shown, the cut said
+// in one line, and the exit status 1; a trace without an end record is
+// read whole, with a warning, and the exit status 0.
+func TestDamagePolicy(t *testing.T) {
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.out")
 	data := writeChainsTrace(t, full, true)
@@ -74,12 +79,26 @@ func TestReportIncomplete(t *testing.T) {
 	if err := os.WriteFile(cut, data[:len(data)-20], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCmd("report", cut)
-	if code != 0 || !strings.Contains(stdout, "main.D") {
-		t.Fatalf("exit %d, stdout %q", code, stdout)
-	}
-	if !strings.Contains(stderr, "warning: "+cut+": trace is truncated") || !strings.Contains(stderr, "analysis covers what comes before") {
-		t.Errorf("no warning about the cut: %q", stderr)
+	noEnd := filepath.Join(dir, "noend.out")
+	writeChainsTrace(t, noEnd, false)
+	out := filepath.Join(dir, "out")
+	for _, args := range [][]string{
+		{"info"}, {"replay"}, {"report"}, {"chains", "main.D"}, {"goroutines"},
+		{"flame", "-o", out + ".svg"}, {"export", "--format", "folded"}, {"export", "--format", "pprof", "-o", out},
+		{"export", "--format", "chrome"}, {"export", "--format", "speedscope"}, {"diff", full},
+	} {
+		code, stdout, stderr := runCmd(append(args, cut)...)
+		last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
+		if code != 1 || !strings.Contains(last, cut+": trace is truncated") || !strings.Contains(last, "the output shows what came before") {
+			t.Errorf("%s on a cut trace: exit %d, stderr %q; want exit 1, the cut said last", args[0], code, stderr)
+		}
+		if stdout == "" && !slices.Contains(args, "-o") {
+			t.Errorf("%s on a cut trace: no output", args[0])
+		}
+		code, _, stderr = runCmd(append(args, noEnd)...)
+		if code != 0 || !strings.Contains(stderr, "no end record") {
+			t.Errorf("%s on a trace without an end: exit %d, stderr %q; want exit 0 and a warning", args[0], code, stderr)
+		}
 	}
 	// The full trace counts one dropped call.
 	if _, _, stderr := runCmd("chains", "main.D", full); !strings.Contains(stderr, "1 calls were dropped while recording") {

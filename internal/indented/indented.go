@@ -15,6 +15,7 @@
 package indented
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -74,7 +75,7 @@ func AppendDuration(b []byte, d time.Duration) []byte {
 // Round rounds d to three significant digits.
 func Round(d time.Duration) time.Duration {
 	if d < 0 {
-		return -Round(-d)
+		return -Round(-max(d, -math.MaxInt64)) // -MinInt64 is MinInt64
 	}
 	unit := time.Duration(1)
 	for d >= 1000*unit && unit < time.Hour {

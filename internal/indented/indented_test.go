@@ -1,6 +1,7 @@
 package indented
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +47,16 @@ func TestDeepLine(t *testing.T) {
 	want := "g[01]:" + strings.Repeat("\t", MaxIndent) + "[30000]->main.rec\n"
 	if string(b) != want {
 		t.Errorf("got %q, want %q", b, want)
+	}
+}
+
+// TestRoundExtremes rounds the durations at the ends of int64, which a
+// damaged trace can produce: without recursing for ever on the smallest.
+func TestRoundExtremes(t *testing.T) {
+	for _, d := range []time.Duration{math.MinInt64, math.MinInt64 + 1, math.MaxInt64, -1, 0} {
+		r := Round(d)
+		if (d < 0) != (r < 0) && r != 0 {
+			t.Errorf("Round(%d) = %d: the sign changed", d, r)
+		}
 	}
 }

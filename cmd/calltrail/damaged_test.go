@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// damaged writes a trace of goroutines 1 and 2 calling main.f and main.g,
+// its clock set by clocks (pairs of ticks and nanoseconds) and its events
+// at the given ticks, with extra chunks written by more.
+func damaged(t *testing.T, clocks [][2]int64, ticks []int64, more func(e *tracefile.Encoder)) string {
+	t.Helper()
+	var buf bytes.Buffer
+	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "damaged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clocks {
+		e.Clock(c[0], c[1])
+	}
+	e.Funcs(1, []tracefile.Func{{Name: "main.f"}, {Name: "main.g"}})
+	var b tracefile.Batch
+	for i, tk := range ticks {
+		g := uint64(i%2 + 1)
+		if i%4 < 2 {
+			b.Goroutine(tracefile.Goroutine{ID: g, Parent: 1}, tk)
+			b.Enter(g, uint32(g), tk)
+		} else {
+			b.Exit(g, tracefile.Return, tk)
+		}
+	}
+	e.Events(&b)
+	if more != nil {
+		more(e)
+	}
+	e.End("main returned", time.Unix(0, 0))
+	e.Flush()
+	path := filepath.Join(t.TempDir(), "damaged.out")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestDamagedTraces takes traces whose chunks are well formed, checksums
+// and all, but whose contents are extreme, through every view: each once
+// crashed a verb or exhausted memory.
+func TestDamagedTraces(t *testing.T) {
+	bomb := func(e *tracefile.Encoder) {
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+		zw.Write(make([]byte, 256<<20))
+		zw.Close()
+		e.Profile("cpu", z.Bytes())
+	}
+	for _, tc := range []struct {
+		name   string
+		clocks [][2]int64
+		ticks  []int64
+		more   func(*tracefile.Encoder)
+		refuse string // the error a verb gives, if the trace is refused
+	}{
+		// Times converted through a rate of 2^62 ns a tick land past
+		// int64: the text view's rounding recursed for ever.
+		{"times past int64", [][2]int64{{0, 0}, {1, 1 << 62}}, []int64{0, 1, 5, 9}, nil, "event time beyond"},
+		// Events before the first clock point: negative times put a
+		// goroutine before the first slice of the goroutines chart.
+		{"times before the start", [][2]int64{{1000, 0}, {2000, 1000}}, []int64{0, 10, 20, 3000}, nil, ""},
+		{"a clock that runs backwards", [][2]int64{{0, 0}, {10, 100}, {20, 50}}, []int64{30, 5, 40, 1}, nil, ""},
+		// A profile that inflates from 256 KB to 256 MB.
+		{"a gzip bomb", [][2]int64{{0, 0}}, []int64{0, 1, 2, 3}, bomb, ""},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			path := damaged(t, tc.clocks, tc.ticks, tc.more)
+			info, _ := os.Stat(path)
+			checkViews(t, path, int(info.Size()))
+			code, _, stderr := runCmd("report", path)
+			if tc.refuse != "" && (code != 1 || !strings.Contains(stderr, tc.refuse)) {
+				t.Errorf("report: exit %d, %q; want exit 1 saying %q", code, stderr, tc.refuse)
+			}
+			if tc.refuse == "" && code != 0 {
+				t.Errorf("report: exit %d, %q", code, stderr)
+			}
+		})
+	}
+}
