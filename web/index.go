@@ -107,7 +107,7 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 // more than they will ever use.
 func (l *lane) grow(offset, size int64, read int) {
 	n := l.len()
-	c := max(2*n, 64)
+	c := max(2*n, 4) // most goroutines make few calls: a million of them must fit
 	if n >= 1<<14 && 2*n >= read && offset > 0 && size > offset {
 		// The projection errs low as much as high (the file's first bytes
 		// hold no calls): aim 10% over it, and grow by a quarter past it.

@@ -1,10 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"math/rand"
 	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -236,4 +241,47 @@ func TestWindowOpenNarrow(t *testing.T) {
 	if items := l.window(105, 1000, 50, 1, nil); len(items) != 1 || items[0].fn != 1 {
 		t.Errorf("with depth 1: bars %+v, want the outermost call alone", items)
 	}
+}
+
+// TestManyGoroutinesMemory loads a trace of 200,000 goroutines making one
+// call each, as programs that start a goroutine per item do: the index
+// must keep memory in proportion to the calls, not reserve room for many
+// calls in every goroutine.
+func TestManyGoroutinesMemory(t *testing.T) {
+	const n = 200_000
+	var buf bytes.Buffer
+	e, _ := tracefile.NewEncoder(&buf, map[string]string{"program": "many"})
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.work"}})
+	var b tracefile.Batch
+	at := int64(0)
+	for g := uint64(2); g < n+2; g++ {
+		b.Goroutine(tracefile.Goroutine{ID: g, Parent: 1, CreatorFunc: 1}, at)
+		b.Enter(g, 2, at+10)
+		b.Exit(g, tracefile.Return, at+20)
+		at += 30
+	}
+	e.Events(&b)
+	e.Clock(at, at)
+	e.End("main returned", time.Unix(0, 0))
+	e.Flush()
+	path := filepath.Join(t.TempDir(), "many.out")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := after.HeapAlloc - before.HeapAlloc
+	if limit := 60 * uint64(buf.Len()); kept > limit {
+		t.Errorf("%d goroutines in %d bytes keep %d MB, more than %d MB", n, buf.Len(), kept>>20, limit>>20)
+	}
+	t.Logf("%d goroutines, %d bytes of trace: %d MB kept", n, buf.Len(), kept>>20)
+	runtime.KeepAlive(tr)
 }

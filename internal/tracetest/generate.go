@@ -205,7 +205,7 @@ func (g *gen) profile() []byte {
 		// A gzip bomb: a little input that inflates to many megabytes.
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		zw.Write(make([]byte, (int(g.byte()%32)+1)<<20))
+		zw.Write(make([]byte, (int(g.byte()%4)+2)<<20))
 		zw.Close()
 		return buf.Bytes()
 	}
