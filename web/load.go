@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"runtime/debug"
@@ -43,13 +44,34 @@ func Load(name string) (*Trace, error) { return load(name, true) }
 // timeline index.
 func LoadBase(name string) (*Trace, error) { return load(name, false) }
 
-func load(name string, timeline bool) (*Trace, error) {
-	began := time.Now()
-	data, err := os.ReadFile(name)
+// readTrace reads the trace file name into memory, once its header says
+// it is a trace: anything else, /dev/zero included, is refused at once.
+func readTrace(name string) ([]byte, error) {
+	f, err := os.Open(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no such trace file", name)
 		}
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		buf.Grow(int(info.Size()) + bytes.MinRead)
+	}
+	if _, err := tracefile.NewReader(io.TeeReader(f, &buf)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func load(name string, timeline bool) (*Trace, error) {
+	began := time.Now()
+	data, err := readTrace(name)
+	if err != nil {
 		return nil, err
 	}
 	ra, err := tracefile.NewReader(bytes.NewReader(data))

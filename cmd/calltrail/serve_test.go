@@ -36,4 +36,12 @@ func TestServeErrors(t *testing.T) {
 	if code, _, stderr := runCmd("serve", garbage); code != 1 || !strings.Contains(stderr, "not a calltrail trace") {
 		t.Errorf("serve on a file that is not a trace: exit %d, %q", code, stderr)
 	}
+	// An endless input is refused from its first bytes, not read to the
+	// end first.
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		return
+	}
+	if code, _, stderr := runCmd("serve", "/dev/zero"); code != 1 || !strings.Contains(stderr, "not a calltrail trace") {
+		t.Errorf("serve /dev/zero: exit %d, %q", code, stderr)
+	}
 }
