@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -129,13 +128,12 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		out.WriteByte('\n') // Undo knows from the missing final newline
 	}
 	fmt.Fprintf(&out, "var %s = [...]%s.Func{", v.table, importName)
-	file := filepath.Base(filename)
 	res := Result{Inlined: v.inlined}
 	for i, fn := range v.funcs {
 		if i > 0 {
 			out.WriteString(", ")
 		}
-		fmt.Fprintf(&out, "{Name: %q, File: %q, Line: %d}", fn.name, file, fn.line)
+		fmt.Fprintf(&out, "{Name: %q, File: %q, Line: %d}", fn.name, fn.file, fn.line)
 		res.Funcs = append(res.Funcs, Func{Name: fn.name, Line: fn.line})
 	}
 	out.WriteString("}")
@@ -149,37 +147,6 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 // guard is the text put after the opening brace of the i'th function.
 func guard(table string, i int) string {
 	return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[1]s.Exit(c) } };", importName, table, i)
-}
-
-var (
-	guardRE  = regexp.MustCompile(` if __ct\.Enabled \{ if c := __ct\.Enter\(&__ctf_[0-9a-f]{8}\[[0-9]+\]\); c != 0 \{ defer __ct\.Exit\(c\) \} \};`)
-	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
-	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}\n?$`)
-)
-
-// Instrumented reports whether src holds calltrail's instrumentation.
-func Instrumented(src []byte) bool {
-	return tableRE.Match(src)
-}
-
-// Undo removes the instrumentation File added to src, giving back the
-// original bytes. Source without instrumentation is returned unchanged.
-func Undo(src []byte) ([]byte, error) {
-	loc := tableRE.FindIndex(src)
-	if loc == nil {
-		if guardRE.Match(src) || importRE.Match(src) {
-			return nil, errors.New("instrumented by calltrail, but its function table at the end of the file is gone: cannot undo safely")
-		}
-		return src, nil
-	}
-	table := src[loc[0]:loc[1]]
-	body := src[:loc[0]]
-	if bytes.HasSuffix(table, []byte("\n")) {
-		body = src[:loc[0]+1] // the original ended with that newline
-	}
-	body = guardRE.ReplaceAll(body, nil)
-	body = importRE.ReplaceAll(body, nil)
-	return body, nil
 }
 
 // tableName is the function table's name for a file: unique among the
@@ -217,6 +184,7 @@ func hasDirective(g *ast.CommentGroup, d string) bool {
 
 type fn struct {
 	name string
+	file string // as the runtime will name it (see where)
 	line int
 	at   int // offset just after the opening brace
 }
@@ -293,7 +261,19 @@ func (v *visitor) add(name string, body *ast.BlockStmt, decl, pos token.Pos) {
 	if v.opts.Exclude != nil && v.opts.Exclude.MatchString(name) {
 		return
 	}
-	v.funcs = append(v.funcs, fn{name: name, line: v.fset.Position(decl).Line, at: v.fset.Position(body.Lbrace).Offset + 1})
+	file, line := v.where(decl)
+	v.funcs = append(v.funcs, fn{name: name, file: file, line: line, at: v.fset.Position(body.Lbrace).Offset + 1})
+}
+
+// where returns the file and line of p as Go's runtime and compiler give
+// them: after a //line directive, the directive's file and line (the
+// source a generator read); otherwise the file's base name.
+func (v *visitor) where(p token.Pos) (string, int) {
+	adj, raw := v.fset.PositionFor(p, true), v.fset.PositionFor(p, false)
+	if adj.Filename != raw.Filename {
+		return adj.Filename, adj.Line
+	}
+	return filepath.Base(raw.Filename), adj.Line
 }
 
 func (v *visitor) funcDecl(d *ast.FuncDecl) {

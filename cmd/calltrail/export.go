@@ -31,6 +31,14 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if output != "" {
+				if err := notInput(output, name); err != nil {
+					return err
+				}
+				if err := writable(output); err != nil {
+					return err
+				}
+			}
 			var buf bytes.Buffer
 			cut, what := 0, "chains"
 			switch format {

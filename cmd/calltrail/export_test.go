@@ -221,3 +221,48 @@ func TestExportErrors(t *testing.T) {
 	}
 	_ = bytes.MinRead
 }
+
+// TestOutputChecked checks what -o may name, before any work: not the
+// trace being read (through a link or not), nor a directory that is not
+// there; and that an output link is written through.
+func TestOutputChecked(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "chains.out")
+	data := writeChainsTrace(t, trace, true)
+	link := filepath.Join(dir, "link.out")
+	if err := os.Symlink(trace, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"flame", "-o", trace, trace},
+		{"flame", "-o", link, trace},
+		{"flame", "-o", trace, "--diff", trace, link},
+		{"export", "--format", "folded", "-o", trace, trace},
+		{"export", "--format", "pprof", "-o", link, trace},
+	} {
+		code, _, stderr := runCmd(args...)
+		if code != 2 || !strings.Contains(stderr, "that is the trace being read") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+		if got, _ := os.ReadFile(trace); !bytes.Equal(got, data) {
+			t.Fatalf("%v overwrote the trace", args)
+		}
+	}
+	if code, _, stderr := runCmd("export", "--format", "folded", "-o", filepath.Join(dir, "no/such/dir/x"), trace); code != 1 || !strings.Contains(stderr, "no/such/dir") {
+		t.Errorf("output in a missing directory: exit %d, %q", code, stderr)
+	}
+	// An output that is a link to another file is written through it.
+	target := filepath.Join(dir, "target.folded")
+	os.WriteFile(target, nil, 0o600)
+	outLink := filepath.Join(dir, "out.folded")
+	os.Symlink(target, outLink)
+	if code, _, stderr := runCmd("export", "--format", "folded", "-o", outLink, trace); code != 0 {
+		t.Fatalf("export through a link: exit %d, %q", code, stderr)
+	}
+	if info, err := os.Lstat(outLink); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the output link was replaced by a file")
+	}
+	if info, err := os.Stat(target); err != nil || info.Size() == 0 || info.Mode().Perm() != 0o600 {
+		t.Errorf("the link's target was not written in place, keeping its mode: %v", info)
+	}
+}

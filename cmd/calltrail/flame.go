@@ -41,6 +41,18 @@ func init() {
 			if cpu && wait {
 				return usageError{"--cpu and --wait do not go together"}
 			}
+			if output != "" {
+				name, err := traceArg(args)
+				if err != nil {
+					return err
+				}
+				if err := notInput(output, name, base); err != nil {
+					return err
+				}
+				if err := writable(output); err != nil {
+					return err
+				}
+			}
 			t, err := ff.load(args, analysis.Options{})
 			if err != nil {
 				return err

@@ -62,43 +62,77 @@ func init() {
 					return err
 				}
 			}
+			// Every file first, then the writes: a file that cannot be
+			// done leaves all of them as they were.
+			type result struct {
+				path      string
+				src, res  []byte
+				orig      []byte // the original, to keep for --undo
+				undoneOrg bool   // res is the original kept when instrumenting
+			}
+			var results []result
+			var errs []string
 			for _, f := range files {
 				src, err := os.ReadFile(f.path)
 				if err != nil {
 					return err
 				}
-				var res []byte
+				r := result{path: f.path, src: src}
 				if undo {
-					if res, err = instrument.Undo(src); err != nil {
-						return fmt.Errorf("%s: %v", f.path, err)
+					if r.res, err = instrument.Undo(src); err != nil {
+						errs = append(errs, fmt.Sprintf("%s: %v", f.path, err))
+						continue
+					}
+					if orig, ok := originals.load(f.path); ok && instrument.SameSource(orig, r.res) {
+						r.res, r.undoneOrg = orig, true
 					}
 				} else {
 					o := opts
 					o.Package = f.pkg
-					r, err := instrument.File(f.path, src, o)
+					ir, err := instrument.File(f.path, src, o)
 					if err != nil {
-						return err
+						errs = append(errs, err.Error())
+						continue
 					}
-					res = r.Src
+					r.res = ir.Src
+					if r.orig, err = instrument.Undo(src); err != nil {
+						return err // File undid it already
+					}
 				}
-				changed := !bytes.Equal(src, res)
+				results = append(results, r)
+			}
+			if len(errs) > 0 {
+				return fmt.Errorf("%s; no file changed", strings.Join(errs, "; "))
+			}
+			for _, r := range results {
+				changed := !bytes.Equal(r.src, r.res)
 				switch {
 				case list:
 					if changed {
-						fmt.Fprintln(out, f.path)
+						fmt.Fprintln(out, r.path)
 					}
 				case diff:
 					if changed {
-						out.Write(lineDiff(f.path, src, res))
+						out.Write(lineDiff(r.path, r.src, r.res))
 					}
 				case write:
-					if changed {
-						if err := writeFile(f.path, res); err != nil {
-							return err
-						}
+					if !changed {
+						continue
+					}
+					if !undo {
+						// Kept so that --undo can give back the exact
+						// original after a formatter has moved the
+						// instrumentation.
+						originals.save(r.path, r.orig)
+					}
+					if err := rewrite(r.path, r.res); err != nil {
+						return err
+					}
+					if undo {
+						originals.remove(r.path)
 					}
 				default:
-					out.Write(res)
+					out.Write(r.res)
 				}
 			}
 			return nil
@@ -225,34 +259,6 @@ func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
 		}
 	}
 	return files, nil
-}
-
-// writeFile writes data to path through a temporary file renamed into
-// place, so that a failure never leaves the file half written. An
-// existing file keeps its mode.
-func writeFile(path string, data []byte) error {
-	perm := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		perm = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), perm)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // lineDiff is a unified diff of two versions of a file whose lines

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// writeFile writes an output file, data, to path, through a temporary
+// file renamed into place, so that a failure never leaves it half
+// written. A link is followed, and an existing file keeps its mode.
+func writeFile(path string, data []byte) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
+	perm := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		perm = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// rewrite replaces the contents of the user's file path with data, as
+// gofmt -w does: in place, so that the file keeps its links, mode and
+// owner, after a copy of the original is made beside it to restore if
+// the write fails. A link is written through. A file without write
+// permission is refused, even where the file system would allow it.
+func rewrite(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	if info.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%s: read-only, left as it was", path)
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		dir = filepath.Dir(target)
+	}
+	backup, err := os.CreateTemp(dir, "."+filepath.Base(path)+".orig-*")
+	if err != nil {
+		return err
+	}
+	_, err = backup.Write(orig)
+	if cerr := backup.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(backup.Name())
+		return err
+	}
+	if err := os.WriteFile(path, data, info.Mode().Perm()); err != nil {
+		if rerr := os.WriteFile(path, orig, info.Mode().Perm()); rerr != nil {
+			return fmt.Errorf("%v; the original is in %s", err, backup.Name())
+		}
+		os.Remove(backup.Name())
+		return err
+	}
+	return os.Remove(backup.Name())
+}
+
+// notInput refuses an output path that names one of the inputs: writing
+// there would destroy what is being read.
+func notInput(output string, inputs ...string) error {
+	if output == "" {
+		return nil
+	}
+	out, err := os.Stat(output)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for _, in := range inputs {
+		if info, err := os.Stat(in); err == nil && os.SameFile(out, info) {
+			return usageError{fmt.Sprintf("-o %s: that is the trace being read; name another file", output)}
+		}
+	}
+	return nil
+}
+
+// writable checks, before any work, that an output file can be created
+// at path: its directory exists and takes new files.
+func writable(path string) error {
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("-o %s: %s is not a directory", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".calltrail-probe-*")
+	if err != nil {
+		return fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// originals keeps the original of each file instrument -w changes, in the
+// user's cache directory, by the file's absolute path: --undo gives it
+// back whole when what is left after taking the instrumentation out is
+// the same source but for formatting (a formatter ran over the
+// instrumented file), so that one-line functions the formatter spread
+// over lines come back as they were.
+var originals originalStore
+
+type originalStore struct{}
+
+func (originalStore) path(file string) (string, bool) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", false
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", false
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, "calltrail", "originals", hex.EncodeToString(sum[:12])), true
+}
+
+// save keeps orig for file; failing, it keeps nothing, and --undo works
+// from the file alone.
+func (s originalStore) save(file string, orig []byte) {
+	if p, ok := s.path(file); ok && os.MkdirAll(filepath.Dir(p), 0o700) == nil {
+		os.WriteFile(p, orig, 0o600)
+	}
+}
+
+func (s originalStore) load(file string) ([]byte, bool) {
+	p, ok := s.path(file)
+	if !ok {
+		return nil, false
+	}
+	data, err := os.ReadFile(p)
+	return data, err == nil
+}
+
+func (s originalStore) remove(file string) {
+	if p, ok := s.path(file); ok {
+		os.Remove(p)
+	}
+}

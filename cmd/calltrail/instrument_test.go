@@ -1,0 +1,175 @@
+//go:build unix
+
+package main
+
+import (
+	"go/format"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/calltrail/calltrail/instrument"
+)
+
+const oneLiners = `package main
+
+import "sort"
+
+type T struct{ n int }
+
+func (t *T) inc() { t.n++ }
+
+func main() {
+	a := []int{3, 1, 2}
+	sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+	println(a[0])
+}
+`
+
+// instrumentModule writes a module of one package: main.go, a link to a
+// file outside the module, and a read-only file.
+func instrumentModule(t *testing.T) (dir string, files map[string]string) {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache")) // where the originals are kept
+	dir = filepath.Join(root, "m")
+	writeFiles(t, dir, map[string]string{
+		"go.mod":  "module example.com/m\n\ngo 1.22\n",
+		"main.go": oneLiners,
+	})
+	writeFiles(t, root, map[string]string{"shared/linked.go": "package main\n\nfunc linked() int { return 1 }\n"})
+	if err := os.Symlink(filepath.Join(root, "shared", "linked.go"), filepath.Join(dir, "linked.go")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, map[string]string{"main.go": oneLiners, "linked.go": "package main\n\nfunc linked() int { return 1 }\n"}
+}
+
+// TestInstrumentInPlace writes in place as gofmt -w does: links stay
+// links, files keep their mode and group, and a read-only file is
+// refused, with every file left as it was.
+func TestInstrumentInPlace(t *testing.T) {
+	dir, files := instrumentModule(t)
+	main := filepath.Join(dir, "main.go")
+	if err := os.Chown(main, -1, 65534); err != nil {
+		t.Skipf("cannot change a file's group here: %v", err)
+	}
+	os.Chmod(main, 0o640)
+	chdir(t, dir)
+
+	if code, _, stderr := runCmd("instrument", "-w", "--inlined", "."); code != 0 {
+		t.Fatalf("instrument -w: exit %d, %s", code, stderr)
+	}
+	link := filepath.Join(dir, "linked.go")
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a file")
+	}
+	if data, _ := os.ReadFile(link); !instrument.Instrumented(data) {
+		t.Errorf("the link's target was not instrumented")
+	}
+	info, err := os.Stat(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := info.Sys().(*syscall.Stat_t); st.Gid != 65534 || info.Mode().Perm() != 0o640 {
+		t.Errorf("main.go: group %d and mode %v after -w, want 65534 and 0640", st.Gid, info.Mode().Perm())
+	}
+
+	if code, _, stderr := runCmd("instrument", "--undo", "-w", "."); code != 0 {
+		t.Fatalf("instrument --undo -w: exit %d, %s", code, stderr)
+	}
+	for name, want := range files {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s after --undo:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a file by --undo")
+	}
+
+	// A read-only file: refused, and nothing written.
+	os.Chmod(main, 0o444)
+	code, _, stderr := runCmd("instrument", "-w", "--inlined", ".")
+	if code != 1 || !strings.Contains(stderr, "read-only") {
+		t.Errorf("instrument -w with a read-only file: exit %d, %q", code, stderr)
+	}
+	if got, _ := os.ReadFile(main); string(got) != files["main.go"] {
+		t.Errorf("the read-only file was changed")
+	}
+}
+
+// TestUndoAfterGofmt instruments, formats the files as an editor does on
+// saving, and undoes: the exact original comes back, one-line functions
+// and all; with an edit of the user's besides, the edit stays.
+func TestUndoAfterGofmt(t *testing.T) {
+	dir, files := instrumentModule(t)
+	chdir(t, dir)
+	main := filepath.Join(dir, "main.go")
+	gofmt := func(edit func(string) string) {
+		t.Helper()
+		data, _ := os.ReadFile(main)
+		out, err := format.Source([]byte(edit(string(data))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(main, out, 0o644)
+	}
+	same := func(s string) string { return s }
+	for round, edit := range []func(string) string{same, func(s string) string { return strings.Replace(s, "println(a[0])", "println(a[1])", 1) }} {
+		if code, _, stderr := runCmd("instrument", "-w", "--inlined", "."); code != 0 {
+			t.Fatalf("instrument -w: exit %d, %s", code, stderr)
+		}
+		gofmt(edit)
+		if code, _, stderr := runCmd("instrument", "--undo", "-w", "."); code != 0 {
+			t.Fatalf("round %d: --undo -w after gofmt: exit %d, %s", round, code, stderr)
+		}
+		got, _ := os.ReadFile(main)
+		want := edit(files["main.go"])
+		switch {
+		case round == 0 && string(got) != want:
+			t.Errorf("after gofmt, --undo gave\n%s\nwant the original\n%s", got, want)
+		case !instrument.SameSource(got, []byte(want)):
+			t.Errorf("after an edit and gofmt, --undo gave\n%s\nwant, but for layout,\n%s", got, want)
+		}
+	}
+}
+
+// TestUndoRefusesEdited refuses to undo a file whose guard was edited,
+// and leaves every file as it was.
+func TestUndoRefusesEdited(t *testing.T) {
+	dir, _ := instrumentModule(t)
+	chdir(t, dir)
+	if code, _, stderr := runCmd("instrument", "-w", "--inlined", "."); code != 0 {
+		t.Fatalf("instrument -w: exit %d, %s", code, stderr)
+	}
+	main := filepath.Join(dir, "main.go")
+	data, _ := os.ReadFile(main)
+	formatted, _ := format.Source(data)
+	edited := strings.Replace(string(formatted), "defer __ct.Exit(c)", "defer __ct.Exit(c)\n\t\t\tprintln()", 1)
+	os.WriteFile(main, []byte(edited), 0o644)
+	linked, _ := os.ReadFile(filepath.Join(dir, "linked.go"))
+	code, _, stderr := runCmd("instrument", "--undo", "-w", ".")
+	if code != 1 || !strings.Contains(stderr, "edited by hand") || !strings.Contains(stderr, "no file changed") {
+		t.Errorf("--undo of an edited guard: exit %d, %q", code, stderr)
+	}
+	if got, _ := os.ReadFile(main); string(got) != edited {
+		t.Errorf("main.go changed")
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "linked.go")); string(got) != string(linked) {
+		t.Errorf("linked.go changed although main.go could not be undone")
+	}
+}
+
+// chdir makes dir the working directory until the test ends.
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chdir(wd) })
+}
