@@ -191,7 +191,9 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			// errors, panics and the trace name the user's file and
 			// lines. The directive is a line of its own, and says the
 			// line after it is line 1.
-			copied := append([]byte("//line "+src+":1\n"), res.Src...)
+			// A byte-order mark may only open a file: the directive
+			// takes its place.
+			copied := append([]byte("//line "+src+":1\n"), bytes.TrimPrefix(res.Src, []byte("\xef\xbb\xbf"))...)
 			if err := os.WriteFile(dst, copied, 0o644); err != nil {
 				return nil, st, err
 			}
@@ -281,7 +283,7 @@ func mainModule(dir string) (module, error) {
 // that requires the runtime, replaced by its source in the cache, and
 // returns its path.
 func (b *Build) modFile(mod module) (string, error) {
-	rt, err := b.runtimeModule()
+	rt, err := RuntimeModule(b.Runtime)
 	if err != nil {
 		return "", err
 	}
@@ -308,7 +310,7 @@ func (b *Build) modFile(mod module) (string, error) {
 // workFile writes a copy of the workspace file work, with its paths made
 // absolute, that uses the runtime's module too, and returns its path.
 func (b *Build) workFile(work string, replaces map[string]string) (string, error) {
-	rt, err := b.runtimeModule()
+	rt, err := RuntimeModule(b.Runtime)
 	if err != nil {
 		return "", err
 	}
@@ -573,18 +575,19 @@ func goEnv(dir, name string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// runtimeModule writes the runtime's source as a module in the user's
-// cache directory, at a path named by a hash of the source, so that
-// every build with this calltrail finds the same files and the go
-// command's build cache is reused.
-func (b *Build) runtimeModule() (string, error) {
+// RuntimeModule writes the runtime's source src (as calltrail.Source
+// returns it) as a module in the user's cache directory, at a path named
+// by a hash of the source, and returns the directory: every build with
+// this calltrail finds the same files, and the go command's build cache
+// is reused.
+func RuntimeModule(src fs.FS) (string, error) {
 	h := sha256.New()
 	var files []string
-	err := fs.WalkDir(b.Runtime, ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := fs.ReadFile(b.Runtime, p)
+		data, err := fs.ReadFile(src, p)
 		if err != nil {
 			return err
 		}
@@ -614,7 +617,7 @@ func (b *Build) runtimeModule() (string, error) {
 		}
 	}
 	for _, p := range files {
-		data, _ := fs.ReadFile(b.Runtime, p)
+		data, _ := fs.ReadFile(src, p)
 		dst := filepath.Join(tmp, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", err

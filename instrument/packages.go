@@ -22,7 +22,10 @@ type Package struct {
 	CgoFiles     []string
 	TestGoFiles  []string
 	XTestGoFiles []string
-	Module       *struct {
+	// IgnoredGoFiles are the package's files its build constraints
+	// leave out of this build (other systems, other tags).
+	IgnoredGoFiles []string
+	Module         *struct {
 		Path    string
 		Version string
 		Main    bool
@@ -39,7 +42,7 @@ func List(dir string, flags []string, deps bool, patterns ...string) ([]Package,
 
 // list is List with extra environment variables for the go command.
 func list(dir string, env, flags []string, deps bool, patterns ...string) ([]Package, error) {
-	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Module,Error"}
+	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles,Module,Error"}
 	if deps {
 		args = append(args, "-deps")
 	}

@@ -99,6 +99,41 @@ func readSummary(t *testing.T, path string) tracefile.Summary {
 	return s
 }
 
+// TestRunOddSources runs a program whose files go build takes but that
+// are unusual: one opens with a byte-order mark, one holds code a
+// generator wrote, with //line directives naming its source. The trace
+// places functions where the runtime would: in the generator's source.
+func TestRunOddSources(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":  "module example.com/odd\n\ngo 1.22\n",
+		"main.go": "\ufeffpackage main\n\nfunc main() { println(parse(\"x\")) }\n",
+		"gen.go":  "package main\n\n//line grammar.y:40\nfunc parse(s string) int {\n\treturn len(s)\n}\n",
+	})
+	chdir(t, dir)
+	if code, _, stderr := runCmd("run", "--inlined", "-o", "t.out", "."); code != 0 {
+		t.Fatalf("calltrail run: exit %d\n%s", code, stderr)
+	}
+	f, r, err := openTrace("t.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tracefile.Summarize(r)
+	found := false
+	for id := uint32(1); int(id) <= r.NumFuncs(); id++ {
+		if fn := r.Func(id); fn.Name == "main.parse" {
+			found = true
+			if want := filepath.Join(dir, "grammar.y"); fn.File != want || fn.Line != 40 {
+				t.Errorf("main.parse at %s:%d, want %s:40", fn.File, fn.Line, want)
+			}
+		}
+	}
+	if !found {
+		t.Error("main.parse not in the trace")
+	}
+}
+
 func TestRun(t *testing.T) {
 	dir, files := module(t)
 	code, stdout, stderr := runCmd("run", "-o", "t.out", ".", "a", "b")

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/calltrail/calltrail"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,19 +19,20 @@ import (
 func init() {
 	var (
 		write, list, diff, undo, tests, inlined bool
-		funcs, exclude                          string
+		funcs, exclude, tags                    string
 	)
 	register(&verb{
 		name:    "instrument",
-		args:    "[-w | -l | -d] [--undo] [--tests] [--funcs REGEX] [--exclude REGEX] [--inlined] PATH...",
+		args:    "[-w | -l | -d] [--undo] [--tests] [--tags TAGS] [--funcs REGEX] [--exclude REGEX] [--inlined] PATH...",
 		summary: "put the tracing guard into every function of Go files, or take it out (--undo)",
 		flags: func(fs *flag.FlagSet) {
-			write, list, diff, undo, tests, inlined, funcs, exclude = false, false, false, false, false, false, "", ""
+			write, list, diff, undo, tests, inlined, funcs, exclude, tags = false, false, false, false, false, false, "", "", ""
 			fs.BoolVar(&write, "w", false, "write the result to the files instead of printing it")
 			fs.BoolVar(&list, "l", false, "list the files that would change")
 			fs.BoolVar(&diff, "d", false, "print a diff of the changes")
 			fs.BoolVar(&undo, "undo", false, "remove calltrail's instrumentation, giving back the original source")
 			fs.BoolVar(&tests, "tests", false, "instrument _test.go files too")
+			fs.StringVar(&tags, "tags", "", "choose files by the build tags `TAGS` (a,b), as go build -tags does")
 			fs.StringVar(&funcs, "funcs", "", "instrument only functions whose name matches `REGEX`")
 			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
 			fs.BoolVar(&inlined, "inlined", false, "trace the functions the compiler inlines too (left alone by default, so that they stay inlined)")
@@ -53,12 +56,16 @@ func init() {
 					return usageError{fmt.Sprintf("--exclude: %v", err)}
 				}
 			}
-			files, err := sourceFiles(args, tests)
+			var flags []string
+			if tags != "" {
+				flags = []string{"-tags=" + tags}
+			}
+			files, ignored, err := sourceFiles(args, flags, tests)
 			if err != nil {
 				return err
 			}
 			if !undo && !inlined {
-				if opts.Inlined, err = inlinedIn(files, tests); err != nil {
+				if opts.Inlined, err = inlinedIn(files, flags, tests); err != nil {
 					return err
 				}
 			}
@@ -135,6 +142,23 @@ func init() {
 					out.Write(r.res)
 				}
 			}
+			for _, r := range results {
+				if write && !undo && !bytes.Equal(r.src, r.res) {
+					adviseRequire(filepath.Dir(r.path))
+					break
+				}
+			}
+			if len(ignored) > 0 {
+				names := make([]string, 0, 3)
+				for _, p := range ignored[:min(3, len(ignored))] {
+					names = append(names, filepath.Base(p))
+				}
+				more := ""
+				if len(ignored) > 3 {
+					more = fmt.Sprintf(" and %d more", len(ignored)-3)
+				}
+				fmt.Fprintf(errOut, "calltrail: left alone %s this build leaves out by their build constraints: %s%s (--tags chooses others)\n", plural(len(ignored), "file"), strings.Join(names, ", "), more)
+			}
 			return nil
 		},
 	})
@@ -158,7 +182,7 @@ type sourceFile struct {
 
 // inlinedIn asks the compiler which functions of the files' packages it
 // inlines, from their source without calltrail's instrumentation.
-func inlinedIn(files []sourceFile, tests bool) (map[instrument.Pos]bool, error) {
+func inlinedIn(files []sourceFile, flags []string, tests bool) (map[instrument.Pos]bool, error) {
 	work, err := os.MkdirTemp("", "calltrail-inline-")
 	if err != nil {
 		return nil, err
@@ -208,7 +232,7 @@ func inlinedIn(files []sourceFile, tests bool) (map[instrument.Pos]bool, error) 
 	}
 	all := map[instrument.Pos]bool{}
 	for dir, pkgs := range byDir {
-		set, err := instrument.Inlined(instrument.InlineQuery{Dir: dir, Packages: pkgs, Tests: tests, Overlay: overlay})
+		set, err := instrument.Inlined(instrument.InlineQuery{Dir: dir, Flags: flags, Packages: pkgs, Tests: tests, Overlay: overlay})
 		if err != nil {
 			return nil, fmt.Errorf("%v; --inlined instruments every function without asking", err)
 		}
@@ -219,30 +243,41 @@ func inlinedIn(files []sourceFile, tests bool) (map[instrument.Pos]bool, error) 
 	return all, nil
 }
 
-// sourceFiles resolves files, directories and package patterns to Go
-// files, with the import path of their package when the go command knows
-// it.
-func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
-	var files []sourceFile
+// sourceFiles lists the files args name: .go files, or packages as the
+// go command takes them, chosen by build flags. It also returns the files
+// of those packages that the build constraints leave out. It refuses
+// packages of the Go distribution and of the module cache, which are not
+// the user's to change.
+func sourceFiles(args, flags []string, tests bool) (files []sourceFile, ignored []string, err error) {
+	modcache := ""
 	for _, a := range args {
 		if strings.HasSuffix(a, ".go") {
 			if _, err := os.Stat(a); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			pkg := ""
-			if ps, err := instrument.List(filepath.Dir(a), nil, false, "."); err == nil && len(ps) == 1 && ps[0].Error == nil {
+			if ps, err := instrument.List(filepath.Dir(a), flags, false, "."); err == nil && len(ps) == 1 && ps[0].Error == nil {
 				pkg = ps[0].ImportPath
 			}
 			files = append(files, sourceFile{a, pkg, filepath.Dir(a)})
 			continue
 		}
-		pkgs, err := instrument.List(".", nil, false, a)
+		pkgs, err := instrument.List(".", flags, false, a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, p := range pkgs {
 			if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 {
-				return nil, fmt.Errorf("%s: %s", a, p.Error.Err)
+				return nil, nil, fmt.Errorf("%s: %s", a, p.Error.Err)
+			}
+			if p.Standard {
+				return nil, nil, fmt.Errorf("%s: part of the Go distribution, not yours to change; calltrail build, run and test trace your code and your modules' dependencies", p.ImportPath)
+			}
+			if modcache == "" {
+				modcache = goEnv("GOMODCACHE")
+			}
+			if p.Module != nil && !p.Module.Main && modcache != "" && strings.HasPrefix(p.Dir, modcache+string(filepath.Separator)) {
+				return nil, nil, fmt.Errorf("%s: in the module cache, not yours to change; calltrail build, run and test trace your dependencies in copies of their own", p.ImportPath)
 			}
 			names := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
 			if tests {
@@ -256,9 +291,23 @@ func sourceFiles(args []string, tests bool) ([]sourceFile, error) {
 				}
 				files = append(files, sourceFile{filepath.Join(p.Dir, n), pkg, "."})
 			}
+			for _, n := range p.IgnoredGoFiles {
+				if tests || !strings.HasSuffix(n, "_test.go") {
+					ignored = append(ignored, filepath.Join(p.Dir, n))
+				}
+			}
 		}
 	}
-	return files, nil
+	return files, ignored, nil
+}
+
+// goEnv returns the go command's value of a variable, "" if unknown.
+func goEnv(name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // lineDiff is a unified diff of two versions of a file whose lines
@@ -291,4 +340,35 @@ func lineDiff(name string, a, b []byte) []byte {
 		}
 	}
 	return d.Bytes()
+}
+
+// adviseRequire tells how to build the instrumented files with the go
+// command when the module in dir does not require the runtime they now
+// import.
+func adviseRequire(dir string) {
+	cmd := exec.Command("go", "list", "-m", instrument.RuntimePath)
+	cmd.Dir = dir
+	if cmd.Run() == nil {
+		return // required, or the runtime's own module
+	}
+	cmd = exec.Command("go", "list", "-m")
+	cmd.Dir = dir
+	mod, err := cmd.Output()
+	if err != nil {
+		return // not a module: nothing to advise
+	}
+	rt, err := instrument.RuntimeModule(calltrail.Source())
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(errOut, "calltrail: %s does not require %s, which the instrumented files import: go build fails until it does. This calltrail's runtime is in %s:\n\tgo mod edit -require=%[2]s@v0.0.0 -replace=%[2]s=%[3]s\n(calltrail build, run and test need no change to go.mod.)\n",
+		strings.TrimSpace(string(mod)), instrument.RuntimePath, rt)
+}
+
+// plural says n things: "1 file", "2 files".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -173,3 +173,38 @@ func chdir(t *testing.T, dir string) {
 	}
 	t.Cleanup(func() { os.Chdir(wd) })
 }
+
+// TestInstrumentTells checks what instrument says besides its work: the
+// files it left alone for their build constraints, how to make go build
+// find the runtime, and that packages of the Go distribution are not the
+// user's to change.
+func TestInstrumentTells(t *testing.T) {
+	dir, _ := instrumentModule(t)
+	writeFiles(t, dir, map[string]string{
+		"other_windows.go": "package main\n\nfunc win() {}\n",
+		"debug.go":         "//go:build debug\n\npackage main\n\nfunc debug() {}\n",
+	})
+	chdir(t, dir)
+	code, _, stderr := runCmd("instrument", "-w", "--inlined", ".")
+	if code != 0 || !strings.Contains(stderr, "left alone 2 files this build leaves out by their build constraints: debug.go, other_windows.go") {
+		t.Errorf("instrument -w: exit %d, %q", code, stderr)
+	}
+	if !strings.Contains(stderr, "example.com/m does not require github.com/calltrail/calltrail") || !strings.Contains(stderr, "go mod edit -require=github.com/calltrail/calltrail@v0.0.0 -replace=") {
+		t.Errorf("no advice on go.mod: %q", stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "debug.go")); instrument.Instrumented(data) {
+		t.Errorf("debug.go instrumented without its tag")
+	}
+	if code, _, stderr := runCmd("instrument", "-w", "--inlined", "--tags", "debug", "."); code != 0 || !strings.Contains(stderr, "left alone 1 file this build") {
+		t.Errorf("instrument --tags debug: exit %d, %q", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "debug.go")); !instrument.Instrumented(data) {
+		t.Errorf("--tags debug left debug.go alone")
+	}
+	for _, pkg := range []string{"encoding/json", "fmt"} {
+		code, stdout, stderr := runCmd("instrument", "--inlined", pkg)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "part of the Go distribution") {
+			t.Errorf("instrument %s: exit %d, %d bytes out, %q", pkg, code, len(stdout), stderr)
+		}
+	}
+}
