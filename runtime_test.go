@@ -591,3 +591,34 @@ func TestFallbacks(t *testing.T) {
 	TestGoexitExits(t)
 	TestTraceNames(t)
 }
+
+// A gate holds back writes to a file while it is shut: a disk that
+// stalls, for the writer to wait on.
+type gate struct {
+	*os.File
+	mu   sync.Mutex
+	cond *sync.Cond
+	shut bool
+}
+
+func newGate(f *os.File) *gate {
+	g := &gate{File: f}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *gate) set(shut bool) {
+	g.mu.Lock()
+	g.shut = shut
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	for g.shut {
+		g.cond.Wait()
+	}
+	g.mu.Unlock()
+	return g.File.Write(p)
+}
