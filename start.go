@@ -104,6 +104,11 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	t := makeTracer(nshards, per, o.full)
 
 	exe, _ := os.Executable()
+	if p := os.Getenv("CALLTRAIL_PROGRAM"); p != "" {
+		// calltrail run built the program in a directory it removes:
+		// the trace names what the user ran instead.
+		exe = p
+	}
 	goid := "g"
 	if !gstate.Fast() {
 		goid = "stack"

@@ -21,6 +21,8 @@ type Filter struct {
 	// From and To, when set, keep only calls that start in [From, To),
 	// times since the trace started; To 0 means the end.
 	From, To time.Duration
+
+	sawG bool // Goroutine was asked about G
 }
 
 // InWindow reports whether a call starting at start (nanoseconds since the
@@ -53,7 +55,21 @@ func ParseWindow(s string) (from, to time.Duration, err error) {
 }
 
 // Goroutine reports whether calls of goroutine g can be selected at all.
-func (f *Filter) Goroutine(g uint64) bool { return f.G == 0 || f.G == g }
+func (f *Filter) Goroutine(g uint64) bool {
+	if f.G == 0 {
+		return true
+	}
+	if f.G == g {
+		f.sawG = true
+		return true
+	}
+	return false
+}
+
+// Unseen reports whether the filter names a goroutine that no call read
+// through it ran in: a goroutine that is not in the trace, or ran no
+// traced function. A view can then say so rather than show nothing.
+func (f *Filter) Unseen() bool { return f.G != 0 && !f.sawG }
 
 // Long reports whether a call that lasted d is long enough to be shown.
 func (f *Filter) Long(d time.Duration) bool { return d >= f.MinTime }

@@ -31,8 +31,20 @@ type InlineQuery struct {
 	// of those functions may be inlined too (the packages named on the
 	// command line).
 	Packages, Importers []string
-	Tests               bool   // with their test files
-	Overlay             string // an overlay file for the go command, or ""
+	// Files are the .go files named on the command line, when the
+	// package asked about is made of them (command-line-arguments): the
+	// go command takes them instead of a package's path.
+	Files   []string
+	Tests   bool   // with their test files
+	Overlay string // an overlay file for the go command, or ""
+}
+
+// targets are the go command's arguments naming what q asks about.
+func (q InlineQuery) targets() []string {
+	if len(q.Files) > 0 {
+		return q.Files
+	}
+	return append(append([]string(nil), q.Packages...), q.Importers...)
 }
 
 // Inlined returns the functions of q.Packages that the compiler inlines:
@@ -76,9 +88,7 @@ func Inlined(q InlineQuery) (map[Pos]bool, error) {
 	if q.Overlay != "" {
 		args = append(args, "-overlay="+q.Overlay)
 	}
-	args = append(args, "--")
-	args = append(args, q.Packages...)
-	args = append(args, q.Importers...)
+	args = append(append(args, "--"), q.targets()...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), q.Env...)
@@ -87,7 +97,7 @@ func Inlined(q InlineQuery) (map[Pos]bool, error) {
 	out, err := cmd.Output()
 	if err != nil {
 		// The report is mixed with the errors: ask again without -m.
-		plain := exec.Command("go", append(append([]string{"list", "-export", "-f", "{{.ImportPath}}"}, rest...), append([]string{"--"}, append(q.Packages, q.Importers...)...)...)...)
+		plain := exec.Command("go", append(append([]string{"list", "-export", "-f", "{{.ImportPath}}"}, rest...), append([]string{"--"}, q.targets()...)...)...)
 		plain.Dir, plain.Env = dir, cmd.Env
 		var perr bytes.Buffer
 		plain.Stderr = &perr

@@ -134,7 +134,10 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if p.Standard || own[p.ImportPath] {
 			continue // tracing the tracer would only record itself
 		}
-		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && (p.Module == nil || !p.Module.Main) {
+		// Files named on the command line make a package of no module:
+		// they are the user's own, as the main module's are.
+		own := p.Module != nil && p.Module.Main || p.ImportPath == "command-line-arguments" && !p.DepOnly
+		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && !own {
 			continue
 		}
 		selected = append(selected, p)
@@ -144,7 +147,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		for i, p := range selected {
 			paths[i] = p.ImportPath
 		}
-		opts.Inlined, err = Inlined(InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests})
+		q := InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests}
+		if slices.Contains(paths, "command-line-arguments") {
+			q.Files = b.Patterns
+		}
+		opts.Inlined, err = Inlined(q)
 		if err != nil {
 			return nil, st, err
 		}

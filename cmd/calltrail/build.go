@@ -4,10 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/build"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -133,6 +136,26 @@ func parseTraced(args []string, isRun bool) (tracedArgs, error) {
 	return a, nil
 }
 
+// tracedHelp registers, for the help alone, the flags parseTraced takes:
+// -o with its meaning, and those of the running program when it runs.
+func tracedHelp(fs *flag.FlagSet, o, oUsage string, runs bool) {
+	fs.String("o", "", oUsage)
+	fs.String("pkgs", "", "trace the packages matching `PATTERNS` (space-separated, as go list takes them) instead of the main module's")
+	fs.String("funcs", "", "trace only functions whose qualified name matches `REGEX`")
+	fs.String("exclude", "", "leave out functions whose qualified name matches `REGEX`")
+	fs.Bool("inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
+	if runs {
+		fs.String("profiles", "cpu,mutex,block", "the Go runtime's profiles to record with the calls: a `LIST` of cpu, mutex and block, or none")
+		fs.Int("mutex-fraction", 0, "record one in `N` mutex contention events (default 10)")
+		fs.Int("block-rate", 0, "record a blocking event every `NS` nanoseconds spent blocked (default 10000)")
+	}
+}
+
+// goFlagsHelp says where the flags calltrail does not know go.
+func goFlagsHelp(command string) string {
+	return "Every other flag goes to " + command + " (-tags, -race, -ldflags, -gcflags, -mod, -trimpath...), which calltrail runs with an overlay of the instrumented files."
+}
+
 // prepare instruments the packages and returns the flags for the go
 // command: the user's, with the overlay, the tags and the linker flag the
 // exit hook needs.
@@ -165,13 +188,26 @@ func goCommand(b *instrument.Build, args ...string) error {
 	return runForwarding(cmd)
 }
 
+// signalled is the end of a program calltrail ran that a signal killed:
+// calltrail ends the same way, once it has cleaned up.
+type signalled struct{ sig syscall.Signal }
+
+func (e signalled) Error() string { return "killed by signal " + e.sig.String() }
+
 // runForwarding runs cmd, passing on SIGINT and SIGTERM, and returns its
-// exit status as an exitError; a command killed by a signal makes
-// calltrail end the same way.
+// exit status as an exitError, or the signal that killed it as signalled.
+// Where the system can, the command is killed when calltrail is, even by
+// SIGKILL, so that nothing it started outlives it.
 func runForwarding(cmd *exec.Cmd) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// The parent-death signal comes when the thread that started the
+	// command ends: keep this goroutine on its thread until the command
+	// has.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = dieWithParent()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -191,9 +227,7 @@ func runForwarding(cmd *exec.Cmd) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			signal.Stop(sigs)
-			signal.Reset(ws.Signal())
-			reraise(ws.Signal())
+			return signalled{ws.Signal()}
 		}
 		return exitError{ee.ExitCode()}
 	}
@@ -206,6 +240,8 @@ func init() {
 		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
+		flags:   func(fs *flag.FlagSet) { tracedHelp(fs, "BIN", "write the program to `BIN` (as go build -o)", false) },
+		more:    goFlagsHelp("go build"),
 		run: func(_ *flag.FlagSet, args []string) error {
 			a, err := parseTraced(args, false)
 			if err != nil {
@@ -227,6 +263,8 @@ func init() {
 		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
+		flags:   func(fs *flag.FlagSet) { tracedHelp(fs, "TRACE", "write the trace to `TRACE`", true) },
+		more:    goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
 		run: func(_ *flag.FlagSet, args []string) error {
 			a, err := parseTraced(args, true)
 			if err != nil {
@@ -239,20 +277,30 @@ func init() {
 			if trace == "" {
 				trace = "calltrail.out"
 			}
+			// A trace that cannot be written is said now, not after
+			// the program ran untraced.
+			if err := writable(trace); err != nil {
+				return err
+			}
 			b, flags, st, err := prepare(a, false)
 			if err != nil {
 				return err
 			}
 			defer b.Close()
-			bin := b.Work + "/program"
-			if err := goCommand(b, append(append([]string{"build", "-o", bin}, flags...), a.packages...)...); err != nil {
+			bin, err := buildProgram(b, flags, a.packages)
+			if err != nil {
 				return err
 			}
 			cmd := exec.Command(bin, a.progArgs...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
-			cmd.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
+			cmd.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace, "CALLTRAIL_PROFILES="+a.profiles, "CALLTRAIL_PROGRAM="+programPath(a.packages[0], bin)), a.env...)
+			before, _ := os.Stat(trace)
 			runErr := runForwarding(cmd)
-			summarizeRun(trace, st)
+			if after, err := os.Stat(trace); err != nil || before != nil && os.SameFile(before, after) && before.ModTime().Equal(after.ModTime()) && before.Size() == after.Size() {
+				fmt.Fprintf(errOut, "calltrail: %s: the program wrote no trace (it ended before tracing started, or is not the program built)\n", trace)
+			} else {
+				summarizeRun(trace, st)
+			}
 			return runErr
 		},
 	})
@@ -261,6 +309,10 @@ func init() {
 		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
+		flags: func(fs *flag.FlagSet) {
+			tracedHelp(fs, "DIR", "write one trace per test binary into `DIR`, named after it", true)
+		},
+		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
 		run: func(_ *flag.FlagSet, args []string) error {
 			a, err := parseTraced(args, false)
 			if err != nil {
@@ -290,6 +342,48 @@ func init() {
 			return err
 		},
 	})
+}
+
+// buildProgram builds the program of calltrail run into the build
+// directory and returns its path. The go command names it, as go build
+// would in the user's directory, so that the trace names the program
+// after its package rather than a temporary file.
+func buildProgram(b *instrument.Build, flags, packages []string) (string, error) {
+	dir := filepath.Join(b.Work, "bin")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := goCommand(b, append(append([]string{"build", "-o", dir + string(filepath.Separator)}, flags...), packages...)...); err != nil {
+		return "", err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(ents) != 1 {
+		return "", fmt.Errorf("%s: not a main package", strings.Join(packages, " "))
+	}
+	return filepath.Join(dir, ents[0].Name()), nil
+}
+
+// programPath is how the trace names the program calltrail run built
+// from pkg: the package's directory, or the file, when pkg is a path on
+// this machine, else pkg as given, ending in the name of the program.
+func programPath(pkg, bin string) string {
+	name := filepath.Base(bin)
+	files := strings.HasSuffix(pkg, ".go")
+	if files {
+		pkg = filepath.Dir(pkg)
+	}
+	if files || build.IsLocalImport(pkg) || filepath.IsAbs(pkg) {
+		if abs, err := filepath.Abs(pkg); err == nil {
+			pkg = abs
+		}
+	}
+	if filepath.Base(pkg) != name {
+		pkg = filepath.Join(pkg, name)
+	}
+	return pkg
 }
 
 // absDir returns dir as an absolute path ending in a separator, which the

@@ -6,13 +6,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
@@ -315,16 +319,16 @@ func TestReplaceAndCgo(t *testing.T) {
 }
 
 // TestRunSignal sends SIGINT to calltrail run: the program gets it, dies
-// of it with its trace complete, and calltrail ends the same way.
+// of it with its trace complete, calltrail cleans up, sums up the trace,
+// and ends the same way.
 func TestRunSignal(t *testing.T) {
 	bin := calltrailBinary(t)
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"go.mod":  "module example.com/sleeper\n\ngo 1.22\n",
-		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc wait() {\n\tfmt.Println(\"ready\")\n\ttime.Sleep(time.Minute)\n}\n\nfunc main() { wait() }\n",
-	})
+	writeFiles(t, dir, sleeper)
+	tmp := t.TempDir()
 	cmd := exec.Command(bin, "run", ".")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +339,7 @@ func TestRunSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	if line != "ready\n" {
+	if !strings.HasPrefix(line, "ready ") {
 		t.Fatalf("program said %q; stderr:\n%s", line, stderr.String())
 	}
 	cmd.Process.Signal(syscall.SIGINT)
@@ -347,6 +351,71 @@ func TestRunSignal(t *testing.T) {
 	s := readSummary(t, filepath.Join(dir, "calltrail.out"))
 	if s.End != "signal: interrupt" || s.Unfinished != 2 {
 		t.Errorf("trace ended %q with %d unfinished calls; want the signal, main and wait unfinished", s.End, s.Unfinished)
+	}
+	if s.Meta["program"] != "sleeper" {
+		t.Errorf("the trace names the program %q, want sleeper", s.Meta["program"])
+	}
+	if !strings.Contains(stderr.String(), "calltrail: 2 functions instrumented in 1 packages; recorded 2 calls") {
+		t.Errorf("no summary:\n%s", stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "calltrail-build-*")); len(left) > 0 {
+		t.Errorf("build directory left behind: %s", left)
+	}
+}
+
+// sleeper is a program that says it is ready, with its process id, then
+// sleeps.
+var sleeper = map[string]string{
+	"go.mod":  "module example.com/sleeper\n\ngo 1.22\n",
+	"main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc wait() {\n\tfmt.Println(\"ready\", os.Getpid())\n\ttime.Sleep(time.Minute)\n}\n\nfunc main() { wait() }\n",
+}
+
+// TestRunKilled kills calltrail run by SIGKILL, which it cannot catch:
+// the program it started dies with it.
+func TestRunKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a parent-death signal is Linux's")
+	}
+	bin := calltrailBinary(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, sleeper)
+	cmd := exec.Command(bin, "run", ".")
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+	if err != nil {
+		t.Fatalf("program said %q", line)
+	}
+	cmd.Process.Kill()
+	// The program is gone once its process is, or is a zombie waiting
+	// for whoever inherited it.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the program outlived calltrail run by a minute")
+		}
+	}
+}
+
+// TestRunOutputChecked gives run a trace path it cannot write: it says so
+// before building or running anything.
+func TestRunOutputChecked(t *testing.T) {
+	dir, _ := module(t)
+	code, stdout, stderr := runCmd("run", "-o", filepath.Join(dir, "missing", "t.out"), ".")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "missing: no such file or directory") || strings.Contains(stderr, "instrumented") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 
@@ -378,4 +447,51 @@ func TestCallchainsPipeline(t *testing.T) {
 		lines = append(lines, l)
 	}
 	golden(t, "callchains-chains.golden", strings.Join(lines, "\n")+"\n")
+}
+
+// TestTracedHelp checks that the help of build, run and test lists their
+// own flags, and that each flag it lists is calltrail's, not passed on to
+// the go command.
+func TestTracedHelp(t *testing.T) {
+	for _, name := range []string{"build", "run", "test"} {
+		code, _, help := runCmd(name, "-h")
+		if code != 0 || !strings.Contains(help, "Every other flag goes to go ") {
+			t.Errorf("%s -h: exit %d\n%s", name, code, help)
+		}
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		verbs[name].flags(fs)
+		n := 0
+		fs.VisitAll(func(f *flag.Flag) {
+			n++
+			if !strings.Contains(help, "  -"+f.Name+" ") && !strings.Contains(help, "  -"+f.Name+"\n") {
+				t.Errorf("%s -h does not list -%s", name, f.Name)
+			}
+			v, ok := map[string]string{"profiles": "cpu", "funcs": "x", "exclude": "x", "inlined": "true"}[f.Name]
+			if !ok {
+				v = "1"
+			}
+			arg := "--" + f.Name + "=" + v
+			a, err := parseTraced([]string{arg, "."}, name == "run")
+			if err != nil || len(a.goFlags) != 0 || len(a.packages) != 1 {
+				t.Errorf("%s %s: %v, go flags %q, packages %q; want it taken by calltrail", name, arg, err, a.goFlags, a.packages)
+			}
+		})
+		if n < 5 {
+			t.Errorf("%s: %d flags in the help", name, n)
+		}
+	}
+}
+
+// TestRunFiles runs a program named by its files, as go run main.go
+// does: they are the user's code, and traced.
+func TestRunFiles(t *testing.T) {
+	dir, files := module(t)
+	code, _, stderr := runCmd("run", "-o", "t.out", "main.go", "a")
+	if code != 3 || !strings.Contains(stderr, "calltrail: 2 functions instrumented in 1 packages; recorded 178 calls") {
+		t.Fatalf("exit %d, want the program's 3; stderr:\n%s", code, stderr)
+	}
+	if s := readSummary(t, "t.out"); s.Meta["path"] != filepath.Join(dir, "main") {
+		t.Errorf("the trace names the program %q, want %q", s.Meta["path"], filepath.Join(dir, "main"))
+	}
+	unchanged(t, dir, files)
 }

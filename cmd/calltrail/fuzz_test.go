@@ -78,6 +78,9 @@ func checkViews(t *testing.T, path string, n int) {
 		}
 		// Warnings, then at most one error: each a line of its own.
 		for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			if strings.HasPrefix(line, "calltrail: internal error") {
+				t.Errorf("%s: %s", args[0], line)
+			}
 			if line != "" && !strings.HasPrefix(line, "calltrail: ") {
 				t.Errorf("%s: stderr %q: a line not calltrail's", args[0], stderr)
 				break

@@ -23,6 +23,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // A verb is one subcommand.
@@ -33,8 +34,10 @@ type verb struct {
 	run     func(fs *flag.FlagSet, args []string) error
 	flags   func(fs *flag.FlagSet)
 	// custom verbs take their arguments unparsed: they pass most of
-	// them on to the go command.
+	// them on to the go command. Their flags are registered for the help
+	// alone.
 	custom bool
+	more   string // said after the flags in the help
 }
 
 var verbs = map[string]*verb{}
@@ -47,17 +50,39 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if dieBy != 0 {
+		reraise(dieBy)
+	}
+	os.Exit(code)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	out, errOut, damage = stdout, stderr, nil
+// dieBy is the signal that killed a program calltrail ran: calltrail,
+// having cleaned up and said what it has to, ends by the same signal.
+var dieBy syscall.Signal
+
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	out, errOut, damage, goroutineFilter, dieBy = stdout, stderr, nil, nil, 0
+	defer func() {
+		// A bug must not show as a Go panic trace: one line says what
+		// happened, unless CALLTRAIL_DEBUG asks for the whole story.
+		if p := recover(); p != nil {
+			if os.Getenv("CALLTRAIL_DEBUG") != "" {
+				panic(p)
+			}
+			fmt.Fprintf(stderr, "calltrail: internal error: %s (please report it, with the command; CALLTRAIL_DEBUG=1 shows where)\n", oneLine(fmt.Sprint(p)))
+			code = 1
+		}
+	}()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		usage(stderr)
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "-version" || args[0] == "--version" {
+		args[0] = "version"
 	}
 	name := args[0]
 	if name == "help" {
@@ -77,6 +102,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "\nflags:\n")
 			fs.PrintDefaults()
 		}
+		if v.more != "" {
+			fmt.Fprintf(stderr, "\n%s\n", v.more)
+		}
 	}
 	if v.flags != nil {
 		v.flags(fs)
@@ -88,18 +116,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	} else {
-		if err := fs.Parse(rest); err != nil {
+		var err error
+		if rest, err = parseInterspersed(fs, rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return 0
 			}
 			return 2
 		}
-		rest = fs.Args()
 	}
 	if err := v.run(fs, rest); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
 			return ee.code
+		}
+		var se signalled
+		if errors.As(err, &se) {
+			dieBy = se.sig
+			return 128 + int(se.sig)
 		}
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -113,7 +146,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(damage.Error()))
 		return 1
 	}
+	if goroutineFilter != nil && goroutineFilter.Unseen() {
+		fmt.Fprintf(stderr, "calltrail: -g %d: no traced call ran in goroutine %d (calltrail goroutines lists those that ran some)\n", goroutineFilter.G, goroutineFilter.G)
+		return 1
+	}
 	return 0
+}
+
+// parseInterspersed parses flags wherever they are among the arguments,
+// as the go command does: "calltrail report t.out --top 5" is
+// "calltrail report --top 5 t.out". An argument "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }
 
 // out and errOut are where verbs print; tests replace them.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,5 +212,60 @@ func TestUsage(t *testing.T) {
 	}
 	if code, _, errOut := runCmd("help", "replay"); code != 0 || !strings.Contains(errOut, "usage: calltrail replay") || !strings.Contains(errOut, "-F REGEX") {
 		t.Errorf("help replay: exit %d, %q", code, errOut)
+	}
+}
+
+// TestCommandLineHabits checks what Go developers expect of a command:
+// a version, flags after the file, an error for a goroutine that is not
+// there, and one line, not a Go panic trace, for a bug.
+func TestCommandLineHabits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChainsTrace(t, path, true)
+
+	for _, args := range [][]string{{"version"}, {"-version"}, {"--version"}} {
+		code, out, _ := runCmd(args...)
+		if code != 0 || !strings.HasPrefix(out, "calltrail ") || !strings.Contains(out, runtime.Version()) {
+			t.Errorf("%s: exit %d, %q", args[0], code, out)
+		}
+	}
+
+	_, before, _ := runCmd("report", "--top", "2", "--json", path)
+	code, after, stderr := runCmd("report", path, "--top", "2", "--json")
+	if code != 0 || after != before || !strings.HasPrefix(after, "{") {
+		t.Errorf("flags after the file: exit %d, %s\n%s\nwant\n%s", code, stderr, after, before)
+	}
+	if code, _, stderr := runCmd("replay", path, "-D"); code != 2 || !strings.Contains(stderr, "flag needs an argument") {
+		t.Errorf("flag without its value after the file: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCmd("replay", "--", "-D"); code != 1 || !strings.Contains(stderr, "-D: no such trace file") {
+		t.Errorf("a file named after --: exit %d, %s", code, stderr)
+	}
+
+	for _, verb := range []string{"replay", "report", "chains", "flame"} {
+		args := []string{verb, "-g", "999", path}
+		if verb == "chains" {
+			args = []string{verb, "-g", "999", "main.D", path}
+		}
+		if verb == "flame" {
+			args = []string{verb, "-g", "999", "-o", filepath.Join(t.TempDir(), "f.svg"), path}
+		}
+		code, _, stderr := runCmd(args...)
+		if code != 1 || !strings.Contains(stderr, "no traced call ran in goroutine 999") {
+			t.Errorf("%s -g 999: exit %d, %q", verb, code, stderr)
+		}
+	}
+	if code, out, stderr := runCmd("replay", "-g", "7", path); code != 0 || stderr != "" || !strings.Contains(out, "main.A2") {
+		t.Errorf("replay -g 7: exit %d, %q, %q", code, stderr, out)
+	}
+
+	register(&verb{name: "crash", run: func(*flag.FlagSet, []string) error {
+		var m map[string]int
+		m["x"]++
+		return nil
+	}})
+	defer delete(verbs, "crash")
+	code, _, stderr = runCmd("crash")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "calltrail: internal error: assignment to entry in nil map") {
+		t.Errorf("a bug: exit %d, %q", code, stderr)
 	}
 }

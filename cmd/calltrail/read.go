@@ -98,6 +98,10 @@ func (lf *topFlags) register(fs *flag.FlagSet, top int, usage string) {
 	fs.BoolVar(&lf.json, "json", false, "print JSON")
 }
 
+// goroutineFilter is the filter of a verb given -g, asked when the verb
+// is done whether the goroutine was there at all.
+var goroutineFilter *filter.Filter
+
 // readError describes an error that stopped reading a trace after part
 // of it had been used.
 func readError(name string, err error) error {
@@ -147,6 +151,9 @@ func (ff *filterFlags) traceAndFilter(args []string) (string, *filter.Filter, er
 
 func (ff *filterFlags) filter() (*filter.Filter, error) {
 	f := &filter.Filter{G: ff.g, MaxDepth: ff.depth, MinTime: ff.min}
+	if ff.g != 0 {
+		goroutineFilter = f
+	}
 	var err error
 	if ff.focus != "" {
 		if f.Focus, err = regexp.Compile(ff.focus); err != nil {
