@@ -195,8 +195,10 @@ type Profile struct {
 	Err        error // what stopped reading, nil at a clean end
 	// HasCPU and HasWaits say the trace holds the Go runtime's CPU
 	// profile, and its block or mutex profile: then Func and Node have
-	// their CPU and Wait times, and Func what it waited on.
-	HasCPU, HasWaits bool
+	// their CPU and Wait times, and Func what it waited on. A CPU profile
+	// holding less than MinCPU of samples is too thin to split time on
+	// and off CPU: it is left out, with ThinCPU set.
+	HasCPU, HasWaits, ThinCPU bool
 	// ProfileErrors say which of the trace's profiles were left out,
 	// and why.
 	ProfileErrors []error

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -28,8 +29,13 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 	}
 	if data, ok := pprofs["cpu"]; ok {
 		if prof, err := parseProfile(data); err == nil {
-			p.HasCPU = true
-			p.cpu(prof, names)
+			if p.TotalCPU = sampled(prof); p.TotalCPU >= int64(MinCPU) {
+				p.HasCPU = true
+				p.TotalCPU = 0 // counted again, without the tracer's own
+				p.cpu(prof, names)
+			} else {
+				p.ThinCPU = true
+			}
 		} else {
 			p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("cpu profile left out: %w", err))
 		}
@@ -48,12 +54,32 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 		p.waits(prof, names, kind == "mutex")
 	}
 	for _, f := range p.Funcs {
-		f.Wait = max(f.Total-f.CPU, 0)
+		if p.HasCPU {
+			f.Wait = max(f.Total-f.CPU, 0)
+		}
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
 		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })
 		sort.Slice(f.Syscalls, func(i, j int) bool { return f.Syscalls[i].Ns > f.Syscalls[j].Ns })
 	}
-	p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
+	if p.HasCPU {
+		p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
+	}
+}
+
+// MinCPU is the CPU time below which a CPU profile is too thin to split
+// time on and off CPU, or to blame anything on: at the Go runtime's 100
+// samples a second, five samples. A program that ran 47ms on CPU would
+// otherwise show as waiting for most of it.
+const MinCPU = 50 * time.Millisecond
+
+// sampled is the CPU time of a CPU profile's samples, in nanoseconds.
+func sampled(prof *profile.Profile) int64 {
+	vi := valueIndex(prof, "nanoseconds")
+	var t int64
+	for _, s := range prof.Sample {
+		t += s.Value[vi]
+	}
+	return t
 }
 
 // maxInflation bounds how much larger than its gzip a profile may be: a
@@ -95,6 +121,12 @@ func stack(s *profile.Sample) (names []string, inlined []bool, tracing bool) {
 		lines := s.Location[i].Line
 		for j := len(lines) - 1; j >= 0; j-- {
 			if f := lines[j].Function; f != nil {
+				if f.Name == "runtime.asyncPreempt" {
+					// The scheduler stopped the function there: the
+					// sample is the function's, at that point, not a
+					// call it made.
+					return names, inlined, tracing
+				}
 				names = append(names, f.Name)
 				inlined = append(inlined, j < len(lines)-1)
 				tracing = tracing || strings.HasPrefix(f.Name, runtimePrefix)

@@ -51,33 +51,42 @@ func splitStack(s string) []string {
 	return out
 }
 
-// TestSplit: main(0..100) calls work(10..90). CPU samples put 30ns in
-// work and 10ns in main itself; the block profile has work waiting 40ns
-// on a mutex.
-func TestSplit(t *testing.T) {
-	p := Analyze(build(t, `
+// splitTrace is main(0..100ms) calling work(10..90ms).
+const splitTrace = `
 1 +main 0
-1 +work 10
-1 - 90
-1 - 100
-`), Options{})
+1 +work 10000000
+1 - 90000000
+1 - 100000000
+`
+
+const ms = int64(1e6)
+
+// TestSplit: main(0..100ms) calls work(10..90ms). CPU samples put 40ms in
+// work and 15ms in main itself, 5ms of it where the scheduler preempted
+// it; the block profile has work waiting 30ms on a mutex.
+func TestSplit(t *testing.T) {
+	p := Analyze(build(t, splitTrace), Options{})
 	p.splitProfiles(map[string][]byte{
 		"cpu": pprofOf(t, "cpu", map[string]int64{
-			"runtime.main;main;work": 30,
-			"runtime.main;main":      10,
+			"runtime.main;main;work": 40 * ms,
+			"runtime.main;main":      10 * ms,
+			"runtime.main;main;runtime.asyncPreempt;runtime.asyncPreempt2;runtime.mcall": 5 * ms,
 		}),
 		"block": pprofOf(t, "delay", map[string]int64{
-			"runtime.main;main;work;sync.(*Mutex).Lock;runtime.semacquire1": 40,
+			"runtime.main;main;work;sync.(*Mutex).Lock;runtime.semacquire1": 30 * ms,
 		}),
 	})
-	if !p.HasCPU || !p.HasWaits {
+	if !p.HasCPU || !p.HasWaits || p.ThinCPU {
 		t.Fatal("profiles not seen")
 	}
 	f := funcsByName(p)
-	if f["work"].CPU != 30 || f["work"].Wait != 50 || f["main"].CPU != 40 || f["main"].Wait != 60 {
+	if f["work"].CPU != 40*ms || f["work"].Wait != 40*ms || f["main"].CPU != 55*ms || f["main"].Wait != 45*ms {
 		t.Errorf("work cpu %d wait %d, main cpu %d wait %d", f["work"].CPU, f["work"].Wait, f["main"].CPU, f["main"].Wait)
 	}
-	if len(f["work"].Waits) != 1 || f["work"].Waits[0] != (Wait{On: "sync.(*Mutex).Lock", Ns: 40}) {
+	if f["main"].SelfCPU != 15*ms || len(f["main"].Callees) != 0 {
+		t.Errorf("main's own CPU %d, callees %+v; want 15ms, none: a preemption is no call", f["main"].SelfCPU, f["main"].Callees)
+	}
+	if len(f["work"].Waits) != 1 || f["work"].Waits[0] != (Wait{On: "sync.(*Mutex).Lock", Ns: 30 * ms}) {
 		t.Errorf("work waits: %+v", f["work"].Waits)
 	}
 	var chain *Node
@@ -86,8 +95,21 @@ func TestSplit(t *testing.T) {
 			chain = n
 		}
 	})
-	if chain == nil || chain.CPU != 30 || chain.Wait != 50 {
+	if chain == nil || chain.CPU != 40*ms || chain.Wait != 40*ms {
 		t.Errorf("chain main>work: %+v", chain)
+	}
+}
+
+// TestThinCPU: 45ms of CPU samples are too few to split time on and off
+// CPU; the profile is left out, and said to be thin.
+func TestThinCPU(t *testing.T) {
+	p := Analyze(build(t, splitTrace), Options{})
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 45 * ms}),
+	})
+	f := funcsByName(p)
+	if p.HasCPU || !p.ThinCPU || p.TotalCPU != 45*ms || f["work"].CPU != 0 || f["work"].Wait != 0 {
+		t.Errorf("HasCPU %v, ThinCPU %v, TotalCPU %d, work cpu %d wait %d; want the profile left out", p.HasCPU, p.ThinCPU, p.TotalCPU, f["work"].CPU, f["work"].Wait)
 	}
 }
 

@@ -13,11 +13,18 @@
 //   - syscall: a function whose own time goes to system calls, on CPU in
 //     the kernel and off CPU waiting for them (a file synced, a read of
 //     one byte), which no block profile records;
-//   - churn: many goroutines, each alive briefly and doing little work.
+//   - churn: many goroutines, each alive briefly and doing little work;
+//   - lost: calls dropped while recording, which every figure leaves out.
+//
+// The rules know the limits of their evidence: a CPU profile of fewer
+// than five samples blames nothing, a preempted function is not said to
+// call the scheduler, and a goroutine that waits once for the whole of
+// its life, parked on purpose, ranks after the work.
 package diagnose
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -28,7 +35,7 @@ import (
 
 // Finding is one thing worth looking at.
 type Finding struct {
-	Kind     string  `json:"kind"`     // wait, callee, syscall, self or churn
+	Kind     string  `json:"kind"`     // wait, callee, syscall, self, churn or lost
 	Function string  `json:"function"` // the function it is about, if any
 	Message  string  `json:"message"`
 	Score    float64 `json:"-"` // share of the goroutines' time it concerns, for ordering
@@ -39,9 +46,9 @@ const (
 	minShare     = 0.10 // of the program's time or CPU
 	minWaitShare = 0.50 // of a function's own time
 	churnMin     = 1000 // goroutines
-	// minCPU is the CPU time below which the CPU profile (100 samples a
-	// second) holds too few samples to blame anything on: 5 samples.
-	minCPU = 50_000_000
+	// minCPU is the CPU time below which the CPU profile holds too few
+	// samples to blame anything on.
+	minCPU = int64(analysis.MinCPU)
 )
 
 // Findings returns at most max findings about p, the strongest first.
@@ -56,6 +63,7 @@ func Findings(p *analysis.Profile, max int) []Finding {
 	}
 	fs = append(fs, self(p, wall)...)
 	fs = append(fs, churn(p)...)
+	fs = append(fs, lost(p)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Score > fs[j].Score })
 	if len(fs) > max {
 		fs = fs[:max]
@@ -99,10 +107,35 @@ func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 		msg += fmt.Sprintf(", for a lock held in %s", holder.Name)
 	}
 	msg += ": make the lock's critical section shorter, or avoid the shared lock"
+	score := float64(w.Ns) / float64(wall)
 	if w.On == "channel receive" || w.On == "channel send" || w.On == "select" {
 		msg = fmt.Sprintf("%s spends %.0f%% of its time waiting on a %s (%s in %d calls): look at what feeds or drains the channel", f.Name, 100*share, w.On, d(w.Ns), f.Calls)
+		if f.Calls <= 2 && share >= 0.9 {
+			// One long wait in a call or two: a goroutine parked on
+			// purpose, for a signal or for the end of the work, which
+			// costs nothing. Findings about the work rank before it.
+			msg += ", unless it is parked on purpose (waiting for a signal, or for the work to end)"
+			score /= 10
+		}
 	}
-	return []Finding{{Kind: "wait", Function: f.Name, Message: msg, Score: float64(w.Ns) / float64(wall)}}
+	return []Finding{{Kind: "wait", Function: f.Name, Message: msg, Score: score}}
+}
+
+// lost says that calls were dropped while recording: every figure and
+// finding leaves them out. It ranks first, whatever the share: a chain
+// or a cost may be among the calls dropped.
+func lost(p *analysis.Profile) []Finding {
+	dropped := p.Stats.DroppedCalls
+	if dropped == 0 {
+		return nil
+	}
+	var kept uint64
+	for _, f := range p.Funcs {
+		kept += f.Calls
+	}
+	msg := fmt.Sprintf("%d of the program's %d calls (%.0f%%) were dropped while recording, and the figures and findings leave them out: record again with CALLTRAIL_FULL=wait (the default), or a larger CALLTRAIL_BUFFER",
+		dropped, dropped+kept, 100*float64(dropped)/float64(dropped+kept))
+	return []Finding{{Kind: "lost", Message: msg, Score: math.Inf(1)}}
 }
 
 // lockHolder is the traced function that released the most contended locks.
@@ -255,7 +288,7 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	if len(p.Funcs) < 2 {
 		return nil
 	}
-	if p.HasCPU && p.TotalCPU < minCPU {
+	if p.ThinCPU || p.HasCPU && p.TotalCPU < minCPU {
 		return nil // a CPU profile too thin to judge; wall time would mislead
 	}
 	var top *analysis.Func

@@ -98,6 +98,50 @@ func TestFindings(t *testing.T) {
 			first: "5000 goroutines ran traced code, each for 20µs of work at the median",
 		},
 		{
+			// main waits for a signal all its life; the work's cost,
+			// smaller, is what to look at first.
+			name: "a goroutine parked on purpose",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9, Waits: []analysis.Wait{{On: "channel receive", Ns: 98e8}}},
+					&analysis.Func{Name: "main.serve", Calls: 1e5, Total: 2e9, Sum: 2e9, CPU: 2e9, SelfCPU: 2e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 1e9}}},
+				)
+				p.Work, p.TotalCPU = []int64{10e9, 2e9}, 2e9
+				return p
+			}(),
+			kinds: "callee self wait",
+			first: "main.serve spends 50% of all CPU time in fmt.Errorf",
+		},
+		{
+			// A CPU-bound program of 47ms: its CPU profile, too thin,
+			// was left out, and its wall time is not blamed either.
+			name: "a CPU profile too thin",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 47e6, Sum: 47e6, Self: 47e6},
+					&analysis.Func{Name: "main.work", Calls: 10, Total: 46e6, Sum: 46e6, Self: 46e6, Waits: []analysis.Wait{{On: "sync.(*Mutex).Lock", Ns: 1e6}}},
+				)
+				p.HasCPU, p.ThinCPU = false, true
+				p.Work, p.TotalCPU = []int64{47e6}, 40e6
+				return p
+			}(),
+			kinds: "",
+		},
+		{
+			name: "calls dropped",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.clone", Calls: 1e6, Total: 4e9, Sum: 4e9, CPU: 4e9, SelfCPU: 4e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 3e9}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 5e9, Sum: 5e9, CPU: 5e9, SelfCPU: 1e9},
+				)
+				p.Work, p.TotalCPU = []int64{5e9}, 5e9
+				p.Stats.DroppedCalls = 3e6 - 1
+				return p
+			}(),
+			kinds: "lost callee self",
+			first: "2999999 of the program's 4000000 calls (75%) were dropped while recording",
+		},
+		{
 			name: "nothing to say",
 			p: func() *analysis.Profile {
 				p := profile(&analysis.Func{Name: "main.a", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5}, &analysis.Func{Name: "main.b", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5})

@@ -50,7 +50,7 @@ func (t *Trace) function(f *analysis.Func) Function {
 		P50Ns: int64(f.Quantile(0.5)), P99Ns: int64(f.Quantile(0.99)), MaxNs: f.Max, Panics: f.Panics,
 		Waits: waits(f.Waits), Syscalls: waits(f.Syscalls),
 	}
-	if t.Profile.HasCPU || t.Profile.HasWaits {
+	if t.Profile.HasCPU { // off CPU is the rest: without the CPU profile, unknown
 		cpu, wait := f.CPU, f.Wait
 		fn.CPUNs, fn.WaitNs = &cpu, &wait
 	}

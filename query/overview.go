@@ -21,16 +21,19 @@ type Overview struct {
 	// Full is what the program did when a ring was full (CALLTRAIL_FULL:
 	// wait or drop; empty in older traces); HeldNs is the time its
 	// goroutines waited for the trace writer, summed, in Waits waits.
-	Full      string             `json:"full,omitempty"`
-	HeldNs    uint64             `json:"held_ns"`
-	Waits     uint64             `json:"waits"`
-	Functions int                `json:"functions"`
-	HasCPU    bool               `json:"has_cpu"`   // the Go runtime's CPU profile is in the trace
-	HasWaits  bool               `json:"has_waits"` // and its block or mutex profile
-	Findings  []diagnose.Finding `json:"findings"`
-	TopSelf   []Function         `json:"top_self"`
-	TopTotal  []Function         `json:"top_total"`
-	Routines  Goroutines         `json:"goroutine_summary"`
+	Full      string `json:"full,omitempty"`
+	HeldNs    uint64 `json:"held_ns"`
+	Waits     uint64 `json:"waits"`
+	Functions int    `json:"functions"`
+	HasCPU    bool   `json:"has_cpu"`   // the Go runtime's CPU profile is in the trace
+	HasWaits  bool   `json:"has_waits"` // and its block or mutex profile
+	// ThinCPU says the trace's CPU profile was left out: too few samples
+	// (less than analysis.MinCPU) to split time on and off CPU.
+	ThinCPU  bool               `json:"thin_cpu,omitempty"`
+	Findings []diagnose.Finding `json:"findings"`
+	TopSelf  []Function         `json:"top_self"`
+	TopTotal []Function         `json:"top_total"`
+	Routines Goroutines         `json:"goroutine_summary"`
 }
 
 // Calls returns the number of calls in the trace.
@@ -61,6 +64,7 @@ func (t *Trace) Overview(top, slices int) Overview {
 		Functions:  len(p.Funcs),
 		HasCPU:     p.HasCPU,
 		HasWaits:   p.HasWaits,
+		ThinCPU:    p.ThinCPU,
 		Findings:   t.Findings,
 		TopSelf:    t.Functions("self", top),
 		TopTotal:   t.Functions("total", top),

@@ -41,7 +41,10 @@ func WriteFlamePage(w io.Writer, t, base *query.Trace, o FlamePage) error {
 	if err != nil {
 		return err
 	}
-	ov := map[string]any{"has_cpu": o.Weight == query.OnCPU, "has_waits": o.Weight == query.OffCPU}
+	ov := map[string]any{"weights": []query.Weight{}} // the page holds one weight's graphs
+	if o.Weight == query.OnCPU || o.Weight == query.OffCPU {
+		ov["weights"] = []query.Weight{o.Weight}
+	}
 	if base != nil {
 		ov["base"] = base.Name
 	}

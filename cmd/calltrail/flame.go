@@ -59,6 +59,9 @@ func init() {
 			}
 			weight, kind := query.Wall, "wall time"
 			if cpu || wait {
+				if t.Profile.ThinCPU {
+					return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, dur(t.Profile.TotalCPU), analysis.MinCPU)
+				}
 				if !t.Profile.HasCPU {
 					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)
 				}

@@ -100,9 +100,12 @@ func TestServeBrowser(t *testing.T) {
 	// A link to a search opens with it done.
 	p.open(url + "#flame?q=main%5C.D%24")
 	p.wait("the linked search", `document.querySelector("#flame-search").value === "main\\.D$" && document.querySelector("#flame-match").textContent.includes("matched")`)
-	// The trace holds the runtime's profiles: waiting time has its graph.
-	p.do(chromedp.Click(`input[name=weight][value=wait]`, chromedp.ByQuery))
-	p.wait("the graph of waiting time", `location.hash.includes("weight=wait") && +document.querySelector("#flame-canvas").dataset.boxes >= 5`)
+	// The program sleeps rather than works: its CPU profile holds too
+	// few samples to split time on and off CPU, and the page says so
+	// rather than show all of it as waiting.
+	if n := p.number(`document.querySelectorAll("input[name=weight]").length`); n != 1 || !strings.Contains(p.text("#flame-thin"), "too few CPU samples") {
+		t.Errorf("%v weights offered, and no word on the thin CPU profile", n)
+	}
 
 	// Function view: every chain, callers, the histogram, a call opened
 	// in the timeline.

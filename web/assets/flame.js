@@ -65,8 +65,11 @@ ct.views.flame = async function (root, params) {
   const search = ct.el("input", { id: "flame-search", type: "search", placeholder: "Search (regexp)", value: st.q });
   search.addEventListener("input", () => { st.q = search.value; save(); draw(); });
   const weights = [radio("weight", "wall", "wall time")];
-  if (o.has_cpu) weights.push(radio("weight", "cpu", "on CPU"));
-  if (o.has_waits) weights.push(radio("weight", "wait", "waiting"));
+  // Time off CPU is wall time less CPU time: both need the CPU profile.
+  const split = o.weights || (o.has_cpu ? ["cpu", "wait"] : []);
+  if (split.includes("cpu")) weights.push(radio("weight", "cpu", "on CPU"));
+  if (split.includes("wait")) weights.push(radio("weight", "wait", "waiting"));
+  if (o.thin_cpu) weights.push(ct.el("span", { id: "flame-thin", class: "muted" }, " (too few CPU samples to split time on and off CPU)"));
   ct.show(root, 
     ct.el("div", { class: "toolbar" },
       ct.el("span", {}, radio("mode", "total", "total"), " ", radio("mode", "self", "self (inverted)")),

@@ -62,7 +62,7 @@ ct.views.func = async function (root, params) {
       stat(ct.dur(f.mean_ns), "mean"), stat(ct.dur(f.p50_ns), "p50"), stat(ct.dur(f.p99_ns), "p99"), stat(ct.dur(f.max_ns), "max"),
       f.panics ? stat(ct.num(f.panics), "panics") : null,
       o.has_cpu ? stat(ct.dur(f.cpu_ns || 0), "on CPU") : null,
-      o.has_waits ? stat(ct.dur(f.wait_ns || 0), "waiting") : null),
+      o.has_cpu ? stat(ct.dur(f.wait_ns || 0), "waiting") : null),
     f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
     f.syscalls && f.syscalls.length ? ct.el("p", {}, "In system calls (on CPU): ", f.syscalls.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
     ct.el("h2", {}, "Callers and callees"),

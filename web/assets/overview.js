@@ -8,11 +8,11 @@ ct.views.overview = async function (root) {
   const card = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
   const rows = (fs) => fs.map((f) => {
     const r = [ct.dur(f.self_ns), ct.dur(f.total_ns), ct.num(f.calls), ct.dur(f.max_ns)];
-    if (o.has_cpu || o.has_waits) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.wait_ns || 0));
+    if (o.has_cpu) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.wait_ns || 0));
     r.push(ct.funcLink(f.name));
     return r;
   });
-  const head = ["self", "total", "calls", "max"].concat(o.has_cpu || o.has_waits ? ["on CPU", "waiting"] : [], ["function"]);
+  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "waiting"] : [], ["function"]);
   const linkify = (f) => {
     if (!f.function || !f.message.includes(f.function)) return f.message;
     const [a, ...b] = f.message.split(f.function);
