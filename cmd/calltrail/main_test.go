@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -258,14 +259,13 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("replay -g 7: exit %d, %q, %q", code, stderr, out)
 	}
 
-	register(&verb{name: "crash", run: func(*flag.FlagSet, []string) error {
-		var m map[string]int
-		m["x"]++
-		return nil
+	register(&verb{name: "crash", run: func(_ *flag.FlagSet, args []string) error {
+		var none []int
+		return fmt.Errorf("%d", none[len(args)])
 	}})
 	defer delete(verbs, "crash")
 	code, _, stderr = runCmd("crash")
-	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "calltrail: internal error: assignment to entry in nil map") {
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "calltrail: internal error: runtime error: index out of range [0] with length 0") {
 		t.Errorf("a bug: exit %d, %q", code, stderr)
 	}
 }
