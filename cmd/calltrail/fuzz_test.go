@@ -46,7 +46,15 @@ func FuzzViews(f *testing.F) {
 // viewLimit is the most memory a view of a trace of n bytes may allocate:
 // in proportion to the trace, with room for the fixed costs (the web UI's
 // assets, flame graph pages, buffers).
-func viewLimit(n int) uint64 { return 64<<20 + 200*uint64(n) }
+// Under the race detector, which allocates pooled buffers anew, the
+// bound is four times as wide.
+func viewLimit(n int) uint64 {
+	limit := 64<<20 + 200*uint64(n)
+	if raceEnabled {
+		limit *= 4
+	}
+	return limit
+}
 
 // checkViews runs every view over the trace at path, of n bytes.
 func checkViews(t *testing.T, path string, n int) {
