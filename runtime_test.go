@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,7 +200,7 @@ func TestDeepRecursion(t *testing.T) {
 // under the default policy the goroutines wait for room, and every call
 // is in the trace, in order.
 func TestWaitKeepsEveryCall(t *testing.T) {
-	const gs, depth, reps = 8, 20, 200
+	const gs, depth = 8, 20
 	var rec func(d int)
 	rec = func(d int) {
 		call(&funcs[3], func() {
@@ -209,6 +210,7 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 		})
 	}
 	ids := make([]uint64, gs)
+	reps := make([]int, gs)
 	path := filepath.Join(t.TempDir(), "trace.out")
 	f, err := os.Create(path)
 	if err != nil {
@@ -218,14 +220,18 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 	stop := useTracerOn(t, disk, options{buffer: 1, every: 1e6})
 	funcs[3].id.Store(0)
 	disk.set(true)
+	// The goroutines call until one of them has waited: however fast
+	// the machine, the writer's buffers and then the rings fill.
+	var waited atomic.Bool
 	var wg sync.WaitGroup
 	for i := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			ids[i] = gstate.Goid()
-			for r := 0; r < reps; r++ {
+			for !waited.Load() {
 				rec(depth)
+				reps[i]++
 			}
 		}()
 	}
@@ -234,22 +240,28 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 	// it has room).
 	for deadline := time.Now().Add(time.Minute); !tr.waiting(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
+			waited.Store(true)
+			disk.set(false)
+			wg.Wait()
+			stop()
 			t.Fatal("no goroutine waited for room in a minute with the disk stalled")
 		}
 	}
+	waited.Store(true)
 	disk.set(false)
 	wg.Wait()
 	stop()
 	tr := readTrace(t, path)
 	one := strings.Repeat("->test.rec ", depth) + strings.Repeat("<-test.rec ", depth)
-	want := strings.TrimSpace(strings.Repeat(one, reps))
-	for _, g := range ids {
-		if got := strings.Join(tr.calls[g], " "); got != want {
-			t.Fatalf("goroutine %d: %d events, want %d", g, len(tr.calls[g]), 2*depth*reps)
+	calls := 0
+	for i, g := range ids {
+		calls += reps[i] * depth
+		if got, want := strings.Join(tr.calls[g], " "), strings.TrimSpace(strings.Repeat(one, reps[i])); got != want {
+			t.Fatalf("goroutine %d: %d events, want %d", g, len(tr.calls[g]), 2*depth*reps[i])
 		}
 	}
-	if tr.stats.DroppedCalls != 0 || tr.stats.Calls != gs*depth*reps {
-		t.Errorf("stats = %+v, want %d calls, none dropped", tr.stats, gs*depth*reps)
+	if tr.stats.DroppedCalls != 0 || tr.stats.Calls != uint64(calls) {
+		t.Errorf("stats = %+v, want %d calls, none dropped", tr.stats, calls)
 	}
 	if tr.stats.Waits == 0 || tr.stats.HeldNs == 0 {
 		t.Errorf("stats = %+v: no goroutine waited for room in rings of %d slots", tr.stats, 1024)
