@@ -23,7 +23,9 @@ func TestNow(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	u1, n1 := Now(), Nanotime()
 	ratio := float64(u1-u0) / float64(n1-n0)
-	if ratio < 0.01 || ratio > 2 {
+	// Counters run from tens of megahertz (qemu's arm64) to a few
+	// gigahertz (a TSC).
+	if ratio < 0.01 || ratio > 8 {
 		t.Errorf("%d units in %d ns: %.2f a nanosecond", u1-u0, n1-n0, ratio)
 	}
 	if Counter() && Units(Read()) < u1 {
