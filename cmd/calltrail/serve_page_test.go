@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ type page struct {
 	ctx        context.Context
 	shots      string   // where screenshots go
 	exceptions []string // JavaScript exceptions thrown
+	doc        string   // the URL of the document open, without its fragment
 }
 
 // newPage starts Chromium, or skips the test when it is missing and not
@@ -130,7 +132,17 @@ func (p *page) number(js string) float64 {
 func (p *page) open(url string) {
 	p.t.Helper()
 	view, _, _ := strings.Cut(url[strings.Index(url, "#")+1:], "?")
-	p.do(chromedp.Navigate(url), chromedp.WaitVisible("#view-"+view+"[data-ready]", chromedp.ByQuery))
+	doc, frag, _ := strings.Cut(url, "#")
+	if doc == p.doc {
+		// Within the open document: no load event comes, which
+		// chromedp's Navigate can wait for until its deadline.
+		js, _ := json.Marshal("#" + frag)
+		p.do(chromedp.Evaluate("location.hash = "+string(js), nil))
+	} else {
+		p.do(chromedp.Navigate(url))
+		p.doc = doc
+	}
+	p.do(chromedp.WaitVisible("#view-"+view+"[data-ready]", chromedp.ByQuery))
 }
 
 // wait polls a JavaScript condition; on timeout it saves a screenshot,
