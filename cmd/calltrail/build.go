@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -37,11 +36,67 @@ type tracedArgs struct {
 	progArgs []string // run: the program's arguments
 }
 
-// parseTraced splits args. For run, the first package argument ends the
-// flags and the rest are the program's. It returns a usage error for bad
-// calltrail flags.
-func parseTraced(args []string, isRun bool) (tracedArgs, error) {
-	a := tracedArgs{profiles: "cpu,mutex,block"}
+// tracedFlags registers on fs calltrail's own flags of build, run and
+// test, bound to a: the help lists them and parseTraced takes them. -o
+// says what it writes; runs adds the flags of a running program.
+func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
+	*a = tracedArgs{profiles: "cpu,mutex,block"}
+	fs.StringVar(&a.out, "o", "", oUsage)
+	fs.Func("pkgs", "trace the packages matching `PATTERNS` (space-separated, as go list takes them) instead of the main module's", func(v string) error {
+		a.pkgs = append(a.pkgs, strings.Fields(v)...)
+		return nil
+	})
+	regexpFlag := func(name, usage string, re **regexp.Regexp) {
+		fs.Func(name, usage, func(v string) (err error) {
+			*re, err = regexp.Compile(v)
+			return err
+		})
+	}
+	regexpFlag("funcs", "trace only functions whose qualified name matches `REGEX`", &a.opts.Funcs)
+	regexpFlag("exclude", "leave out functions whose qualified name matches `REGEX`", &a.opts.Exclude)
+	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
+	if !runs {
+		return
+	}
+	fs.Var(profilesFlag{&a.profiles}, "profiles", "the Go runtime's profiles to record with the calls: a `LIST` of cpu, mutex and block, or none")
+	envFlag := func(name, env, usage string) {
+		fs.Func(name, usage, func(v string) error {
+			a.env = append(a.env, env+"="+v)
+			return nil
+		})
+	}
+	envFlag("mutex-fraction", "CALLTRAIL_MUTEX_FRACTION", "record one in `N` mutex contention events (default 10)")
+	envFlag("block-rate", "CALLTRAIL_BLOCK_RATE", "record a blocking event every `NS` nanoseconds spent blocked (default 10000)")
+}
+
+// profilesFlag is --profiles: a list of the runtime's profiles.
+type profilesFlag struct{ list *string }
+
+func (f profilesFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return *f.list
+}
+
+func (f profilesFlag) Set(v string) error {
+	if v == "none" {
+		v = ""
+	}
+	for _, p := range strings.Split(v, ",") {
+		if p != "" && p != "cpu" && p != "mutex" && p != "block" {
+			return fmt.Errorf("want a list of cpu, mutex and block, or none")
+		}
+	}
+	*f.list = v
+	return nil
+}
+
+// parseTraced splits args into calltrail's flags, which go to fs (made
+// by tracedFlags), and the go command's. For run, the first package
+// argument ends the flags and the rest are the program's. It returns a
+// usage error for bad calltrail flags.
+func parseTraced(fs *flag.FlagSet, a *tracedArgs, args []string, isRun bool) error {
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
@@ -59,96 +114,34 @@ func parseTraced(args []string, isRun bool) (tracedArgs, error) {
 			break
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		takeValue := func() (string, error) {
-			if hasValue {
-				return value, nil
-			}
-			if i+1 >= len(args) {
-				return "", usageError{fmt.Sprintf("flag %s needs a value", arg)}
-			}
-			i++
-			return args[i], nil
-		}
-		switch name {
-		case "inlined":
-			a.inlined = true
-			if hasValue {
-				b, err := strconv.ParseBool(value)
-				if err != nil {
-					return a, usageError{fmt.Sprintf("--inlined=%s: want true or false", value)}
+		needsValue := func() bool { return !hasValue && i+1 >= len(args) }
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() && !hasValue {
+				value = "true"
+			} else if !hasValue {
+				if needsValue() {
+					return usageError{fmt.Sprintf("flag %s needs a value", arg)}
 				}
-				a.inlined = b
-			}
-		case "profiles", "mutex-fraction", "block-rate":
-			v, err := takeValue()
-			if err != nil {
-				return a, err
-			}
-			switch name {
-			case "profiles":
-				if v == "none" {
-					v = ""
-				}
-				for _, p := range strings.Split(v, ",") {
-					if p != "" && p != "cpu" && p != "mutex" && p != "block" {
-						return a, usageError{fmt.Sprintf("--profiles %q: want a list of cpu, mutex and block, or none", v)}
-					}
-				}
-				a.profiles = v
-			case "mutex-fraction":
-				a.env = append(a.env, "CALLTRAIL_MUTEX_FRACTION="+v)
-			case "block-rate":
-				a.env = append(a.env, "CALLTRAIL_BLOCK_RATE="+v)
-			}
-		case "o", "pkgs", "funcs", "exclude":
-			v, err := takeValue()
-			if err != nil {
-				return a, err
-			}
-			switch name {
-			case "o":
-				a.out = v
-			case "pkgs":
-				a.pkgs = append(a.pkgs, strings.Fields(v)...)
-			case "funcs", "exclude":
-				re, err := regexp.Compile(v)
-				if err != nil {
-					return a, usageError{fmt.Sprintf("--%s: %v", name, err)}
-				}
-				if name == "funcs" {
-					a.opts.Funcs = re
-				} else {
-					a.opts.Exclude = re
-				}
-			}
-		default:
-			if instrument.TakesValue(name) && !hasValue {
-				if i+1 >= len(args) {
-					return a, usageError{fmt.Sprintf("flag %s needs a value", arg)}
-				}
-				a.goFlags = append(a.goFlags, arg, args[i+1])
 				i++
-			} else {
-				a.goFlags = append(a.goFlags, arg)
+				value = args[i]
 			}
+			if err := fs.Set(name, value); err != nil {
+				return usageError{fmt.Sprintf("--%s %s: %v", name, value, err)}
+			}
+			continue
+		}
+		switch {
+		case instrument.TakesValue(name) && !hasValue:
+			if needsValue() {
+				return usageError{fmt.Sprintf("flag %s needs a value", arg)}
+			}
+			a.goFlags = append(a.goFlags, arg, args[i+1])
+			i++
+		default:
+			a.goFlags = append(a.goFlags, arg)
 		}
 	}
-	return a, nil
-}
-
-// tracedHelp registers, for the help alone, the flags parseTraced takes:
-// -o with its meaning, and those of the running program when it runs.
-func tracedHelp(fs *flag.FlagSet, o, oUsage string, runs bool) {
-	fs.String("o", "", oUsage)
-	fs.String("pkgs", "", "trace the packages matching `PATTERNS` (space-separated, as go list takes them) instead of the main module's")
-	fs.String("funcs", "", "trace only functions whose qualified name matches `REGEX`")
-	fs.String("exclude", "", "leave out functions whose qualified name matches `REGEX`")
-	fs.Bool("inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
-	if runs {
-		fs.String("profiles", "cpu,mutex,block", "the Go runtime's profiles to record with the calls: a `LIST` of cpu, mutex and block, or none")
-		fs.Int("mutex-fraction", 0, "record one in `N` mutex contention events (default 10)")
-		fs.Int("block-rate", 0, "record a blocking event every `NS` nanoseconds spent blocked (default 10000)")
-	}
+	return nil
 }
 
 // goFlagsHelp says where the flags calltrail does not know go.
@@ -235,16 +228,16 @@ func runForwarding(cmd *exec.Cmd) error {
 }
 
 func init() {
+	var a tracedArgs
 	register(&verb{
 		name:    "build",
 		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
-		flags:   func(fs *flag.FlagSet) { tracedHelp(fs, "BIN", "write the program to `BIN` (as go build -o)", false) },
+		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the program to `BIN` (as go build -o)", false) },
 		more:    goFlagsHelp("go build"),
-		run: func(_ *flag.FlagSet, args []string) error {
-			a, err := parseTraced(args, false)
-			if err != nil {
+		run: func(fs *flag.FlagSet, args []string) error {
+			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err
 			}
 			b, flags, _, err := prepare(a, false)
@@ -263,11 +256,10 @@ func init() {
 		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
-		flags:   func(fs *flag.FlagSet) { tracedHelp(fs, "TRACE", "write the trace to `TRACE`", true) },
+		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the trace to `TRACE`", true) },
 		more:    goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
-		run: func(_ *flag.FlagSet, args []string) error {
-			a, err := parseTraced(args, true)
-			if err != nil {
+		run: func(fs *flag.FlagSet, args []string) error {
+			if err := parseTraced(fs, &a, args, true); err != nil {
 				return err
 			}
 			if len(a.packages) == 0 {
@@ -310,12 +302,11 @@ func init() {
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {
-			tracedHelp(fs, "DIR", "write one trace per test binary into `DIR`, named after it", true)
+			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true)
 		},
 		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
-		run: func(_ *flag.FlagSet, args []string) error {
-			a, err := parseTraced(args, false)
-			if err != nil {
+		run: func(fs *flag.FlagSet, args []string) error {
+			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err
 			}
 			dir := a.out

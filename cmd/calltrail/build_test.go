@@ -474,14 +474,19 @@ func TestTracedHelp(t *testing.T) {
 				v = "1"
 			}
 			arg := "--" + f.Name + "=" + v
-			a, err := parseTraced([]string{arg, "."}, name == "run")
-			if err != nil || len(a.goFlags) != 0 || len(a.packages) != 1 {
-				t.Errorf("%s %s: %v, go flags %q, packages %q; want it taken by calltrail", name, arg, err, a.goFlags, a.packages)
+			var a tracedArgs
+			own := flag.NewFlagSet(name, flag.ContinueOnError)
+			tracedFlags(own, &a, "", name != "build")
+			if err := parseTraced(own, &a, []string{arg, "-race", "."}, name == "run"); err != nil || len(a.goFlags) != 1 || len(a.packages) != 1 {
+				t.Errorf("%s %s -race .: %v, go flags %q, packages %q; want it taken by calltrail", name, arg, err, a.goFlags, a.packages)
 			}
 		})
 		if n < 5 {
 			t.Errorf("%s: %d flags in the help", name, n)
 		}
+	}
+	if code, _, stderr := runCmd("run", "--profiles", "gpu", "."); code != 2 || !strings.Contains(stderr, "want a list of cpu, mutex and block") {
+		t.Errorf("run --profiles gpu: exit %d, %q", code, stderr)
 	}
 }
 
