@@ -133,14 +133,6 @@ func TestCallTree(t *testing.T) {
 func TestManyGoroutines(t *testing.T) {
 	const n = 1000
 	ids := make([]uint64, n)
-	var rec func(d int)
-	rec = func(d int) {
-		call(&funcs[3], func() {
-			if d > 0 {
-				rec(d - 1)
-			}
-		})
-	}
 	tr := record(t, options{buffer: 64 << 20}, func() {
 		var wg sync.WaitGroup
 		for i := 0; i < n; i++ {
@@ -148,7 +140,7 @@ func TestManyGoroutines(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				ids[i] = gstate.Goid()
-				rec(i % 50)
+				tracedRecursion(i%50 + 1)
 			}()
 		}
 		wg.Wait()
@@ -174,18 +166,10 @@ func TestDeepRecursion(t *testing.T) {
 		// the whole stack: deep recursion costs quadratic time there.
 		depth = 2_000
 	}
-	var rec func(d int)
-	rec = func(d int) {
-		call(&funcs[3], func() {
-			if d > 1 {
-				rec(d - 1)
-			}
-		})
-	}
 	var g uint64
 	tr := record(t, options{buffer: 64 << 20}, func() {
 		g = gstate.Goid()
-		rec(depth)
+		tracedRecursion(depth)
 	})
 	if got := len(tr.calls[g]); got != 2*depth {
 		t.Fatalf("got %d events, want %d", got, 2*depth)
@@ -201,14 +185,6 @@ func TestDeepRecursion(t *testing.T) {
 // is in the trace, in order.
 func TestWaitKeepsEveryCall(t *testing.T) {
 	const gs, depth = 8, 20
-	var rec func(d int)
-	rec = func(d int) {
-		call(&funcs[3], func() {
-			if d > 1 {
-				rec(d - 1)
-			}
-		})
-	}
 	ids := make([]uint64, gs)
 	reps := make([]int, gs)
 	path := filepath.Join(t.TempDir(), "trace.out")
@@ -230,7 +206,7 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 			defer wg.Done()
 			ids[i] = gstate.Goid()
 			for !waited.Load() {
-				rec(depth)
+				tracedRecursion(depth)
 				reps[i]++
 			}
 		}()
@@ -273,18 +249,10 @@ func TestWaitKeepsEveryCall(t *testing.T) {
 // it neither drops calls nor deadlocks.
 func TestRecursionDeeperThanRing(t *testing.T) {
 	const depth = 20_000 // rings of 1,024 slots
-	var rec func(d int)
-	rec = func(d int) {
-		call(&funcs[3], func() {
-			if d > 1 {
-				rec(d - 1)
-			}
-		})
-	}
 	var g uint64
 	tr := record(t, options{buffer: 1}, func() {
 		g = gstate.Goid()
-		rec(depth)
+		tracedRecursion(depth)
 	})
 	if got := len(tr.calls[g]); got != 2*depth || tr.stats.DroppedCalls != 0 {
 		t.Fatalf("got %d events and %d dropped calls, want %d events", got, tr.stats.DroppedCalls, 2*depth)
@@ -633,4 +601,13 @@ func (g *gate) Write(p []byte) (int, error) {
 	}
 	g.mu.Unlock()
 	return g.File.Write(p)
+}
+
+// tracedRecursion makes depth nested traced calls of test.rec.
+func tracedRecursion(depth int) {
+	call(&funcs[3], func() {
+		if depth > 1 {
+			tracedRecursion(depth - 1)
+		}
+	})
 }
