@@ -142,7 +142,10 @@ func (p *page) open(url string) {
 		p.do(chromedp.Navigate(url))
 		p.doc = doc
 	}
-	p.do(chromedp.WaitVisible("#view-"+view+"[data-ready]", chromedp.ByQuery))
+	// A poll in the page rather than chromedp's WaitVisible, which
+	// follows nodes through DOM events and, on a loaded machine, has
+	// missed a view that was there.
+	p.wait("the "+view+" view", `!!document.querySelector("#view-`+view+`[data-ready]")`)
 }
 
 // wait polls a JavaScript condition; on timeout it saves a screenshot,
