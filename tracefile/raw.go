@@ -3,6 +3,7 @@ package tracefile
 import (
 	"encoding/binary"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Raw is an event as the runtime records it in its rings, before
@@ -105,49 +106,108 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 // goroutine's event does: its word, 0, is not g's.
 //
 // Each event is its op and its zigzag time delta, uvarints of one to three
-// bytes: both are computed without a branch on their lengths and written
-// with one eight-byte store.
+// bytes, encoded without a branch on their lengths. Most events of a busy
+// program have both fields below 1<<14: those go two at a time, their four
+// fields side by side in one word (see quad); the others one at a time
+// (see pair).
 func encodeRun(buf []byte, o int, raw []Raw, last int64, g uint64) (n, end int, t int64, enters int) {
+	if len(raw) == 0 || cap(buf)-o < len(raw)*6+8 {
+		return 0, o, last, 0
+	}
+	// The loop works on pointers, not slices: with bounds checks and
+	// the slices' lengths and capacities in play, the compiler keeps
+	// too few of its values in registers.
 	gw := g << RawOpBits
-	exits := 0
+	var exits uint64
+	in := unsafe.Pointer(unsafe.SliceData(raw))
+	out := unsafe.Pointer(unsafe.SliceData(buf))
 	i := 0
-	for ; i < len(raw); i++ {
+	for i < len(raw) {
+		r := (*Raw)(unsafe.Add(in, uintptr(i)*unsafe.Sizeof(Raw{})))
 		// The word less the goroutine is the op, if the event is g's;
-		// otherwise it is at least 1<<RawOpBits, and stops the loop
-		// with fields too long for three bytes.
-		op := atomic.LoadUint64(&raw[i].Word) ^ gw
+		// otherwise it is at least 1<<RawOpBits, too long for the fast
+		// paths.
+		op := atomic.LoadUint64(&r.Word) ^ gw
+		if i+1 < len(raw) {
+			r2 := (*Raw)(unsafe.Add(unsafe.Pointer(r), unsafe.Sizeof(Raw{})))
+			op2 := atomic.LoadUint64(&r2.Word) ^ gw
+			if op|op2 < 1<<14 && op != RawGoroutineOp && op2 != RawGoroutineOp {
+				d := r.Time - last
+				d2 := r2.Time - r.Time
+				z := uint64(d<<1) ^ uint64(d>>63)
+				z2 := uint64(d2<<1) ^ uint64(d2>>63)
+				if z|z2 < 1<<14 {
+					last = r2.Time
+					exits += op&opExit + op2&opExit // an exit's op is odd, an enter's even
+					s, c := quad(op | z<<16 | op2<<32 | z2<<48)
+					// Four overlapping stores, each field's
+					// bytes written over the previous store's
+					// spare ones.
+					put64(unsafe.Add(out, o), s)
+					o += 1 + int(c>>14&1)
+					put64(unsafe.Add(out, o), s>>16)
+					o += 1 + int(c>>30&1)
+					put64(unsafe.Add(out, o), s>>32)
+					o += 1 + int(c>>46&1)
+					put64(unsafe.Add(out, o), s>>48)
+					o += 1 + int(c>>62)
+					i += 2
+					continue
+				}
+			}
+		}
 		if op >= 1<<21 || op == RawGoroutineOp {
 			break // the time of a slot not yet written is not to be read
 		}
-		t := raw[i].Time
-		d := t - last
+		d := r.Time - last
 		z := uint64(d<<1) ^ uint64(d>>63)
 		if z >= 1<<21 {
 			break
 		}
-		x, xn := enc3(op)
-		y, yn := enc3(z)
-		binary.LittleEndian.PutUint64(buf[o:o+8], x|y<<(8*xn))
-		o += int(xn + yn)
-		last = t
-		exits += int(op & opExit) // an exit's op is odd, an enter's even
+		last = r.Time
+		exits += op & opExit
+		x, xn := pair(op | z<<24)
+		put64(unsafe.Add(out, o), x)
+		o += int(xn)
+		i++
 	}
-	return i, o, last, i - exits
+	return i, o, last, i - int(exits)
 }
 
-// enc3 returns v, below 1<<21, as a uvarint of one to three bytes in the
-// low bytes of x, and its length, without a branch on the length: v's
-// groups of seven bits are spread a byte apart (v + a + 2b), and each
-// byte followed by another gets its continuation bit.
-func enc3(v uint64) (x, n uint64) {
-	a := v &^ (1<<7 - 1)  // the bits of the second and third bytes
-	b := v &^ (1<<14 - 1) // the bits of the third byte
-	var c1, c2 uint64
-	if a != 0 {
-		c1 = 1
-	}
-	if b != 0 {
-		c2 = 1
-	}
-	return v + a + 2*b | c1<<7 | c2<<15, 1 + c1 + c2
+// quad encodes the four values below 1<<14 in the 16-bit lanes of w as
+// uvarints of one or two bytes, each in the low bytes of its lane of s,
+// and returns s and, in bit 14 of each lane of c, whether the lane's
+// uvarint has a second byte. Adding 1<<14 less 1<<7 to a lane carries
+// into its bit 14 exactly when it has bits above the first seven; adding
+// those bits to themselves moves them up one, a byte from the first
+// seven.
+func quad(w uint64) (s, c uint64) {
+	const lanes = 0x0001_0001_0001_0001
+	c = (w + (1<<14-1<<7)*lanes) & (1 << 14 * lanes)
+	return w + w&(0x3f80*lanes) | c>>7, c
 }
+
+// pair encodes the two values below 1<<21 in the low and the high half of
+// w (bits 0-20 and 24-44) as consecutive uvarints of one to three bytes
+// each, in the low bytes of x, and returns x and their length, without a
+// branch on the lengths. Both halves are worked on at once: the seven-bit
+// groups of each are spread a byte apart; adding 1<<21 less a group's
+// weight carries into bit 21 (45 for the high half) exactly when the
+// value has bits in that group or above, which gives each byte followed by
+// another its continuation bit and counts the bytes; the high half's
+// bytes are then moved down to follow the low half's.
+func pair(w uint64) (x, n uint64) {
+	c1 := (w + pairK1) & pairBit // the half has a second byte
+	c2 := (w + pairK2) & pairBit // and a third
+	s := w + w&^pairLo7 + w&(pairLo7<<14)<<1 | c1>>14 | c2>>6
+	cnt := (c1 + c2) >> 21 // the low half's extra bytes in bits 0-1, the high half's in 24-25
+	ln := cnt&3 + 1
+	return s&(1<<24-1) | s>>24<<(8*ln), ln + cnt>>24 + 1
+}
+
+const (
+	pairLo7 = 0x7f | 0x7f<<24               // the first group of each half
+	pairK1  = (1<<21 - 1<<7) * (1 | 1<<24)  // carries when a half has a second group
+	pairK2  = (1<<21 - 1<<14) * (1 | 1<<24) // and a third
+	pairBit = 1<<21 | 1<<45                 // where those carries land
+)

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand"
 	"testing"
 )
@@ -22,9 +23,13 @@ func randomRaw(rng *rand.Rand, n int) []Raw {
 		}
 		// Deltas: mostly small, some of two and three bytes, some huge,
 		// some negative (another goroutine's clock reading was earlier).
-		switch rng.Intn(10) {
+		switch rng.Intn(12) {
 		case 0:
 			t += rng.Int63n(1 << 40)
+		case 10:
+			t += 1<<13 - 2 + rng.Int63n(4) // about the two-byte limit
+		case 11:
+			t -= 1<<13 - 2 + rng.Int63n(4)
 		case 1:
 			t -= rng.Int63n(1 << 12)
 		case 2:
@@ -33,9 +38,11 @@ func randomRaw(rng *rand.Rand, n int) []Raw {
 			t += rng.Int63n(100)
 		}
 		var fn uint32
-		switch rng.Intn(4) {
+		switch rng.Intn(5) {
 		case 0:
 			fn = uint32(rng.Intn(1 << (RawOpBits - 2)))
+		case 1:
+			fn = uint32(1<<12 - 2 + rng.Intn(4)) // an op about the two-byte limit
 		default:
 			fn = uint32(1 + rng.Intn(40))
 		}
@@ -86,12 +93,37 @@ func TestAppendRaw(t *testing.T) {
 	}
 }
 
-func TestEnc3(t *testing.T) {
-	for _, v := range []uint64{0, 1, 127, 128, 255, 1<<14 - 1, 1 << 14, 1<<21 - 1} {
-		x, n := enc3(v)
-		got := []byte{byte(x), byte(x >> 8), byte(x >> 16)}[:n]
-		if want := appendUvarint(nil, v); !bytes.Equal(got, want) {
-			t.Errorf("enc3(%d) = %x, want %x", v, got, want)
+func TestPair(t *testing.T) {
+	vs := []uint64{0, 1, 127, 128, 255, 1<<14 - 1, 1 << 14, 1<<21 - 1}
+	for _, a := range vs {
+		for _, b := range vs {
+			x, n := pair(a | b<<24)
+			got := binary.LittleEndian.AppendUint64(nil, x)
+			want := appendUvarint(appendUvarint(nil, a), b)
+			if !bytes.Equal(got[:n], want) || x>>(8*n) != 0 {
+				t.Errorf("pair(%d, %d) = %x (%d bytes), want %x", a, b, got, n, want)
+			}
+		}
+	}
+}
+
+func TestQuad(t *testing.T) {
+	vs := []uint64{0, 1, 127, 128, 1<<14 - 1}
+	for _, a := range vs {
+		for _, b := range vs {
+			for _, c := range vs {
+				for _, d := range vs {
+					s, cont := quad(a | b<<16 | c<<32 | d<<48)
+					for i, v := range []uint64{a, b, c, d} {
+						lane := s >> (16 * i) & 0xffff
+						n := 1 + cont>>(16*i+14)&1
+						got := binary.LittleEndian.AppendUint16(nil, uint16(lane))
+						if want := appendUvarint(nil, v); !bytes.Equal(got[:n], want) || lane>>(8*n) != 0 {
+							t.Fatalf("quad lane %d of %d: %x (%d bytes), want %x", i, v, got, n, want)
+						}
+					}
+				}
+			}
 		}
 	}
 }
