@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,7 +38,10 @@ type verb struct {
 	// them on to the go command. Their flags are registered for the help
 	// alone.
 	custom bool
-	more   string // said after the flags in the help
+	// live verbs write as they go, to be read as they go (a server's
+	// address): their output is not buffered.
+	live bool
+	more string // said after the flags in the help
 }
 
 var verbs = map[string]*verb{}
@@ -124,7 +128,19 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			return 2
 		}
 	}
-	if err := v.run(fs, rest); err != nil {
+	var bw *bufio.Writer
+	if !v.custom && !v.live {
+		// A report of a million functions is a million lines: one
+		// write each would cost more than the analysis.
+		bw = bufio.NewWriterSize(stdout, 64<<10)
+		out = bw
+		defer bw.Flush()
+	}
+	err := v.run(fs, rest)
+	if bw != nil {
+		bw.Flush() // what was written goes before any error message
+	}
+	if err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
 			return ee.code

@@ -269,3 +269,33 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("a bug: exit %d, %q", code, stderr)
 	}
 }
+
+// countingWriter counts the writes made to it.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestOutputBuffered checks that the verbs write their output in a few
+// large writes, not a line at a time: on a terminal or a pipe, a report of
+// a million functions written a line at a time costs more than its
+// analysis.
+func TestOutputBuffered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.out")
+	writeChainsTrace(t, path, true)
+	for _, verb := range []string{"replay", "report", "goroutines", "info"} {
+		var o countingWriter
+		var e bytes.Buffer
+		if code := run([]string{verb, path}, &o, &e); code != 0 {
+			t.Fatalf("%s: exit %d: %s", verb, code, e.String())
+		}
+		if lines := strings.Count(o.String(), "\n"); lines < 3 || o.writes != 1 {
+			t.Errorf("%s wrote %d lines in %d writes, want one write", verb, lines, o.writes)
+		}
+	}
+}

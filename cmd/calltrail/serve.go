@@ -23,6 +23,7 @@ func init() {
 	)
 	register(&verb{
 		name:    "serve",
+		live:    true,
 		args:    "[-http ADDR] [--open] [FILE [BASE]]",
 		summary: "browse a trace in the web UI: overview, flame graph, functions, timeline, call tree",
 		flags: func(fs *flag.FlagSet) {
