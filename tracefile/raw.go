@@ -98,7 +98,7 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 	return done
 }
 
-// encodeRun encodes the leading events of raw that are enters and exits
+// encodeRunGeneric encodes the leading events of raw that are enters and exits
 // of goroutine g, which is not 0, with fields below 1<<21 into buf at o,
 // and returns how many it encoded, the offset after them, the last
 // event's time and the number of enters. buf must have room for them all,
@@ -109,8 +109,8 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 // bytes, encoded without a branch on their lengths. Most events of a busy
 // program have both fields below 1<<14: those go two at a time, their four
 // fields side by side in one word (see quad); the others one at a time
-// (see pair).
-func encodeRun(buf []byte, o int, raw []Raw, last int64, g uint64) (n, end int, t int64, enters int) {
+// (see pair). It is encodeRun, in Go.
+func encodeRunGeneric(buf []byte, o int, raw []Raw, last int64, g uint64) (n, end int, t int64, enters int) {
 	if len(raw) == 0 || cap(buf)-o < len(raw)*6+8 {
 		return 0, o, last, 0
 	}

@@ -93,6 +93,25 @@ func TestAppendRaw(t *testing.T) {
 	}
 }
 
+// TestEncodeRunGeneric checks that encodeRun, which may be assembly,
+// and encodeRunGeneric, in Go, encode the same runs alike.
+func TestEncodeRunGeneric(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for trial := 0; trial < 500; trial++ {
+		raw := randomRaw(rng, 1+rng.Intn(rawBlock))
+		g := raw[0].Word >> RawOpBits
+		last := raw[0].Time - int64(rng.Intn(1<<15))
+		a := make([]byte, len(raw)*maxRawEvent+8)
+		b := make([]byte, len(raw)*maxRawEvent+8)
+		n, end, at, enters := encodeRun(a, 3, raw, last, g)
+		gn, gend, gt, genters := encodeRunGeneric(b, 3, raw, last, g)
+		if n != gn || end != gend || at != gt || enters != genters || !bytes.Equal(a[:end], b[:gend]) {
+			t.Fatalf("trial %d: encodeRun: %d events, %d enters, to %d, last %d: %x\nencodeRunGeneric: %d, %d, to %d, last %d: %x",
+				trial, n, enters, end, at, a[:end], gn, genters, gend, gt, b[:gend])
+		}
+	}
+}
+
 func TestPair(t *testing.T) {
 	vs := []uint64{0, 1, 127, 128, 255, 1<<14 - 1, 1 << 14, 1<<21 - 1}
 	for _, a := range vs {

@@ -1,0 +1,7 @@
+//go:build !amd64 || race || purego
+
+package tracefile
+
+func encodeRun(buf []byte, o int, raw []Raw, last int64, g uint64) (n, end int, t int64, enters int) {
+	return encodeRunGeneric(buf, o, raw, last, g)
+}
