@@ -52,10 +52,10 @@ ct.views.flame = async function (root, params) {
     q: params.get("q") || "",
     zoom: params.get("zoom") || "",
   };
-  const save = () => history.replaceState(null, "", ct.href("flame", {
+  const save = () => ct.replaceURL("flame", {
     mode: st.mode === "self" ? "self" : "", weight: st.weight === "wall" ? "" : st.weight,
     icicle: st.icicle ? "1" : "", q: st.q, zoom: st.zoom,
-  }));
+  });
 
   const canvas = ct.el("canvas", { id: "flame-canvas" });
   const status = ct.el("span", { id: "flame-status", class: "muted" });

@@ -84,7 +84,7 @@ ct.views.timeline = async function (root, params) {
       data = { q, from: r.from_ns, lanes };
       if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
-      history.replaceState(null, "", ct.href("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" }));
+      ct.replaceURL("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" });
       draw();
       ct.mark("timelineUpdate", performance.now() - t0);
     } catch (e) {

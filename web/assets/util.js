@@ -73,6 +73,16 @@ ct.href = function (view, params) {
   return "#" + view + (s ? "?" + s : "");
 };
 
+// replaceURL keeps a view's state in the address without a history entry,
+// unless the address has moved to another view: that view's hashchange
+// may not have run yet, and the router, reading the address, would come
+// back to this one. (A timeline fetch answered just after the user left
+// did exactly that.)
+ct.replaceURL = function (view, params) {
+  if (location.hash.slice(1).split("?")[0] !== view) return;
+  history.replaceState(null, "", ct.href(view, params));
+};
+
 // timelineHref opens the timeline on one call, with some room around it.
 ct.timelineHref = function (g, start, dur) {
   const pad = Math.max(dur * 0.25, 1000);
