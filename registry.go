@@ -60,6 +60,13 @@ func (r *registry) unwritten() (uint32, []tracefile.Func) {
 	return uint32(first), fs
 }
 
+// all returns every function registered, from id 1.
+func (r *registry) all() []tracefile.Func {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]tracefile.Func(nil), r.funcs[1:]...)
+}
+
 func (r *registry) name(id uint32) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -26,6 +27,8 @@ type options struct {
 	buffer int           // CALLTRAIL_BUFFER: bytes of ring memory, default 32 MiB
 	every  time.Duration // CALLTRAIL_FLUSH: write interval, default 100ms
 	full   fullPolicy    // CALLTRAIL_FULL: wait (the default) or drop
+	flight bool          // CALLTRAIL_MODE=flight: keep the last calls in memory, write no file
+	paused bool          // CALLTRAIL=paused: start with recording off
 }
 
 const (
@@ -55,6 +58,18 @@ func optionsFromEnv() (options, error) {
 	default:
 		return o, fmt.Errorf("CALLTRAIL_FULL=%q: want wait (the default: a goroutine whose ring is full waits for the writer) or drop (the call is dropped and counted)", v)
 	}
+	switch v := os.Getenv("CALLTRAIL_MODE"); v {
+	case "":
+		// A program with a control endpoint is asked for its calls
+		// there, not in a file.
+		o.flight = os.Getenv("CALLTRAIL_HTTP") != ""
+	case "file":
+	case "flight":
+		o.flight = true
+	default:
+		return o, fmt.Errorf("CALLTRAIL_MODE=%q: want file (the default: every call to the trace file) or flight (the last calls in memory, within CALLTRAIL_BUFFER)", v)
+	}
+	o.paused = os.Getenv("CALLTRAIL") == "paused"
 	if v := os.Getenv("CALLTRAIL_FLUSH"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 || d > time.Minute {
@@ -99,7 +114,11 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	setup()
 	nshards := 1 << bits.Len(uint(4*runtime.GOMAXPROCS(0)-1))
 	nshards = min(max(nshards, 4), 256)
-	per := o.buffer / slotSize / nshards
+	rings := o.buffer
+	if o.flight {
+		rings = o.buffer / 4 // the rest holds the encoded window
+	}
+	per := rings / slotSize / nshards
 	per = 1 << (bits.Len(uint(max(per, 1024))) - 1) // a power of two, at least 1024
 	t := makeTracer(nshards, per, o.full)
 
@@ -130,6 +149,9 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		"shards":     strconv.Itoa(nshards),
 		"full":       [...]string{fullWait: "wait", fullDrop: "drop"}[o.full],
 	}
+	if o.flight {
+		meta["mode"] = "flight"
+	}
 	w := &writer{t: t, out: newSink(out), every: o.every, reqs: make(chan flushReq, 4), wakeup: make(chan struct{}, 1)}
 	w.lag = uint64(min(per/8, lagBytes/slotSize))
 	w.sites = map[uintptr]pcSite{}
@@ -148,7 +170,13 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	}
 	w.enc = enc
 	w.startNs = clock.Nanotime()
-	enc.Clock(clock.Now(), 0)
+	t0 := clock.Now()
+	enc.Clock(t0, 0)
+	if o.flight {
+		budget := max(o.buffer-nshards*per*slotSize, 64<<10)
+		w.flight = newFlight(budget, t0, func() map[string]string { return maps.Clone(meta) })
+		w.seg = tracefile.NewChunkEncoder(&w.segBuf)
+	}
 	if text != nil {
 		nsPer := 1.0
 		if clock.Counter() {
@@ -196,7 +224,8 @@ func init() {
 	if !Enabled {
 		return
 	}
-	if v := os.Getenv("CALLTRAIL"); v == "off" || v == "0" {
+	switch os.Getenv("CALLTRAIL") {
+	case "off", "0":
 		return
 	}
 	if err := start(); err != nil {
@@ -210,9 +239,11 @@ func start() error {
 	if err != nil {
 		return err
 	}
-	f, err := createTrace(o.out)
-	if err != nil {
-		return err
+	var f io.WriteCloser = discard{}
+	if !o.flight {
+		if f, err = createTrace(o.out); err != nil {
+			return err
+		}
 	}
 	var text io.Writer
 	var textCloser io.Closer
@@ -236,10 +267,16 @@ func start() error {
 		return err
 	}
 	tr = t
-	recording.Store(true)
+	recording.Store(!o.paused)
 	handleSignals(t)
 	return nil
 }
+
+// discard is the flight recorder's trace file: it writes none.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) Close() error                { return nil }
 
 func (w *writer) closed() bool {
 	w.mu.Lock()

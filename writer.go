@@ -2,6 +2,7 @@ package calltrail
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,14 @@ type writer struct {
 	sites    map[uintptr]pcSite
 	calls    uint64
 	flushes  uint64
+
+	// The flight recorder, when there is one (CALLTRAIL_MODE=flight):
+	// each cycle's chunks go through seg into segBuf, then into flight,
+	// instead of into the file.
+	flight   *flight
+	seg      *tracefile.Encoder
+	segBuf   bytes.Buffer
+	segStart int64 // when the segment being filled began, in ns
 
 	reqs   chan flushReq
 	wakeup chan struct{} // a goroutine waits for room
@@ -88,7 +97,11 @@ func (w *writer) loop() {
 		}
 		n := w.drain(lag)
 		w.t.wakeWaiters(false)
-		if w.pendingBytes() >= flushBytes || time.Since(last) >= w.every {
+		limit := flushBytes
+		if w.flight != nil {
+			limit = w.flight.segmentBytes()
+		}
+		if w.pendingBytes() >= limit || time.Since(last) >= w.every {
 			w.drain(0)
 			w.write()
 			last = time.Now()
@@ -269,6 +282,10 @@ func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *ring.
 	if startpc != 0 {
 		gr.StartFunc = w.site(startpc).fn
 	}
+	if w.flight != nil {
+		w.flight.goroutine(gr, ts) // a snapshot writes the records first
+		return
+	}
 	b.Goroutine(gr, ts)
 }
 
@@ -298,6 +315,10 @@ func (w *writer) site(pc uintptr) pcSite {
 // write puts everything drained so far in the file: new functions, a clock
 // point, the events and the counters.
 func (w *writer) write() {
+	if w.flight != nil {
+		w.writeFlight()
+		return
+	}
 	first, fs := w.t.reg.unwritten()
 	w.enc.Funcs(first, fs)
 	w.enc.Clock(clock.Now(), clock.Nanotime()-w.startNs)

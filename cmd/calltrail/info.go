@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -42,6 +43,13 @@ func printInfo(name string, s tracefile.Summary) {
 		row("started", "%s", t.Format("2006-01-02 15:04:05.000 MST"))
 	}
 	row("duration", "%s", indented.Round(s.Duration))
+	if m["mode"] == "flight" && m["window_start_ns"] != "" {
+		// A flight recorder's window: calls from its start on, and
+		// the calls open at its start, which began before it.
+		from, _ := strconv.ParseInt(m["window_start_ns"], 10, 64)
+		to, _ := strconv.ParseInt(m["window_end_ns"], 10, 64)
+		row("window", "%s, from %s to %s after tracing started (flight recorder); %s calls open at its start", indented.Round(time.Duration(to-from)), indented.Round(time.Duration(from)), indented.Round(time.Duration(to)), m["window_open_calls"])
+	}
 	row("goroutines", "%d", s.Goroutines)
 	row("functions", "%d", s.Funcs)
 	row("calls", "%d (%d left by panic, %d unfinished)", s.Calls, s.Panics, s.Unfinished)

@@ -1,0 +1,299 @@
+package calltrail
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// flight is the flight recorder (CALLTRAIL_MODE=flight): instead of a
+// file, the writer puts the encoded events of each of its cycles into a
+// segment kept in memory, and drops the oldest segments to stay within
+// the budget. Encoded events take about 2.5 bytes, a seventh of a ring
+// slot, so the memory holds seven times the history the rings would.
+//
+// A trace of the window (snapshot) starts with the calls that were open
+// when its first segment began, with their true start times, so that no
+// exit lacks its enter; following them as segments are dropped costs one
+// decoding of each dropped segment.
+type flight struct {
+	budget atomic.Int64 // bytes of segments kept
+	t0     int64        // the clock when tracing started, in trace units
+	meta   func() map[string]string
+
+	mu      sync.Mutex
+	segs    []segment // oldest first
+	bytes   int
+	open    map[uint64][]openCall // per goroutine: calls open when segs[0] begins
+	gs      map[uint64]goroutineRecord
+	dropped uint64 // segments dropped for room
+}
+
+// goroutineRecord is a goroutine's creation record, first seen at ticks.
+type goroutineRecord struct {
+	tracefile.Goroutine
+	ticks int64
+}
+
+// A segment is one writer cycle's encoded chunks: its events, a clock
+// point and the counters.
+type segment struct {
+	data       []byte
+	start, end int64 // nanoseconds since tracing started
+	calls      int   // calls entered
+}
+
+type openCall struct {
+	fn    uint32
+	ticks int64
+}
+
+// maxGoroutineRecords bounds the goroutine records a flight recorder
+// keeps: past it, those of goroutines with no call open in the window go.
+const maxGoroutineRecords = 1 << 18
+
+func newFlight(budget int, t0 int64, meta func() map[string]string) *flight {
+	f := &flight{t0: t0, meta: meta, open: map[uint64][]openCall{}, gs: map[uint64]goroutineRecord{}}
+	f.budget.Store(int64(budget))
+	return f
+}
+
+// segmentBytes is how large the writer lets a segment grow: an eighth of
+// the budget, so that dropping the oldest segment for a new one leaves
+// most of the window in place.
+func (f *flight) segmentBytes() int {
+	return int(min(f.budget.Load()/8, flushBytes))
+}
+
+// add keeps s, dropping the oldest segments while the budget is exceeded.
+func (f *flight) add(s segment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.segs = append(f.segs, s)
+	f.bytes += len(s.data)
+	// The newest two segments stay whatever their size: the newest may
+	// be a short one a snapshot asked for, and the one before it the
+	// last seconds the snapshot is for.
+	for f.bytes > int(f.budget.Load()) && len(f.segs) > 2 {
+		old := f.segs[0]
+		follow(f.open, old.data)
+		f.segs[0] = segment{}
+		f.segs = f.segs[1:]
+		f.bytes -= len(old.data)
+		f.dropped++
+	}
+	if len(f.gs) > maxGoroutineRecords {
+		maps.DeleteFunc(f.gs, func(g uint64, _ goroutineRecord) bool { return len(f.open[g]) == 0 })
+	}
+}
+
+func (f *flight) goroutine(gr tracefile.Goroutine, ticks int64) {
+	f.mu.Lock()
+	f.gs[gr.ID] = goroutineRecord{gr, ticks}
+	f.mu.Unlock()
+}
+
+// follow applies the enters and exits of the chunks in data to open.
+func follow(open map[uint64][]openCall, data []byte) {
+	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) {
+		st := open[e.G]
+		if e.Kind == tracefile.EnterEvent {
+			open[e.G] = append(st, openCall{e.Func, e.Ticks})
+			return
+		}
+		switch len(st) {
+		case 0:
+		case 1:
+			delete(open, e.G)
+		default:
+			open[e.G] = st[:len(st)-1]
+		}
+	})
+}
+
+// Window describes the calls a flight recorder holds.
+type Window struct {
+	Start, End time.Duration // since tracing started
+	Bytes      int           // encoded events held
+	Budget     int           // at most this many bytes
+	Calls      int           // calls entered within the window
+	Open       int           // calls open at its start, entered before it
+	Dropped    uint64        // segments dropped for room since tracing started
+}
+
+// window returns what f holds from since on (since tracing started; 0 for
+// all): the segments, and the calls open when the first of them began.
+func (f *flight) window(since time.Duration) ([]segment, map[uint64][]openCall, map[uint64]goroutineRecord, Window) {
+	f.mu.Lock()
+	segs := slices.Clone(f.segs)
+	open := make(map[uint64][]openCall, len(f.open))
+	for g, st := range f.open {
+		open[g] = slices.Clone(st)
+	}
+	gs := maps.Clone(f.gs)
+	w := Window{Bytes: f.bytes, Budget: int(f.budget.Load()), Dropped: f.dropped}
+	f.mu.Unlock()
+	k := 0
+	for k < len(segs) && segs[k].end <= int64(since) {
+		follow(open, segs[k].data)
+		k++
+	}
+	segs = segs[k:]
+	if len(segs) > 0 {
+		w.Start, w.End = time.Duration(segs[0].start), time.Duration(segs[len(segs)-1].end)
+	}
+	for _, s := range segs {
+		w.Calls += s.calls
+	}
+	for _, st := range open {
+		w.Open += len(st)
+	}
+	return segs, open, gs, w
+}
+
+// write writes a trace of the window from since on to out: the metadata,
+// every function, the trace's first clock point, the goroutine records,
+// the calls open at the window's start, then the segments as encoded.
+func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, reason string) (Window, error) {
+	segs, open, gs, w := f.window(since)
+	meta := f.meta()
+	meta["mode"] = "flight"
+	meta["window_start_ns"] = strconv.FormatInt(int64(w.Start), 10)
+	meta["window_end_ns"] = strconv.FormatInt(int64(w.End), 10)
+	meta["window_open_calls"] = strconv.Itoa(w.Open)
+	enc, err := tracefile.NewEncoder(out, meta)
+	if err != nil {
+		return w, err
+	}
+	enc.Funcs(1, funcs)
+	enc.Clock(f.t0, 0)
+	// Goroutine records and the open calls each go in a batch of their
+	// own; the shard numbers only tell batches apart.
+	var b tracefile.Batch
+	b.Shard = 1 << 16
+	for _, g := range sortedKeys(gs) {
+		b.Goroutine(gs[g].Goroutine, gs[g].ticks)
+	}
+	enc.Events(&b)
+	b.Shard++
+	for _, g := range sortedKeys(open) {
+		for _, c := range open[g] {
+			b.Enter(g, c.fn, c.ticks)
+		}
+	}
+	enc.Events(&b)
+	if err := enc.Flush(); err != nil {
+		return w, err
+	}
+	for _, s := range segs {
+		enc.Chunks(s.data)
+		if err := enc.Flush(); err != nil {
+			return w, err
+		}
+	}
+	enc.End(reason, time.Now())
+	return w, enc.Flush()
+}
+
+func sortedKeys[V any](m map[uint64]V) []uint64 {
+	keys := make([]uint64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// writeFlight is write for the flight recorder: the cycle's events go into
+// a segment, with a clock point and the counters.
+func (w *writer) writeFlight() {
+	w.t.reg.unwritten() // a snapshot writes the whole table
+	now, ns := clock.Now(), clock.Nanotime()-w.startNs
+	s := segment{start: w.segStart, end: ns}
+	for i := range w.batches {
+		s.calls += w.batches[i].Enters()
+		w.calls += uint64(w.batches[i].Enters())
+		w.seg.Events(&w.batches[i])
+	}
+	w.seg.Clock(now, ns)
+	w.flushes++
+	w.seg.Stats(w.stats())
+	w.seg.Flush()
+	s.data = bytes.Clone(w.segBuf.Bytes())
+	w.segBuf.Reset()
+	w.segStart = ns
+	w.flight.add(s)
+}
+
+// errNotFlight is what the flight recorder's functions return in a
+// program that does not run one.
+var errNotFlight = errors.New("calltrail: no flight recorder: the program runs without CALLTRAIL_MODE=flight (or was built without tracing)")
+
+// Snapshot writes a trace of the flight recorder's window, the program's
+// most recent calls, to out, and describes the window. Every verb of
+// calltrail reads it as any trace. The calls open when the window starts
+// are in the trace with their start times, and the trace's metadata says
+// when the window starts (window_start_ns).
+func Snapshot(out io.Writer) (Window, error) {
+	return snapshot(out, 0, "snapshot")
+}
+
+func snapshot(out io.Writer, since time.Duration, reason string) (Window, error) {
+	if !Enabled || tr == nil || tr.w.flight == nil {
+		return Window{}, errNotFlight
+	}
+	tr.w.request("", false) // what is recorded so far goes into a segment
+	return tr.w.flight.write(out, since, tr.reg.all(), reason)
+}
+
+// Capture records the calls of the next d (switching recording on for that
+// time if the program is paused, and off again after) and writes a trace
+// of them to out, as Snapshot does. It needs the flight recorder.
+func Capture(out io.Writer, d time.Duration) (Window, error) {
+	if !Enabled || tr == nil || tr.w.flight == nil {
+		return Window{}, errNotFlight
+	}
+	start := time.Duration(clock.Nanotime() - tr.w.startNs)
+	captures.begin()
+	time.Sleep(d)
+	captures.end()
+	return snapshot(out, start, "capture")
+}
+
+// captures switches a paused program on while any capture runs.
+var captures captureCount
+
+type captureCount struct {
+	mu     sync.Mutex
+	n      int
+	paused bool // recording was off when the first capture began
+}
+
+func (c *captureCount) begin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		c.paused = !recording.Load()
+		if c.paused {
+			Resume()
+		}
+	}
+	c.n++
+}
+
+func (c *captureCount) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n--; c.n == 0 && c.paused {
+		Pause()
+	}
+}

@@ -1,0 +1,81 @@
+package tracefile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// NewChunkEncoder returns an Encoder that writes chunks only, without the
+// header and metadata NewEncoder writes first: for parts of a trace kept
+// apart and put together later, as the runtime's flight recorder keeps
+// the events of its last seconds and writes a trace of them on request.
+func NewChunkEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+// Chunks appends p, whole chunks as an Encoder writes them, as they are.
+func (e *Encoder) Chunks(p []byte) { e.buf = append(e.buf, p...) }
+
+// A ScanEvent is an enter or exit ScanEvents found, with its time in the
+// clock units the runtime recorded (see Encoder.Clock), not nanoseconds.
+type ScanEvent struct {
+	G     uint64
+	Kind  EventKind // EnterEvent or ExitEvent
+	Func  uint32    // the function entered; 0 for an exit
+	Exit  ExitKind
+	Ticks int64
+}
+
+// ScanEvents calls fn for each enter and exit in the events chunks among
+// the whole chunks in p, in order, and skips other chunks and goroutine
+// records. It checks the framing, not the checksums: p is what an Encoder
+// of this process wrote. The runtime's flight recorder uses it to follow
+// the calls open at the start of the window it keeps.
+func ScanEvents(p []byte, fn func(ScanEvent)) error {
+	for len(p) > 0 {
+		typ := p[0]
+		n, k := binary.Uvarint(p[1:])
+		if k <= 0 || uint64(len(p)-1-k) < n+4 {
+			return fmt.Errorf("%w: chunk cut short", ErrCorrupt)
+		}
+		payload := p[1+k : 1+k+int(n)]
+		p = p[1+k+int(n)+4:]
+		if typ != chunkEvents {
+			continue
+		}
+		if err := scanChunk(payload, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanChunk(p []byte, fn func(ScanEvent)) error {
+	d := dec{p: p}
+	d.uvarint() // shard
+	t := d.varint()
+	n := d.uvarint()
+	var g uint64
+	for i := uint64(0); i < n && d.err == nil; {
+		v := d.uvarint()
+		op := v & 3
+		if op == opSwitch {
+			g = v >> 2
+			continue
+		}
+		dt := d.uvarint()
+		t += int64(dt>>1) ^ -int64(dt&1)
+		i++
+		switch op {
+		case opEnter:
+			fn(ScanEvent{G: g, Kind: EnterEvent, Func: uint32(v >> 2), Ticks: t})
+		case opExit:
+			fn(ScanEvent{G: g, Kind: ExitEvent, Exit: ExitKind(v >> 2), Ticks: t})
+		case opExt:
+			d.uvarint() // a goroutine record: parent, creator func and line, start func
+			d.uvarint()
+			d.uvarint()
+			d.uvarint()
+		}
+	}
+	return d.err
+}
