@@ -221,7 +221,7 @@ func (w *writer) writeFlight() {
 	s := segment{start: w.segStart, end: ns}
 	for i := range w.batches {
 		s.calls += w.batches[i].Enters()
-		w.calls += uint64(w.batches[i].Enters())
+		w.calls.Add(uint64(w.batches[i].Enters()))
 		w.seg.Events(&w.batches[i])
 	}
 	w.seg.Clock(now, ns)
@@ -296,4 +296,53 @@ func (c *captureCount) end() {
 	if c.n--; c.n == 0 && c.paused {
 		Pause()
 	}
+}
+
+// SnapshotLast is Snapshot for the last d of the window only.
+func SnapshotLast(out io.Writer, d time.Duration) (Window, error) {
+	if !Enabled || tr == nil || tr.w.flight == nil {
+		return Window{}, errNotFlight
+	}
+	return snapshot(out, max(time.Duration(clock.Nanotime()-tr.w.startNs)-d, 0), "snapshot")
+}
+
+// Counters are a traced program's running totals, for a live view.
+type Counters struct {
+	Recording bool          // calls are being recorded (not paused)
+	Mode      string        // "file", "flight", or "off" when not tracing
+	Elapsed   time.Duration // since tracing started
+	Calls     uint64        // calls recorded so far
+	Dropped   uint64        // calls dropped (CALLTRAIL_FULL=drop, or no room)
+	Waits     uint64        // times a goroutine waited for the writer
+	Held      time.Duration // time goroutines waited for the writer, summed
+	RingBytes int           // memory of the rings
+	Window    Window        // the flight recorder's, in flight mode
+}
+
+// ReadCounters returns the program's running totals.
+func ReadCounters() Counters {
+	if !Enabled || tr == nil {
+		return Counters{Mode: "off"}
+	}
+	w := tr.w
+	c := Counters{
+		Recording: recording.Load(), Mode: "file", Elapsed: time.Duration(clock.Nanotime() - w.startNs),
+		Calls: w.calls.Load(), RingBytes: len(tr.rings) * tr.rings[0].Len() * slotSize,
+	}
+	for i := range tr.rings {
+		s := &tr.rings[i]
+		c.Dropped += s.Dropped.Load()
+		c.Waits += s.Waits.Load()
+		c.Held += time.Duration(s.Held.Load())
+	}
+	if f := w.flight; f != nil {
+		c.Mode = "flight"
+		f.mu.Lock()
+		c.Window = Window{Bytes: f.bytes, Budget: int(f.budget.Load()), Dropped: f.dropped}
+		if len(f.segs) > 0 {
+			c.Window.Start, c.Window.End = time.Duration(f.segs[0].start), time.Duration(f.segs[len(f.segs)-1].end)
+		}
+		f.mu.Unlock()
+	}
+	return c
 }

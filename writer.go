@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/calltrail/calltrail/internal/clock"
@@ -31,7 +32,7 @@ type writer struct {
 	startNs  int64  // clock.Nanotime() when tracing started
 	lag      uint64 // slots drain leaves to settle, see drain
 	sites    map[uintptr]pcSite
-	calls    uint64
+	calls    atomic.Uint64 // calls written; read by Counters too
 	flushes  uint64
 
 	// The flight recorder, when there is one (CALLTRAIL_MODE=flight):
@@ -327,7 +328,7 @@ func (w *writer) write() {
 	// events of the cycle, whatever the order of the rings.
 	w.enc.Events(&w.gbatch)
 	for i := range w.batches {
-		w.calls += uint64(w.batches[i].Enters())
+		w.calls.Add(uint64(w.batches[i].Enters()))
 		w.enc.Events(&w.batches[i])
 	}
 	w.flushes++
@@ -339,7 +340,7 @@ func (w *writer) write() {
 }
 
 func (w *writer) stats() tracefile.Stats {
-	st := tracefile.Stats{Calls: w.calls, Flushes: w.flushes}
+	st := tracefile.Stats{Calls: w.calls.Load(), Flushes: w.flushes}
 	for i := range w.t.rings {
 		s := &w.t.rings[i]
 		st.DroppedCalls += s.Dropped.Load()

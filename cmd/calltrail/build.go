@@ -157,7 +157,7 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined}
+	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Live: !tests}
 	flags, st, err := b.Prepare()
 	if err != nil {
 		b.Close()

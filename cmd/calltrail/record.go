@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/live"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+func init() {
+	var (
+		output  string
+		seconds float64
+		last    time.Duration
+	)
+	register(&verb{
+		name:    "record",
+		args:    "[-o FILE] [--seconds N | --last D] ADDR",
+		summary: "take a trace from a running program's control endpoint (CALLTRAIL_HTTP, or live.Register)",
+		more: "Without --seconds, the trace is the flight recorder's window: the program's last calls. With\n" +
+			"--seconds N, it is the calls of the next N seconds; a paused program (CALLTRAIL=paused) is\n" +
+			"switched on for them and off again. ADDR is host:port or a URL; CALLTRAIL_HTTP_TOKEN, if set,\n" +
+			"is sent as the endpoint's token. Every verb reads the result as any trace.",
+		flags: func(fs *flag.FlagSet) {
+			output, seconds, last = "calltrail.out", 0, 0
+			fs.StringVar(&output, "o", "calltrail.out", "write the trace to `FILE`")
+			fs.Float64Var(&seconds, "seconds", 0, "capture the next `N` seconds instead of taking the window")
+			fs.DurationVar(&last, "last", 0, "take only the last `D` of the window (5s)")
+		},
+		run: func(_ *flag.FlagSet, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Sprintf("want one address, got %d arguments", len(args))}
+			}
+			if seconds < 0 || seconds > live.MaxCapture {
+				return usageError{fmt.Sprintf("--seconds %g: want at most %d", seconds, live.MaxCapture)}
+			}
+			if err := writable(output); err != nil {
+				return err
+			}
+			q := url.Values{}
+			path := "snapshot"
+			switch {
+			case seconds > 0:
+				path = "capture"
+				q.Set("seconds", strconv.FormatFloat(seconds, 'g', -1, 64))
+			case last > 0:
+				q.Set("last", last.String())
+			}
+			data, err := fetchEndpoint(args[0], path, q, time.Duration(seconds*float64(time.Second))+time.Minute)
+			if err != nil {
+				return err
+			}
+			// Check what came before writing it: a trace, whole.
+			r, err := tracefile.NewReader(bytes.NewReader(data))
+			if err == nil {
+				_, err = tracefile.Summarize(r)
+			}
+			if err != nil {
+				return fmt.Errorf("%s did not send a whole trace: %v", args[0], err)
+			}
+			if err := writeFile(output, data); err != nil {
+				return err
+			}
+			fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes); next: calltrail chains FUNC %s, calltrail serve %s\n", output, len(data), output, output)
+			return nil
+		},
+	})
+}
+
+// endpointURL makes the URL of an endpoint path from ADDR: host:port, or
+// a URL, with or without the handlers' prefix.
+func endpointURL(addr, path string, q url.Values) (string, error) {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" {
+		return "", usageError{fmt.Sprintf("%q: want host:port or a URL", addr)}
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	if !strings.HasSuffix(u.Path+"/", live.Prefix) {
+		u.Path += strings.TrimSuffix(live.Prefix, "/")
+	}
+	u.Path += "/" + path
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// fetchEndpoint GETs an endpoint path and returns the body, or an error
+// saying what the endpoint answered.
+func fetchEndpoint(addr, path string, q url.Values, timeout time.Duration) ([]byte, error) {
+	u, err := endpointURL(addr, path, q)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token := os.Getenv("CALLTRAIL_HTTP_TOKEN"); token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<34))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := strings.TrimSpace(string(body))
+		if len(msg) > 300 {
+			msg = msg[:300]
+		}
+		return nil, fmt.Errorf("%s answered %s: %s", addr, resp.Status, msg)
+	}
+	return body, nil
+}

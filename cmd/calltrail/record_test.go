@@ -1,0 +1,190 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/live"
+)
+
+// service builds, with calltrail build, a program that calls main.D
+// through main.B (even i) or main.C (odd i), for ever, and imports
+// nothing of calltrail's. It returns the binary.
+func service(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/svc\n\ngo 1.22\n",
+		"main.go": `package main
+
+import (
+	"fmt"
+	"time"
+)
+
+//go:noinline
+func D(i int) int {
+	if i%500 == 0 {
+		time.Sleep(200 * time.Microsecond)
+	}
+	return i * 2
+}
+
+//go:noinline
+func B(i int) int { return D(i) + 1 }
+
+//go:noinline
+func C(i int) int { return D(i) + 2 }
+
+//go:noinline
+func A(i int) int {
+	if i%2 == 0 {
+		return B(i)
+	}
+	return C(i)
+}
+
+func main() {
+	fmt.Println("ready")
+	for i := 0; ; i++ {
+		A(i)
+	}
+}
+`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(wd)
+	bin := filepath.Join(dir, "svc")
+	if code, _, stderr := runCmd("build", "-o", bin, "."); code != 0 {
+		t.Fatalf("calltrail build: exit %d: %s", code, stderr)
+	}
+	return bin
+}
+
+// startService runs bin with the control endpoint on a free loopback
+// port and the given environment, and returns the address once the
+// endpoint answers.
+func startService(t *testing.T, bin string, env ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin)
+	cmd.Env = append(append(os.Environ(), "CALLTRAIL_HTTP="+addr), env...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the service said %q", line)
+	}
+	go io.Copy(io.Discard, stdout)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get("http://" + addr + live.Prefix + "counters")
+		if err == nil {
+			resp.Body.Close()
+			return addr
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the endpoint at %s does not answer: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func counters(addr string) (live.Counters, error) {
+	var c live.Counters
+	resp, err := http.Get("http://" + addr + live.Prefix + "counters")
+	if err != nil {
+		return c, err
+	}
+	defer resp.Body.Close()
+	return c, json.NewDecoder(resp.Body).Decode(&c)
+}
+
+// TestRecordFlight is the flight recorder end to end: a service built by
+// calltrail build, run with CALLTRAIL_HTTP and nothing else, serves its
+// last calls to calltrail record, whose trace chains reads.
+func TestRecordFlight(t *testing.T) {
+	bin := service(t)
+	addr := startService(t, bin)
+	time.Sleep(300 * time.Millisecond)
+	out := filepath.Join(t.TempDir(), "rec.out")
+	if code, _, stderr := runCmd("record", "-o", out, addr); code != 0 {
+		t.Fatalf("record: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd("chains", "main.D", out)
+	if code != 0 || !strings.Contains(stdout, "main.B") || !strings.Contains(stdout, "main.C") {
+		t.Fatalf("chains of the snapshot: exit %d: %s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCmd("info", out)
+	if code != 0 || !strings.Contains(stdout, "(flight recorder)") {
+		t.Errorf("info of the snapshot: %s", stdout)
+	}
+	if c, err := counters(addr); err != nil || c.Mode != "flight" || !c.Recording || c.Calls == 0 {
+		t.Errorf("counters: %+v, %v", c, err)
+	}
+}
+
+// TestRecordPaused checks that a paused program records nothing until a
+// capture switches it on, and is paused again after.
+func TestRecordPaused(t *testing.T) {
+	bin := service(t)
+	addr := startService(t, bin, "CALLTRAIL=paused")
+	if c, err := counters(addr); err != nil || c.Recording || c.Calls != 0 {
+		t.Fatalf("a paused program's counters: %+v, %v", c, err)
+	}
+	out := filepath.Join(t.TempDir(), "cap.out")
+	if code, _, stderr := runCmd("record", "--seconds", "0.5", "-o", out, addr); code != 0 {
+		t.Fatalf("record --seconds: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd("report", "--json", out)
+	if code != 0 || !strings.Contains(stdout, `"main.D"`) {
+		t.Fatalf("report of the capture: exit %d: %.300s%s", code, stdout, stderr)
+	}
+	c, err := counters(addr)
+	if err != nil || c.Recording || c.Calls == 0 {
+		t.Errorf("counters after the capture: %+v, %v", c, err)
+	}
+}
+
+// TestRecordToken checks that with CALLTRAIL_HTTP_TOKEN in the program's
+// environment, record needs the same token.
+func TestRecordToken(t *testing.T) {
+	bin := service(t)
+	addr := startService(t, bin, "CALLTRAIL_HTTP_TOKEN=s3cret")
+	out := filepath.Join(t.TempDir(), "rec.out")
+	t.Setenv("CALLTRAIL_HTTP_TOKEN", "")
+	code, _, stderr := runCmd("record", "-o", out, addr)
+	if code != 1 || !strings.Contains(stderr, "401") || !strings.HasSuffix(stderr, "\n") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("record without the token: exit %d: %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("record without the token wrote %s", out)
+	}
+	t.Setenv("CALLTRAIL_HTTP_TOKEN", "s3cret")
+	if code, _, stderr := runCmd("record", "-o", out, addr); code != 0 {
+		t.Errorf("record with the token: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,27 @@
+// Package live serves a traced program's calls over HTTP while it runs,
+// as net/http/pprof serves its profiles. Register its handlers on the
+// program's own mux:
+//
+//	live.Register(mux) // under /debug/calltrail/
+//
+// or, in a program built by calltrail build, which imports this package
+// for it, set CALLTRAIL_HTTP=ADDR in its environment. Either way,
+// calltrail record and calltrail top are its clients:
+//
+//	GET  /debug/calltrail/snapshot           the flight recorder's window, as a trace file
+//	GET  /debug/calltrail/snapshot?last=5s   the last five seconds of it
+//	GET  /debug/calltrail/capture?seconds=N  the calls of the next N seconds (a paused program is switched on for them)
+//	GET  /debug/calltrail/counters           running totals, as JSON
+//	POST /debug/calltrail/on, .../off        switch recording on or off
+//
+// Snapshots and captures need the flight recorder (CALLTRAIL_MODE=flight,
+// the default with CALLTRAIL_HTTP).
+//
+// Security: the listener CALLTRAIL_HTTP starts binds to loopback unless
+// the address names another host, and then only with a token; it answers
+// only requests whose Host header names loopback or the address itself,
+// so that a web page cannot reach it through a name it controls. With
+// CALLTRAIL_HTTP_TOKEN set, every request must carry the header
+// "Authorization: Bearer TOKEN" (calltrail record and top send it from
+// the same variable), on a listener of its own or on the program's mux.
+package live
