@@ -188,3 +188,17 @@ func TestRecordToken(t *testing.T) {
 		t.Errorf("record with the token: exit %d: %s", code, stderr)
 	}
 }
+
+// TestTop checks that top shows a running program's busiest functions,
+// refreshed.
+func TestTop(t *testing.T) {
+	bin := service(t)
+	addr := startService(t, bin)
+	code, stdout, stderr := runCmd("top", "--count", "2", "--every", "200ms", "-n", "5", addr)
+	if code != 0 || strings.Count(stdout, "calls/s") != 2 || !strings.Contains(stdout, "main.D") {
+		t.Fatalf("top: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd("top", "--sort", "nonsense", addr); code != 2 || !strings.Contains(stderr, "--sort") {
+		t.Errorf("top --sort nonsense: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+func init() {
+	var (
+		n     int
+		every time.Duration
+		count int
+		key   string
+	)
+	register(&verb{
+		name:    "top",
+		args:    "[-n N] [--every D] [--sort KEY] [--count N] ADDR",
+		summary: "the busiest functions of a running program, refreshed every second, like top for calls",
+		more: "ADDR is a program's control endpoint (CALLTRAIL_HTTP, or live.Register) with the flight\n" +
+			"recorder on. Each refresh analyses the program's last --every of calls: calls per second, self\n" +
+			"and total time per second of wall time, p99 of a call. CALLTRAIL_HTTP_TOKEN is sent as the token.",
+		live: true,
+		flags: func(fs *flag.FlagSet) {
+			n, every, count, key = 20, time.Second, 0, "self"
+			fs.IntVar(&n, "n", 20, "show the first `N` functions")
+			fs.DurationVar(&every, "every", time.Second, "refresh every `D`")
+			fs.StringVar(&key, "sort", "self", "order by `KEY`: self, total, calls, max or mean")
+			fs.IntVar(&count, "count", 0, "stop after `N` refreshes (0: until interrupted)")
+		},
+		run: func(_ *flag.FlagSet, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Sprintf("want one address, got %d arguments", len(args))}
+			}
+			if every < 100*time.Millisecond {
+				return usageError{"--every: want at least 100ms"}
+			}
+			if !validKey(key) {
+				return usageError{fmt.Sprintf("--sort %q: want one of %v", key, query.SortKeys)}
+			}
+			tty := isTerminal(os.Stdout)
+			for i := 0; count == 0 || i < count; i++ {
+				if i > 0 {
+					time.Sleep(every)
+				}
+				data, err := fetchEndpoint(args[0], "snapshot", url.Values{"last": {every.String()}}, time.Minute)
+				if err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				if err := writeTop(&buf, args[0], data, key, n); err != nil {
+					return err
+				}
+				if tty {
+					out.Write([]byte("\x1b[H\x1b[2J")) // home, clear
+				} else if i > 0 {
+					out.Write([]byte("\n"))
+				}
+				out.Write(buf.Bytes())
+			}
+			return nil
+		},
+	})
+}
+
+func validKey(key string) bool {
+	for _, k := range query.SortKeys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// writeTop analyses a snapshot of the last seconds and writes its table:
+// per function, calls and times per second of the window.
+func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) error {
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s did not send a trace: %v", addr, err)
+	}
+	m := r.Meta()
+	from, _ := strconv.ParseInt(m["window_start_ns"], 10, 64)
+	to, _ := strconv.ParseInt(m["window_end_ns"], 10, 64)
+	open, _ := strconv.ParseUint(m["window_open_calls"], 10, 64)
+	secs := max(float64(to-from)/1e9, 1e-3)
+	// The calls that started in the window: those open at its start
+	// began before it, and their whole time would not be per second.
+	p := analysis.Analyze(r, analysis.Options{Filter: &filter.Filter{From: time.Duration(from)}})
+	if p.Err != nil {
+		return fmt.Errorf("%s sent a damaged trace: %v", addr, p.Err)
+	}
+	t := query.New(addr, p, r)
+	calls := r.Calls() - min(open, r.Calls())
+	fmt.Fprintf(w, "calltrail top %s: %s, pid %s, the last %s at %s; %d calls (%.0f a second), %d dropped since the start\n\n",
+		addr, m["program"], m["pid"], time.Duration(to-from).Round(time.Millisecond), time.Now().Format("15:04:05"),
+		calls, float64(calls)/secs, r.Stats().DroppedCalls)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "calls/s\tself/s\ttotal/s\tp99\tmax\t\tfunction\n")
+	for _, f := range t.Functions(key, n) {
+		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%s\t%s\t\t%s\n", float64(f.Calls)/secs,
+			dur(int64(float64(f.SelfNs)/secs)), dur(int64(float64(f.TotalNs)/secs)), dur(f.P99Ns), dur(f.MaxNs), f.Name)
+	}
+	return tw.Flush()
+}
+
+// isTerminal reports whether f is a terminal, for top to redraw in place.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
