@@ -231,6 +231,9 @@ func (w *writer) writeFlight() {
 	s.data = bytes.Clone(w.segBuf.Bytes())
 	w.segBuf.Reset()
 	w.segStart = ns
+	if w.triggers != nil && now > w.flight.t0 {
+		w.triggers.scan(s.data, &w.t.reg, float64(ns)/float64(now-w.flight.t0))
+	}
 	w.flight.add(s)
 }
 

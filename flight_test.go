@@ -78,6 +78,15 @@ func TestFlightKeepsLastCalls(t *testing.T) {
 	})
 }
 
+// allCalls joins the calls of every goroutine of tr.
+func allCalls(tr trace) string {
+	var all []string
+	for _, c := range tr.calls {
+		all = append(all, strings.Join(c, " "))
+	}
+	return strings.Join(all, " ")
+}
+
 // useFlight is useTracerOn for a flight recorder, with the test
 // functions' ids forgotten: they belong to the tracer that gave them.
 func useFlight(t *testing.T, o options) (stop func()) {
@@ -119,10 +128,7 @@ func TestCapturePaused(t *testing.T) {
 	if recording.Load() {
 		t.Error("recording still on after the capture")
 	}
-	all := ""
-	for _, c := range got.calls {
-		all += strings.Join(c, " ") + " "
-	}
+	all := allCalls(got)
 	if !strings.Contains(all, "->test.inner <-test.inner") || strings.Contains(all, "test.recovers") || w.Calls == 0 {
 		t.Errorf("capture %+v holds %.300s", w, all)
 	}
@@ -133,5 +139,81 @@ func TestSnapshotWithoutFlight(t *testing.T) {
 	defer useTracer(t, filepath.Join(t.TempDir(), "t.out"), options{})()
 	if _, err := Snapshot(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "CALLTRAIL_MODE=flight") {
 		t.Errorf("Snapshot without a flight recorder: %v", err)
+	}
+}
+
+// triggered waits for the trigger files in dir and reads the first.
+func triggered(t *testing.T, dir string) (trace, []string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		files, _ := filepath.Glob(filepath.Join(dir, "calltrail-*.trace"))
+		if len(files) > 0 {
+			time.Sleep(300 * time.Millisecond) // a second file, if any, would be written by now
+			files, _ = filepath.Glob(filepath.Join(dir, "calltrail-*.trace"))
+			return readTrace(t, files[0]), files
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no trigger fired")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTriggerSlowCall checks that a slow call of the function a trigger
+// names has the window written, with the chain that led to the call, and
+// that a second slow call within the interval writes no second file.
+func TestTriggerSlowCall(t *testing.T) {
+	rules, err := parseTriggers("test.leaf>2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	defer useFlight(t, options{every: 5 * time.Millisecond, triggers: rules, triggerDir: dir, triggerEvery: time.Minute})()
+	for range 100 {
+		call(&funcs[2], func() {}) // quick: no trigger
+	}
+	slow := func() {
+		call(&funcs[0], func() {
+			call(&funcs[1], func() { call(&funcs[2], func() { time.Sleep(5 * time.Millisecond) }) })
+		})
+	}
+	slow()
+	slow()
+	got, files := triggered(t, dir)
+	if len(files) != 1 {
+		t.Errorf("%d files written within the interval, want 1", len(files))
+	}
+	all := allCalls(got)
+	if !strings.Contains(all, "->test.outer ->test.inner ->test.leaf <-test.leaf <-test.inner <-test.outer") || !strings.HasPrefix(got.end, "trigger test.leaf>2ms: a call of test.leaf took ") {
+		t.Errorf("trigger file (ended %q) holds %.300s", got.end, all)
+	}
+}
+
+// TestTriggerPanic checks the panic trigger on a panic recovered by the
+// program.
+func TestTriggerPanic(t *testing.T) {
+	rules, _ := parseTriggers("panic")
+	dir := t.TempDir()
+	defer useFlight(t, options{every: 5 * time.Millisecond, triggers: rules, triggerDir: dir, triggerEvery: time.Minute})()
+	call(&funcs[5], func() { // test.recovers
+		defer func() { recover() }()
+		call(&funcs[4], func() { panic("boom") }) // test.panics
+	})
+	got, _ := triggered(t, dir)
+	all := allCalls(got)
+	if !strings.Contains(all, "<-test.panics (panic)") || !strings.Contains(got.end, "test.panics left by a panic") {
+		t.Errorf("trigger file (ended %q) holds %.300s", got.end, all)
+	}
+}
+
+func TestParseTriggers(t *testing.T) {
+	for _, bad := range []string{"main.D", "main.D>", ">5ms", "main.D>fast", "panic,", "main.D>-1s"} {
+		if _, err := parseTriggers(bad); err == nil {
+			t.Errorf("parseTriggers(%q) accepted", bad)
+		}
+	}
+	rules, err := parseTriggers("main.(*T).M>50ms, panic")
+	if err != nil || len(rules) != 2 || rules[0].fn != "main.(*T).M" || rules[0].over != 50*time.Millisecond || !rules[1].panic {
+		t.Errorf("parseTriggers: %+v, %v", rules, err)
 	}
 }

@@ -29,6 +29,11 @@ type options struct {
 	full   fullPolicy    // CALLTRAIL_FULL: wait (the default) or drop
 	flight bool          // CALLTRAIL_MODE=flight: keep the last calls in memory, write no file
 	paused bool          // CALLTRAIL=paused: start with recording off
+	// CALLTRAIL_TRIGGER: calls whose window is written to a file, in
+	// CALLTRAIL_TRIGGER_DIR, at most one file every CALLTRAIL_TRIGGER_EVERY.
+	triggers     []rule
+	triggerDir   string
+	triggerEvery time.Duration
 }
 
 const (
@@ -70,6 +75,29 @@ func optionsFromEnv() (options, error) {
 		return o, fmt.Errorf("CALLTRAIL_MODE=%q: want file (the default: every call to the trace file) or flight (the last calls in memory, within CALLTRAIL_BUFFER)", v)
 	}
 	o.paused = os.Getenv("CALLTRAIL") == "paused"
+	if v := os.Getenv("CALLTRAIL_TRIGGER"); v != "" {
+		rules, err := parseTriggers(v)
+		if err != nil {
+			return o, err
+		}
+		o.triggers = rules
+		if os.Getenv("CALLTRAIL_MODE") == "" {
+			o.flight = true // a trigger writes the flight recorder's window
+		} else if !o.flight {
+			return o, fmt.Errorf("CALLTRAIL_TRIGGER needs the flight recorder, not CALLTRAIL_MODE=%s", os.Getenv("CALLTRAIL_MODE"))
+		}
+		o.triggerDir, o.triggerEvery = ".", 10*time.Second
+		if d := os.Getenv("CALLTRAIL_TRIGGER_DIR"); d != "" {
+			o.triggerDir = d
+		}
+		if v := os.Getenv("CALLTRAIL_TRIGGER_EVERY"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return o, fmt.Errorf("CALLTRAIL_TRIGGER_EVERY=%q: want a duration such as 10s", v)
+			}
+			o.triggerEvery = d
+		}
+	}
 	if v := os.Getenv("CALLTRAIL_FLUSH"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 || d > time.Minute {
@@ -176,6 +204,9 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		budget := max(o.buffer-nshards*per*slotSize, 64<<10)
 		w.flight = newFlight(budget, t0, func() map[string]string { return maps.Clone(meta) })
 		w.seg = tracefile.NewChunkEncoder(&w.segBuf)
+		if o.triggers != nil {
+			w.triggers = newTriggers(o.triggers, o.triggerDir, o.triggerEvery)
+		}
 	}
 	if text != nil {
 		nsPer := 1.0

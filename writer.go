@@ -41,7 +41,8 @@ type writer struct {
 	flight   *flight
 	seg      *tracefile.Encoder
 	segBuf   bytes.Buffer
-	segStart int64 // when the segment being filled began, in ns
+	segStart int64     // when the segment being filled began, in ns
+	triggers *triggers // CALLTRAIL_TRIGGER's, or nil
 
 	reqs   chan flushReq
 	wakeup chan struct{} // a goroutine waits for room

@@ -202,3 +202,27 @@ func TestTop(t *testing.T) {
 		t.Errorf("top --sort nonsense: exit %d: %s", code, stderr)
 	}
 }
+
+// TestTriggerService checks, end to end, that a trigger on a slow call
+// keeps the call with the chain that led to it, in a file chains reads.
+func TestTriggerService(t *testing.T) {
+	bin := service(t)
+	dir := t.TempDir()
+	startService(t, bin, "CALLTRAIL_TRIGGER=main.D>150us", "CALLTRAIL_TRIGGER_DIR="+dir)
+	var files []string
+	for deadline := time.Now().Add(10 * time.Second); len(files) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no trigger file")
+		}
+		time.Sleep(50 * time.Millisecond)
+		files, _ = filepath.Glob(filepath.Join(dir, "calltrail-*.trace"))
+	}
+	code, stdout, stderr := runCmd("chains", "--json", "main.D", files[0])
+	if code != 0 || !strings.Contains(stdout, "main.A") || !strings.Contains(stdout, "main.B") {
+		t.Fatalf("chains of the trigger's file: exit %d: %.400s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCmd("info", files[0])
+	if code != 0 || !strings.Contains(stdout, "trigger main.D>150us: a call of main.D took") {
+		t.Errorf("info of the trigger's file: %s", stdout)
+	}
+}

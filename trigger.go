@@ -1,0 +1,163 @@
+package calltrail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// triggers watch the flight recorder's segments as they are made, for
+// calls that CALLTRAIL_TRIGGER asks to keep: when one is seen, the window
+// (with a little after it) is written to a file named by the time, at
+// most one file an interval. They run in the writer, on encoded events,
+// never in the program's goroutines.
+//
+// The language, rules separated by commas:
+//
+//	FUNC>DURATION   a call of FUNC (its full name, main.(*T).M) that lasted longer than DURATION
+//	panic           a call left by a panic
+type triggers struct {
+	rules []rule
+	dir   string        // CALLTRAIL_TRIGGER_DIR, default "."
+	every time.Duration // CALLTRAIL_TRIGGER_EVERY: at most a file this often, default 10s
+	after time.Duration // how long after the call the window is taken
+
+	byFunc map[uint32]*rule // the rule for a function, nil for none: names looked up once
+	stacks map[uint64][]openCall
+	last   time.Time // when a trigger last wrote
+}
+
+type rule struct {
+	text  string
+	fn    string
+	over  time.Duration
+	panic bool
+}
+
+// parseTriggers reads CALLTRAIL_TRIGGER's rules.
+func parseTriggers(s string) ([]rule, error) {
+	var rules []rule
+	for _, text := range strings.Split(s, ",") {
+		text = strings.TrimSpace(text)
+		if text == "panic" {
+			rules = append(rules, rule{text: text, panic: true})
+			continue
+		}
+		fn, d, ok := strings.Cut(text, ">")
+		over, err := time.ParseDuration(strings.TrimSpace(d))
+		if !ok || err != nil || over < 0 || strings.TrimSpace(fn) == "" {
+			return nil, fmt.Errorf("CALLTRAIL_TRIGGER: %q: want FUNC>DURATION (main.D>50ms) or panic, separated by commas", text)
+		}
+		rules = append(rules, rule{text: text, fn: strings.TrimSpace(fn), over: over})
+	}
+	return rules, nil
+}
+
+func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
+	return &triggers{rules: rules, dir: dir, every: every, after: 200 * time.Millisecond,
+		byFunc: map[uint32]*rule{}, stacks: map[uint64][]openCall{}}
+}
+
+// scan follows the calls of a new segment, whose clock ran nsPerTick, and
+// fires at the first call a rule asks for.
+func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
+	var fired *rule
+	var what string
+	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) {
+		st := tg.stacks[e.G]
+		if e.Kind == tracefile.EnterEvent {
+			tg.stacks[e.G] = append(st, openCall{e.Func, e.Ticks})
+			return
+		}
+		if len(st) == 0 {
+			return // entered before the triggers looked
+		}
+		c := st[len(st)-1]
+		if len(st) == 1 {
+			delete(tg.stacks, e.G)
+		} else {
+			tg.stacks[e.G] = st[:len(st)-1]
+		}
+		if fired != nil {
+			return
+		}
+		r := tg.rule(c.fn, reg)
+		d := time.Duration(float64(e.Ticks-c.ticks) * nsPerTick)
+		switch {
+		case e.Exit == tracefile.Panic && tg.panics():
+			fired, what = tg.panicRule(), fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
+		case r != nil && !r.panic && d > r.over:
+			fired, what = r, fmt.Sprintf("a call of %s took %v in goroutine %d", r.fn, d.Round(time.Microsecond), e.G)
+		}
+	})
+	if fired != nil {
+		tg.fire(fired, what)
+	}
+}
+
+func (tg *triggers) rule(fn uint32, reg *registry) *rule {
+	r, ok := tg.byFunc[fn]
+	if !ok {
+		name := reg.name(fn)
+		for i := range tg.rules {
+			if tg.rules[i].fn == name {
+				r = &tg.rules[i]
+			}
+		}
+		tg.byFunc[fn] = r
+	}
+	return r
+}
+
+func (tg *triggers) panics() bool { return tg.panicRule() != nil }
+
+func (tg *triggers) panicRule() *rule {
+	for i := range tg.rules {
+		if tg.rules[i].panic {
+			return &tg.rules[i]
+		}
+	}
+	return nil
+}
+
+// fire writes the window to a file, a little later, unless a trigger
+// wrote one less than an interval ago.
+func (tg *triggers) fire(r *rule, what string) {
+	now := time.Now()
+	if !tg.last.IsZero() && now.Sub(tg.last) < tg.every {
+		return
+	}
+	tg.last = now
+	name := filepath.Join(tg.dir, "calltrail-"+now.UTC().Format("20060102T150405.000")+".trace")
+	go func() {
+		time.Sleep(tg.after) // the call's aftermath: its callers returning
+		if err := writeTriggered(name, "trigger "+r.text+": "+what); err != nil {
+			fmt.Fprintf(os.Stderr, "calltrail: trigger %s fired, but the window could not be written: %v\n", r.text, err)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "calltrail: trigger %s fired (%s): window written to %s\n", r.text, what, name)
+	}()
+}
+
+// writeTriggered writes a snapshot to name, whole or not at all.
+func writeTriggered(name, reason string) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".calltrail-trigger-*")
+	if err != nil {
+		return err
+	}
+	_, err = snapshot(f, 0, reason)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
