@@ -79,7 +79,8 @@ ct.href = function (view, params) {
 // back to this one. (A timeline fetch answered just after the user left
 // did exactly that.)
 ct.replaceURL = function (view, params) {
-  if (location.hash.slice(1).split("?")[0] !== view) return;
+  // The page calltrail flame writes is its one view, without a router.
+  if (!ct.standalone && location.hash.slice(1).split("?")[0] !== view) return;
   history.replaceState(null, "", ct.href(view, params));
 };
 
