@@ -3,8 +3,10 @@ package calltrail
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -163,7 +165,7 @@ func (f *flight) window(since time.Duration) ([]segment, map[uint64][]openCall, 
 // write writes a trace of the window from since on to out: the metadata,
 // every function, the trace's first clock point, the goroutine records,
 // the calls open at the window's start, then the segments as encoded.
-func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, reason string) (Window, error) {
+func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, reason string, profiles map[string][]byte) (Window, error) {
 	segs, open, gs, w := f.window(since)
 	meta := f.meta()
 	meta["mode"] = "flight"
@@ -199,6 +201,9 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		if err := enc.Flush(); err != nil {
 			return w, err
 		}
+	}
+	for name, data := range profiles {
+		enc.Profile(name, data)
 	}
 	enc.End(reason, time.Now())
 	return w, enc.Flush()
@@ -247,29 +252,46 @@ var errNotFlight = errors.New("calltrail: no flight recorder: the program runs w
 // are in the trace with their start times, and the trace's metadata says
 // when the window starts (window_start_ns).
 func Snapshot(out io.Writer) (Window, error) {
-	return snapshot(out, 0, "snapshot")
+	return snapshot(out, 0, "snapshot", nil)
 }
 
-func snapshot(out io.Writer, since time.Duration, reason string) (Window, error) {
+func snapshot(out io.Writer, since time.Duration, reason string, profiles map[string][]byte) (Window, error) {
 	if !Enabled || tr == nil || tr.w.flight == nil {
 		return Window{}, errNotFlight
 	}
 	tr.w.request("", false) // what is recorded so far goes into a segment
-	return tr.w.flight.write(out, since, tr.reg.all(), reason)
+	return tr.w.flight.write(out, since, tr.reg.all(), reason, profiles)
 }
 
 // Capture records the calls of the next d (switching recording on for that
 // time if the program is paused, and off again after) and writes a trace
-// of them to out, as Snapshot does. It needs the flight recorder.
-func Capture(out io.Writer, d time.Duration) (Window, error) {
+// of them to out, as Snapshot does. It needs the flight recorder. With
+// profiles "cpu", the Go runtime's CPU profile runs for that time too and
+// goes into the trace, for the on-CPU and waiting split of every verb.
+func Capture(out io.Writer, d time.Duration, profiles ...string) (Window, error) {
 	if !Enabled || tr == nil || tr.w.flight == nil {
 		return Window{}, errNotFlight
+	}
+	var cpu *bytes.Buffer
+	for _, p := range profiles {
+		if p != "cpu" {
+			return Window{}, fmt.Errorf("calltrail: profile %q: a capture takes the cpu profile only", p)
+		}
+		cpu = new(bytes.Buffer)
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			return Window{}, fmt.Errorf("calltrail: the CPU profile: %v", err)
+		}
 	}
 	start := time.Duration(clock.Nanotime() - tr.w.startNs)
 	captures.begin()
 	time.Sleep(d)
 	captures.end()
-	return snapshot(out, start, "capture")
+	var got map[string][]byte
+	if cpu != nil {
+		pprof.StopCPUProfile()
+		got = map[string][]byte{"cpu": cpu.Bytes()}
+	}
+	return snapshot(out, start, "capture", got)
 }
 
 // captures switches a paused program on while any capture runs.
@@ -306,7 +328,7 @@ func SnapshotLast(out io.Writer, d time.Duration) (Window, error) {
 	if !Enabled || tr == nil || tr.w.flight == nil {
 		return Window{}, errNotFlight
 	}
-	return snapshot(out, max(time.Duration(clock.Nanotime()-tr.w.startNs)-d, 0), "snapshot")
+	return snapshot(out, max(time.Duration(clock.Nanotime()-tr.w.startNs)-d, 0), "snapshot", nil)
 }
 
 // Counters are a traced program's running totals, for a live view.

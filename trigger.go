@@ -149,7 +149,7 @@ func writeTriggered(name, reason string) error {
 	if err != nil {
 		return err
 	}
-	_, err = snapshot(f, 0, reason)
+	_, err = snapshot(f, 0, reason, nil)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -11,6 +11,7 @@
 //	GET  /debug/calltrail/snapshot           the flight recorder's window, as a trace file
 //	GET  /debug/calltrail/snapshot?last=5s   the last five seconds of it
 //	GET  /debug/calltrail/capture?seconds=N  the calls of the next N seconds (a paused program is switched on for them)
+//	GET  /debug/calltrail/capture?seconds=N&profiles=cpu  and the Go runtime's CPU profile of that time
 //	GET  /debug/calltrail/counters           running totals, as JSON
 //	POST /debug/calltrail/on, .../off        switch recording on or off
 //

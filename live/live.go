@@ -77,8 +77,12 @@ func capture(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("calltrail: seconds wants a number of seconds, at most %d", MaxCapture), http.StatusBadRequest)
 		return
 	}
+	var profiles []string
+	if v := r.URL.Query().Get("profiles"); v != "" {
+		profiles = strings.Split(v, ",")
+	}
 	write(w, func(tw *traceWriter) (calltrail.Window, error) {
-		return calltrail.Capture(tw, time.Duration(n*float64(time.Second)))
+		return calltrail.Capture(tw, time.Duration(n*float64(time.Second)), profiles...)
 	})
 }
 

@@ -22,20 +22,22 @@ func init() {
 		output  string
 		seconds float64
 		last    time.Duration
+		cpu     bool
 	)
 	register(&verb{
 		name:    "record",
-		args:    "[-o FILE] [--seconds N | --last D] ADDR",
+		args:    "[-o FILE] [--seconds N [--cpu] | --last D] ADDR",
 		summary: "take a trace from a running program's control endpoint (CALLTRAIL_HTTP, or live.Register)",
 		more: "Without --seconds, the trace is the flight recorder's window: the program's last calls. With\n" +
 			"--seconds N, it is the calls of the next N seconds; a paused program (CALLTRAIL=paused) is\n" +
 			"switched on for them and off again. ADDR is host:port or a URL; CALLTRAIL_HTTP_TOKEN, if set,\n" +
 			"is sent as the endpoint's token. Every verb reads the result as any trace.",
 		flags: func(fs *flag.FlagSet) {
-			output, seconds, last = "calltrail.out", 0, 0
+			output, seconds, last, cpu = "calltrail.out", 0, 0, false
 			fs.StringVar(&output, "o", "calltrail.out", "write the trace to `FILE`")
 			fs.Float64Var(&seconds, "seconds", 0, "capture the next `N` seconds instead of taking the window")
 			fs.DurationVar(&last, "last", 0, "take only the last `D` of the window (5s)")
+			fs.BoolVar(&cpu, "cpu", false, "with --seconds, take the Go runtime's CPU profile of that time too (on-CPU and waiting time per function)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			if len(args) != 1 {
@@ -43,6 +45,9 @@ func init() {
 			}
 			if seconds < 0 || seconds > live.MaxCapture {
 				return usageError{fmt.Sprintf("--seconds %g: want at most %d", seconds, live.MaxCapture)}
+			}
+			if cpu && seconds == 0 {
+				return usageError{"--cpu goes with --seconds: a profile can be taken of the time to come only"}
 			}
 			if err := writable(output); err != nil {
 				return err
@@ -53,6 +58,9 @@ func init() {
 			case seconds > 0:
 				path = "capture"
 				q.Set("seconds", strconv.FormatFloat(seconds, 'g', -1, 64))
+				if cpu {
+					q.Set("profiles", "cpu")
+				}
 			case last > 0:
 				q.Set("last", last.String())
 			}

@@ -35,7 +35,7 @@ import (
 
 //go:noinline
 func D(i int) int {
-	if i%500 == 0 {
+	if i%5000 == 0 {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return i * 2
@@ -156,11 +156,12 @@ func TestRecordPaused(t *testing.T) {
 		t.Fatalf("a paused program's counters: %+v, %v", c, err)
 	}
 	out := filepath.Join(t.TempDir(), "cap.out")
-	if code, _, stderr := runCmd("record", "--seconds", "0.5", "-o", out, addr); code != 0 {
+	if code, _, stderr := runCmd("record", "--seconds", "0.5", "--cpu", "-o", out, addr); code != 0 {
 		t.Fatalf("record --seconds: exit %d: %s", code, stderr)
 	}
+	// The capture holds the calls and the CPU profile of its time.
 	code, stdout, stderr := runCmd("report", "--json", out)
-	if code != 0 || !strings.Contains(stdout, `"main.D"`) {
+	if code != 0 || !strings.Contains(stdout, `"main.D"`) || !strings.Contains(stdout, `"cpu_ns"`) {
 		t.Fatalf("report of the capture: exit %d: %.300s%s", code, stdout, stderr)
 	}
 	c, err := counters(addr)
