@@ -342,6 +342,9 @@ type Counters struct {
 	Held      time.Duration // time goroutines waited for the writer, summed
 	RingBytes int           // memory of the rings
 	Window    Window        // the flight recorder's, in flight mode
+	// PerSecond is the calls a second over the flight recorder's last
+	// second or so (its newest segments); 0 in file mode.
+	PerSecond float64
 }
 
 // ReadCounters returns the program's running totals.
@@ -364,8 +367,15 @@ func ReadCounters() Counters {
 		c.Mode = "flight"
 		f.mu.Lock()
 		c.Window = Window{Bytes: f.bytes, Budget: int(f.budget.Load()), Dropped: f.dropped}
-		if len(f.segs) > 0 {
-			c.Window.Start, c.Window.End = time.Duration(f.segs[0].start), time.Duration(f.segs[len(f.segs)-1].end)
+		if n := len(f.segs); n > 0 {
+			c.Window.Start, c.Window.End = time.Duration(f.segs[0].start), time.Duration(f.segs[n-1].end)
+			calls, i := 0, n-1
+			for ; i >= 0 && f.segs[n-1].end-f.segs[i].start < int64(time.Second); i-- {
+				calls += f.segs[i].calls
+			}
+			if span := f.segs[n-1].end - f.segs[i+1].start; span > 0 {
+				c.PerSecond = float64(calls) / (float64(span) / 1e9)
+			}
 		}
 		f.mu.Unlock()
 	}

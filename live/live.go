@@ -119,25 +119,26 @@ func counters(w http.ResponseWriter, r *http.Request) {
 		Recording: c.Recording, Mode: c.Mode, ElapsedNs: int64(c.Elapsed), Calls: c.Calls, Dropped: c.Dropped,
 		Waits: c.Waits, HeldNs: int64(c.Held), RingBytes: c.RingBytes,
 		WindowStartNs: int64(c.Window.Start), WindowEndNs: int64(c.Window.End), WindowBytes: c.Window.Bytes,
-		WindowBudget: c.Window.Budget, WindowDropped: c.Window.Dropped,
+		WindowBudget: c.Window.Budget, WindowDropped: c.Window.Dropped, PerSecond: c.PerSecond,
 	})
 }
 
 // Counters is the JSON the counters endpoint sends.
 type Counters struct {
-	Recording     bool   `json:"recording"`
-	Mode          string `json:"mode"` // file, flight, or off
-	ElapsedNs     int64  `json:"elapsed_ns"`
-	Calls         uint64 `json:"calls"`
-	Dropped       uint64 `json:"dropped"`
-	Waits         uint64 `json:"waits"`
-	HeldNs        int64  `json:"held_ns"`
-	RingBytes     int    `json:"ring_bytes"`
-	WindowStartNs int64  `json:"window_start_ns"`
-	WindowEndNs   int64  `json:"window_end_ns"`
-	WindowBytes   int    `json:"window_bytes"`
-	WindowBudget  int    `json:"window_budget"`
-	WindowDropped uint64 `json:"window_dropped"` // segments dropped for room
+	Recording     bool    `json:"recording"`
+	Mode          string  `json:"mode"` // file, flight, or off
+	ElapsedNs     int64   `json:"elapsed_ns"`
+	Calls         uint64  `json:"calls"`
+	Dropped       uint64  `json:"dropped"`
+	Waits         uint64  `json:"waits"`
+	HeldNs        int64   `json:"held_ns"`
+	RingBytes     int     `json:"ring_bytes"`
+	WindowStartNs int64   `json:"window_start_ns"`
+	WindowEndNs   int64   `json:"window_end_ns"`
+	WindowBytes   int     `json:"window_bytes"`
+	WindowBudget  int     `json:"window_budget"`
+	WindowDropped uint64  `json:"window_dropped"` // segments dropped for room
+	PerSecond     float64 `json:"calls_per_second"`
 }
 
 func switchTo(on bool) http.HandlerFunc {

@@ -142,7 +142,7 @@ func TestRecordFlight(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "(flight recorder)") {
 		t.Errorf("info of the snapshot: %s", stdout)
 	}
-	if c, err := counters(addr); err != nil || c.Mode != "flight" || !c.Recording || c.Calls == 0 {
+	if c, err := counters(addr); err != nil || c.Mode != "flight" || !c.Recording || c.Calls == 0 || c.PerSecond <= 0 {
 		t.Errorf("counters: %+v, %v", c, err)
 	}
 }
