@@ -90,7 +90,15 @@ func startService(t *testing.T, bin string, env ...string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(bin)
-	cmd.Env = append(append(os.Environ(), "CALLTRAIL_HTTP="+addr), env...)
+	// Only the variables asked for: calltrail test, run in this process
+	// by other tests, leaves CALLTRAIL_PROFILES and others set, and a
+	// program that profiles itself cannot be captured with --cpu.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CALLTRAIL") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(append(cmd.Env, "CALLTRAIL_HTTP="+addr), env...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
