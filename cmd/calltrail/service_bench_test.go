@@ -25,7 +25,8 @@ import (
 // (CALLTRAIL_MODE=flight) and recording to a file, reporting requests a
 // second. Run the modes interleaved, for benchstat:
 //
-//	go test -run '^$' -bench ServiceModes -count 8 ./cmd/calltrail
+//	go test -c -o svc.test ./cmd/calltrail && cd cmd/calltrail
+//	for i in $(seq 8); do ../../svc.test -test.run '^$' -test.bench ServiceModes -test.benchtime 1x; done
 func BenchmarkServiceModes(b *testing.B) {
 	untraced, traced := rpcBinaries(b)
 	tps := regexp.MustCompile(`throughput \(TPS\) (\d+)`)
@@ -42,7 +43,7 @@ func BenchmarkServiceModes(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			var sum float64
 			for range b.N {
-				cmd := exec.Command(m.bin, "-mode", "fixed", "-clients", "2", "-requests", "50000")
+				cmd := exec.Command(m.bin, "-mode", "fixed", "-clients", "2", "-requests", "500000")
 				cmd.Env = append(os.Environ(), m.env...)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
