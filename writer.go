@@ -264,9 +264,10 @@ func (w *writer) drainShard(s *ring.Ring, b *tracefile.Batch, lag uint64) int {
 func (w *writer) textEvents(run []ring.Slot) {
 	for _, sl := range run {
 		g, op := sl.Word>>opBits, sl.Word&tracefile.RawOpMask
-		if op&3 == 0 {
+		switch op & 3 {
+		case 0:
 			w.text.enter(g, uint32(op>>2), sl.Time)
-		} else {
+		case 1:
 			w.text.exit(g, tracefile.ExitKind(op>>2), sl.Time)
 		}
 	}

@@ -61,16 +61,32 @@ func (e *Encoder) end(p []byte) {
 
 // Funcs appends a function table chunk defining ids first, first+1, ...
 func (e *Encoder) Funcs(first uint32, fs []Func) {
-	if len(fs) == 0 {
+	e.table(chunkFuncs, first, len(fs), func(p []byte, i int) []byte {
+		p = appendString(p, fs[i].Name)
+		p = appendString(p, fs[i].File)
+		return binary.AppendUvarint(p, uint64(fs[i].Line))
+	})
+}
+
+// Errors appends an error table chunk defining ids first, first+1, ...
+func (e *Encoder) Errors(first uint32, es []Error) {
+	e.table(chunkErrors, first, len(es), func(p []byte, i int) []byte {
+		p = appendString(p, es[i].Type)
+		return appendString(p, es[i].Message)
+	})
+}
+
+// table appends a chunk of n entries of a table with dense ids from
+// first, each appended by entry; nothing when n is 0.
+func (e *Encoder) table(typ byte, first uint32, n int, entry func(p []byte, i int) []byte) {
+	if n == 0 {
 		return
 	}
-	p := e.begin(chunkFuncs)
+	p := e.begin(typ)
 	p = binary.AppendUvarint(p, uint64(first))
-	p = binary.AppendUvarint(p, uint64(len(fs)))
-	for _, f := range fs {
-		p = appendString(p, f.Name)
-		p = appendString(p, f.File)
-		p = binary.AppendUvarint(p, uint64(f.Line))
+	p = binary.AppendUvarint(p, uint64(n))
+	for i := 0; i < n; i++ {
+		p = entry(p, i)
 	}
 	e.end(p)
 }
@@ -228,6 +244,12 @@ func (b *Batch) Enter(g uint64, fn uint32, t int64) {
 // Exit appends the exit of goroutine g from its innermost open call.
 func (b *Batch) Exit(g uint64, k ExitKind, t int64) {
 	b.put(g, uint64(k)<<2|opExit, t)
+}
+
+// Error appends that goroutine g's innermost call, about to exit, returned
+// error id of the error table. Its exit follows.
+func (b *Batch) Error(g uint64, id uint32, t int64) {
+	b.put(g, uint64(id)<<2|opExt, t)
 }
 
 // Goroutine appends what is known of goroutine gr.ID, first seen at tick t.

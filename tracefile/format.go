@@ -21,6 +21,7 @@ const (
 	chunkStats  = 'S' // cumulative counters
 	chunkEnd    = 'Z' // tracing ended; the reason
 	chunkPprof  = 'P' // a profile of the Go runtime, gzipped profile.proto
+	chunkErrors = 'R' // error table entries: the errors calls returned
 )
 
 // Event opcodes inside an events chunk. Every op starts with a uvarint v
@@ -32,10 +33,15 @@ const (
 	opExt    = 3 // v>>2 = extended op below
 )
 
-// Extended ops.
+// Extended ops. An extended op of 1 or more is an error: the call about
+// to exit returned error v>>2 of the error table (see ExitEvent's Err).
 const (
 	extGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
 )
+
+// MaxErrorID bounds error table ids, so that an error's op fits the
+// runtime's raw event words (see RawError).
+const MaxErrorID = 1<<(RawOpBits-2) - 1
 
 // maxChunk bounds a chunk's payload, so that a corrupt length cannot make a
 // reader allocate without limit.
@@ -96,6 +102,14 @@ type Func struct {
 	Name string
 	File string
 	Line int
+}
+
+// An Error is an entry of the error table: an error some call returned,
+// by its dynamic type ("*fs.PathError") and its message, which the runtime
+// truncates (see the runtime's documentation).
+type Error struct {
+	Type    string
+	Message string
 }
 
 // Goroutine describes a goroutine as the runtime saw it when the goroutine

@@ -27,7 +27,7 @@ type ScanEvent struct {
 
 // ScanEvents calls fn for each enter and exit in the events chunks among
 // the whole chunks in p, in order, and skips other chunks and goroutine
-// records. It checks the framing, not the checksums: p is what an Encoder
+// records and errors. It checks the framing, not the checksums: p is what an Encoder
 // of this process wrote. The runtime's flight recorder uses it to follow
 // the calls open at the start of the window it keeps.
 func ScanEvents(p []byte, fn func(ScanEvent)) error {
@@ -71,10 +71,12 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 		case opExit:
 			fn(ScanEvent{G: g, Kind: ExitEvent, Exit: ExitKind(v >> 2), Ticks: t})
 		case opExt:
-			d.uvarint() // a goroutine record: parent, creator func and line, start func
-			d.uvarint()
-			d.uvarint()
-			d.uvarint()
+			if v>>2 == extGoroutine { // a goroutine record: parent, creator func and line, start func
+				d.uvarint()
+				d.uvarint()
+				d.uvarint()
+				d.uvarint()
+			} // else an error of the call about to exit
 		}
 	}
 	return d.err

@@ -34,6 +34,11 @@ const RawGoroutineOp = extGoroutine<<2 | opExt
 // RawEnter returns the Raw.Word of goroutine g entering function fn.
 func RawEnter(g uint64, fn uint32) uint64 { return g<<RawOpBits | uint64(fn)<<2 | opEnter }
 
+// RawError returns the Raw.Word of goroutine g's innermost call returning
+// error id (1 to MaxErrorID) of the error table: it goes just before the
+// call's exit, with the exit's time.
+func RawError(g uint64, id uint32) uint64 { return g<<RawOpBits | uint64(id)<<2 | opExt }
+
 // RawExit returns the Raw.Word of goroutine g leaving its innermost call.
 func RawExit(g uint64, k ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | opExit }
 

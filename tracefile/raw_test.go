@@ -49,6 +49,10 @@ func randomRaw(rng *rand.Rand, n int) []Raw {
 		switch rng.Intn(20) {
 		case 0:
 			raw = append(raw, Raw{Word: g<<RawOpBits | RawGoroutineOp, Time: t})
+		case 9:
+			// An error, before its call's exit: ids of every length.
+			id := uint32(1 + rng.Intn(1<<uint(1+rng.Intn(20))))
+			raw = append(raw, Raw{Word: RawError(g, min(id, MaxErrorID)), Time: t}, Raw{Word: RawExit(g, Return), Time: t})
 		case 1, 2, 3, 4, 5, 6, 7, 8:
 			raw = append(raw, Raw{Word: RawExit(g, ExitKind(rng.Intn(3))), Time: t})
 		default:
@@ -69,10 +73,13 @@ func TestAppendRaw(t *testing.T) {
 			n := fast.AppendRaw(raw[i:])
 			for _, r := range raw[i : i+n] {
 				g, op := r.Word>>RawOpBits, r.Word&RawOpMask
-				if op&3 == opEnter {
+				switch op & 3 {
+				case opEnter:
 					slow.Enter(g, uint32(op>>2), r.Time)
-				} else {
+				case opExit:
 					slow.Exit(g, ExitKind(op>>2), r.Time)
+				default:
+					slow.Error(g, uint32(op>>2), r.Time)
 				}
 			}
 			i += n

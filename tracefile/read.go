@@ -31,7 +31,8 @@ type Event struct {
 
 	// For exit events only.
 	Exit  ExitKind
-	Start int64 // when the call began
+	Start int64  // when the call began
+	Err   uint32 // the error the call returned, an id of the error table (see Reader.Error); 0 for none
 }
 
 // Duration is the wall time of the call ended by an exit event.
@@ -39,6 +40,7 @@ func (e *Event) Duration() time.Duration { return time.Duration(e.Time - e.Start
 
 type frame struct {
 	fn    uint32
+	err   uint32
 	start int64
 }
 
@@ -49,7 +51,8 @@ type Reader struct {
 
 	version int
 	meta    map[string]string
-	funcs   []Func // index is the function id; id 0 is unused
+	funcs   []Func  // index is the function id; id 0 is unused
+	errs    []Error // index is the error id; id 0 is unused
 	gs      map[uint64]*Goroutine
 	stats   Stats
 	pprofs  map[string][]byte
@@ -87,6 +90,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{
 		r:      bufio.NewReaderSize(r, 64<<10),
 		funcs:  []Func{{}},
+		errs:   []Error{{}},
 		gs:     make(map[uint64]*Goroutine),
 		stacks: make(map[uint64]*[]frame),
 		rate:   1,
@@ -348,6 +352,16 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			rd.funcs = append(rd.funcs, f)
 		}
 		return d.finish("function table")
+	case chunkErrors:
+		first := d.uvarint()
+		n := d.uvarint()
+		if d.err == nil && (first != uint64(len(rd.errs)) || n > uint64(len(p)) || first+n > MaxErrorID+1) {
+			return fmt.Errorf("%w: error table out of order", ErrCorrupt)
+		}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			rd.errs = append(rd.errs, Error{Type: d.string(), Message: d.string()})
+		}
+		return d.finish("error table")
 	case chunkClock:
 		t, ns := d.varint(), d.varint()
 		if err := d.finish("clock"); err != nil {
@@ -464,10 +478,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	}
 	dt := d.uvarint()
 	var gr *Goroutine // allocated only for the rare record, not every event
-	if op == opExt {
-		if v>>2 != extGoroutine {
-			return ev, false, fmt.Errorf("%w: unknown extended op %d", ErrCorrupt, v>>2)
-		}
+	if op == opExt && v>>2 == extGoroutine {
 		gr = &Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
 	}
 	if d.err != nil {
@@ -503,9 +514,20 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		}
 		top := (*st)[len(*st)-1]
 		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(*st)
-		ev.Start = min(top.start, t)
+		ev.Start, ev.Err = min(top.start, t), top.err
 		*st = (*st)[:len(*st)-1]
 	case opExt:
+		if gr == nil { // an error: of the call about to exit
+			id := v >> 2
+			if id >= uint64(len(rd.errs)) {
+				return ev, false, fmt.Errorf("%w: unknown error id %d", ErrCorrupt, id)
+			}
+			if len(*st) == 0 {
+				return ev, false, fmt.Errorf("%w: an error without a call in goroutine %d", ErrCorrupt, rd.g)
+			}
+			(*st)[len(*st)-1].err = uint32(id)
+			return ev, false, nil
+		}
 		if uint64(gr.CreatorFunc) >= uint64(len(rd.funcs)) || uint64(gr.StartFunc) >= uint64(len(rd.funcs)) {
 			return ev, false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
 		}
@@ -529,6 +551,14 @@ func (rd *Reader) Func(id uint32) Func {
 		return rd.funcs[id]
 	}
 	return Func{Name: fmt.Sprintf("func#%d", id)}
+}
+
+// Error returns the error with the given id. Ids come from exit events.
+func (rd *Reader) Error(id uint32) Error {
+	if int(id) < len(rd.errs) {
+		return rd.errs[id]
+	}
+	return Error{Type: fmt.Sprintf("error#%d", id)}
 }
 
 // NumFuncs reports how many functions have been defined so far; their ids

@@ -1,0 +1,107 @@
+package tracefile
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// errorTrace writes a trace whose calls return errors: main.A returns
+// error 1, main.B error 2 inside it, then main.A again without one. With
+// bad set, its events are damaged as bad says.
+func errorTrace(t *testing.T, bad string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	e, err := NewEncoder(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, []Func{{Name: "main.A"}, {Name: "main.B"}})
+	e.Errors(1, []Error{{"*fs.PathError", "open x: no such file or directory"}, {"*errors.errorString", "EOF"}})
+	var b Batch
+	switch bad {
+	case "unknown id":
+		b.Enter(1, 1, 10)
+		b.Error(1, 3, 20)
+	case "no call":
+		b.Error(1, 1, 20)
+	default:
+		b.Enter(1, 1, 10)
+		b.Enter(1, 2, 11)
+		b.Error(1, 2, 15)
+		b.Exit(1, Return, 15)
+		b.Error(1, 1, 20)
+		b.Exit(1, Return, 20)
+		b.Enter(1, 1, 30)
+		b.Exit(1, Return, 40)
+	}
+	e.Events(&b)
+	e.End("main returned", time.Unix(0, 0))
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestErrors checks that each exit carries the error its call returned,
+// and only its own.
+func TestErrors(t *testing.T) {
+	r, err := NewReader(bytes.NewReader(errorTrace(t, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == ExitEvent {
+			x := r.Error(ev.Err)
+			got = append(got, r.Func(ev.Func).Name+" "+x.Type+" "+x.Message)
+		}
+	}
+	want := []string{"main.B *errors.errorString EOF", "main.A *fs.PathError open x: no such file or directory", "main.A  "}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("exits:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if r.Calls() != 3 {
+		t.Errorf("%d calls, want 3", r.Calls())
+	}
+}
+
+// TestErrorsDamaged checks that an error naming no entry of the table, or
+// no call, is damage.
+func TestErrorsDamaged(t *testing.T) {
+	for _, bad := range []string{"unknown id", "no call"} {
+		r, err := NewReader(bytes.NewReader(errorTrace(t, bad)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			_, err = r.Next()
+		}
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want corrupt", bad, err)
+		}
+	}
+}
+
+// TestScanEventsSkipsErrors checks that ScanEvents passes over errors.
+func TestScanEventsSkipsErrors(t *testing.T) {
+	var b Batch
+	b.Enter(1, 1, 10)
+	b.Error(1, 5, 20)
+	b.Exit(1, Return, 20)
+	var buf bytes.Buffer
+	e := NewChunkEncoder(&buf)
+	e.Events(&b)
+	e.Flush()
+	var kinds []EventKind
+	if err := ScanEvents(buf.Bytes(), func(ev ScanEvent) { kinds = append(kinds, ev.Kind) }); err != nil || len(kinds) != 2 || kinds[0] != EnterEvent || kinds[1] != ExitEvent {
+		t.Errorf("ScanEvents: %v, %v", kinds, err)
+	}
+}
