@@ -55,6 +55,30 @@ func Exit(c Call) {
 	}
 }
 
+// ExitErr is Exit for a function whose last result is an error: err
+// points at that result, read when the call ends, and the trace records
+// the error with the call when it is not nil, by its dynamic type and its
+// message (err.Error(), cut to MaxErrorMessage bytes). A call that
+// returns nil costs what Exit does. calltrail build, run, test and
+// instrument name the result if it has no name, and defer the call:
+//
+//	func Open(name string) (_ *File, __ctErr error) {
+//		if calltrail.Enabled { if c := calltrail.Enter(&_ctf[0]); c != 0 { defer calltrail.ExitErr(c, &__ctErr) } }
+//		...
+//	}
+//
+// The message comes from the error's own Error method, which is the
+// program's code: its time counts in the call's.
+func ExitErr(c Call, err *error) {
+	if Enabled && c != 0 {
+		var id uint32
+		if *err != nil {
+			id = tr.errs.id(*err)
+		}
+		tr.exitErr(c, id)
+	}
+}
+
 // Trace records entry into the function that calls it, and returns the
 // function that records its exit:
 //

@@ -23,10 +23,21 @@ import (
 // calltrail tag, guarded compiles to plain's machine code (see
 // TestCompiledOut); with it, it is traced.
 
-var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}, {Name: "calltrail.descend", File: "bench_test.go", Line: 2}}
+var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}, {Name: "calltrail.descend", File: "bench_test.go", Line: 2}, {Name: "calltrail.guardedErr", File: "bench_test.go", Line: 3}}
 
 // The functions write nothing shared, so that parallel benchmarks measure
 // the tracing rather than contention on a result.
+
+// guardedErr is guarded with an error result, guarded as the instrumenter
+// guards such functions, returning nil.
+func guardedErr(x int) (_ int, ctErr error) {
+	if Enabled {
+		if c := Enter(&benchFuncs[2]); c != 0 {
+			defer ExitErr(c, &ctErr)
+		}
+	}
+	return x*3 + 1, nil
+}
 
 //go:noinline
 func plain(x int) int {
@@ -197,6 +208,22 @@ func BenchmarkHotPath(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		guarded(i)
+		if i&4095 == 0 {
+			release()
+		}
+	}
+}
+
+// BenchmarkHotPathErr is BenchmarkHotPath for a function whose error
+// result the trace records, returning nil: to compare with HotPath in the
+// same run, for what capturing the error costs.
+func BenchmarkHotPathErr(b *testing.B) {
+	defer hotPath(b)()
+	benchFuncs[2].id.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		guardedErr(i)
 		if i&4095 == 0 {
 			release()
 		}

@@ -165,7 +165,7 @@ func (f *flight) window(since time.Duration) ([]segment, map[uint64][]openCall, 
 // write writes a trace of the window from since on to out: the metadata,
 // every function, the trace's first clock point, the goroutine records,
 // the calls open at the window's start, then the segments as encoded.
-func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, reason string, profiles map[string][]byte) (Window, error) {
+func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, errs []tracefile.Error, reason string, profiles map[string][]byte) (Window, error) {
 	segs, open, gs, w := f.window(since)
 	meta := f.meta()
 	meta["mode"] = "flight"
@@ -177,6 +177,7 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		return w, err
 	}
 	enc.Funcs(1, funcs)
+	enc.Errors(1, errs)
 	enc.Clock(f.t0, 0)
 	// Goroutine records and the open calls each go in a batch of their
 	// own; the shard numbers only tell batches apart.
@@ -221,7 +222,8 @@ func sortedKeys[V any](m map[uint64]V) []uint64 {
 // writeFlight is write for the flight recorder: the cycle's events go into
 // a segment, with a clock point and the counters.
 func (w *writer) writeFlight() {
-	w.t.reg.unwritten() // a snapshot writes the whole table
+	w.t.reg.unwritten() // a snapshot writes the whole tables
+	w.t.errs.unwritten()
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns}
 	for i := range w.batches {
@@ -260,7 +262,7 @@ func snapshot(out io.Writer, since time.Duration, reason string, profiles map[st
 		return Window{}, errNotFlight
 	}
 	tr.w.request("", false) // what is recorded so far goes into a segment
-	return tr.w.flight.write(out, since, tr.reg.all(), reason, profiles)
+	return tr.w.flight.write(out, since, tr.reg.all(), tr.errs.all(), reason, profiles)
 }
 
 // Capture records the calls of the next d (switching recording on for that

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,10 @@ func readTrace(t *testing.T, path string) trace {
 			if ev.Exit != tracefile.Return {
 				s += " (" + ev.Exit.String() + ")"
 			}
+			if ev.Err != 0 {
+				e := r.Error(ev.Err)
+				s += " err=" + e.Type + " " + strconv.Quote(e.Message)
+			}
 			if ev.Time < ev.Start {
 				t.Errorf("%s ends before it starts", name)
 			}
@@ -90,6 +95,7 @@ func record(t *testing.T, o options, fn func()) trace {
 var funcs = [...]Func{
 	{Name: "test.outer"}, {Name: "test.inner"}, {Name: "test.leaf"}, {Name: "test.rec"}, {Name: "test.panics"},
 	{Name: "test.recovers"}, {Name: "test.goexits"}, {Name: "test.deferred"}, {Name: "test.root"},
+	{Name: "test.fails"},
 }
 
 // call runs body as traced function f, with the instrumenter's guard.

@@ -239,6 +239,7 @@ func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 		t.waitqs[i].cond.L = &t.waitqs[i].mu
 	}
 	t.reg.init()
+	t.errs.init()
 	return t
 }
 

@@ -24,6 +24,7 @@ type tracer struct {
 	seen     []atomic.Uint64 // goroutines whose creation record is in a ring
 	seenMask uint64
 	reg      registry
+	errs     errorTable
 	w        *writer
 
 	stopping atomic.Bool // the trace is closing: nobody waits for room any more
@@ -214,7 +215,12 @@ func (t *tracer) waiting() bool {
 }
 
 // exit records the end of call c, on the goroutine that entered it.
-func (t *tracer) exit(c Call) {
+func (t *tracer) exit(c Call) { t.exitErr(c, 0) }
+
+// exitErr records the end of call c, which returned error errID of the
+// error table, or none if it is 0: the error goes in the slot before the
+// exit's, with the exit's time.
+func (t *tracer) exitErr(c Call, errID uint32) {
 	panicking, ts := uintptr(1), int64(0) // without g, ask the stack every time
 	if gstate.Fast() {
 		_, panicking, ts = gstate.State()
@@ -231,13 +237,30 @@ func (t *tracer) exit(c Call) {
 	s := &t.rings[i]
 	var sl *ring.Slot
 	if t.policy == fullWait {
-		pos, full := s.Claim(1)
+		n := uint64(1)
+		if errID != 0 {
+			n = 2
+		}
+		pos, full := s.Claim(n)
 		// The call ended at ts; a wait is its caller's time.
-		if full && !t.waitFree(i, pos, 1) {
+		if full && !t.waitFree(i, pos, n) {
 			return // the trace is closing: the call reads as unfinished
+		}
+		if errID != 0 {
+			ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)
+			pos++
 		}
 		sl = s.At(pos)
 	} else {
+		if errID != 0 {
+			// Only the exit's slot was promised: the error's is
+			// taken if there is room, and counted if not.
+			if pos, ok := s.Reserve(1, 0); ok {
+				ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)
+			} else {
+				s.LostErrors.Add(1)
+			}
+		}
 		sl = s.ClaimOwed()
 	}
 	ring.Put(sl, c.exitWord(kind), ts)
@@ -422,9 +445,11 @@ func exitKindCallers() tracefile.ExitKind {
 // exitKind looks past (with compiler-made defer wrappers and Trace's exit
 // closures) to see who ran the deferred exit.
 var exitFrames = map[string]bool{
-	selfPkg + "(*tracer).exit": true,
-	selfPkg + "Exit":           true,
-	selfPkg + "exitKind":       true,
+	selfPkg + "(*tracer).exit":    true,
+	selfPkg + "(*tracer).exitErr": true,
+	selfPkg + "Exit":              true,
+	selfPkg + "ExitErr":           true,
+	selfPkg + "exitKind":          true,
 }
 
 // selfPkg is this package's prefix in function names, read from the

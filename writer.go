@@ -324,6 +324,8 @@ func (w *writer) write() {
 	}
 	first, fs := w.t.reg.unwritten()
 	w.enc.Funcs(first, fs)
+	efirst, es := w.t.errs.unwritten()
+	w.enc.Errors(efirst, es)
 	w.enc.Clock(clock.Now(), clock.Nanotime()-w.startNs)
 	// Goroutine records go before the events of the cycle, so that a
 	// reader knows of a goroutine's parent before it reads the parent's
@@ -348,6 +350,7 @@ func (w *writer) stats() tracefile.Stats {
 		st.DroppedCalls += s.Dropped.Load()
 		st.Waits += s.Waits.Load()
 		st.HeldNs += s.Held.Load()
+		st.LostErrors += s.LostErrors.Load()
 	}
 	return st
 }

@@ -124,6 +124,9 @@ func (e *Encoder) Stats(s Stats) {
 	p = binary.AppendUvarint(p, s.Flushes)
 	p = binary.AppendUvarint(p, s.Waits)
 	p = binary.AppendUvarint(p, s.HeldNs)
+	if s.LostErrors > 0 {
+		p = binary.AppendUvarint(p, s.LostErrors)
+	}
 	e.end(p)
 }
 

@@ -137,4 +137,7 @@ type Stats struct {
 	// were recorded.
 	Waits  uint64
 	HeldNs uint64
+	// LostErrors counts errors of recorded calls left out for want of
+	// room (CALLTRAIL_FULL=drop): those calls read as returning none.
+	LostErrors uint64
 }

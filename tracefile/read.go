@@ -394,6 +394,9 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		if len(d.p) > 0 { // written since the runtime waits for room
 			s.Waits, s.HeldNs = d.uvarint(), d.uvarint()
 		}
+		if len(d.p) > 0 { // written when errors were lost
+			s.LostErrors = d.uvarint()
+		}
 		if err := d.finish("stats"); err != nil {
 			return err
 		}

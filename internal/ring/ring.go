@@ -42,14 +42,15 @@ type Ring struct {
 	tail  atomic.Uint64 // next slot the reader reads; written by the reader only
 	// Counters of the program's writers, kept here for their cache
 	// line.
-	Dropped atomic.Uint64 // calls refused because the ring was full
-	Waits   atomic.Uint64 // times a goroutine waited for room
-	Held    atomic.Uint64 // nanoseconds goroutines waited for room
-	_       [32]byte
-	slots   []Slot
-	mask    uint64
-	size    uint64
-	_       [24]byte
+	Dropped    atomic.Uint64 // calls refused because the ring was full
+	Waits      atomic.Uint64 // times a goroutine waited for room
+	Held       atomic.Uint64 // nanoseconds goroutines waited for room
+	LostErrors atomic.Uint64 // errors of recorded calls left out for want of room
+	_          [24]byte
+	slots      []Slot
+	mask       uint64
+	size       uint64
+	_          [24]byte
 }
 
 // New returns a ring of size slots, a power of two.
