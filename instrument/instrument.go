@@ -33,6 +33,13 @@ type Options struct {
 	// Inlined): they are left alone, so that they stay inlined and
 	// their time counts as their callers'.
 	Inlined map[Pos]bool
+	// Errors records the error each call of a function returns, when its
+	// last result is an error: the result, named if it is not, is read
+	// when the call ends (see calltrail.ExitErr). Naming results changes
+	// nothing a program can see: no statement could refer to them
+	// before, and a bare return needs them named already. Undo does not
+	// take the names out, so instrument -w leaves Errors off.
+	Errors bool
 }
 
 // Func describes one instrumented function.
@@ -105,14 +112,12 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		runtimePath = RuntimePath
 	}
 	// The edits, by offset: the import after the package name, a guard
-	// after each function's opening brace, the table after the last byte.
-	type edit struct {
-		at   int
-		text string
-	}
-	edits := []edit{{fset.Position(f.Name.End()).Offset, fmt.Sprintf("; import %s %q", importName, runtimePath)}}
+	// after each function's opening brace (and, with Errors, names for
+	// its results), the table after the last byte.
+	edits := []edit{{at: fset.Position(f.Name.End()).Offset, text: fmt.Sprintf("; import %s %q", importName, runtimePath)}}
 	for i, fn := range v.funcs {
-		edits = append(edits, edit{fn.at, guard(v.table, i)})
+		edits = append(edits, fn.results...)
+		edits = append(edits, edit{at: fn.at, text: guard(v.table, i, fn.errName)})
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
 	var out bytes.Buffer
@@ -121,7 +126,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	for _, e := range edits {
 		out.Write(src[last:e.at])
 		out.WriteString(e.text)
-		last = e.at
+		last = e.at + e.del
 	}
 	out.Write(src[last:])
 	if !bytes.HasSuffix(src, []byte("\n")) {
@@ -145,8 +150,51 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 }
 
 // guard is the text put after the opening brace of the i'th function.
-func guard(table string, i int) string {
+func guard(table string, i int, errName string) string {
+	if errName != "" {
+		return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[1]s.ExitErr(c, &%[4]s) } };", importName, table, i, errName)
+	}
 	return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[1]s.Exit(c) } };", importName, table, i)
+}
+
+// errResultName is the name given to an error result that has none.
+const errResultName = "__ctErr"
+
+// errorResult returns, for a function whose last result is an error, the
+// name to read it by and the edits that name its results if they have no
+// names (or the error's is _); "" if the last result is no error.
+func (v *visitor) errorResult(ft *ast.FuncType) (string, []edit) {
+	res := ft.Results
+	if res == nil || len(res.List) == 0 {
+		return "", nil
+	}
+	last := res.List[len(res.List)-1]
+	if id, ok := last.Type.(*ast.Ident); !ok || id.Name != "error" {
+		return "", nil
+	}
+	off := func(p token.Pos) int { return v.fset.Position(p).Offset }
+	if len(last.Names) > 0 {
+		n := last.Names[len(last.Names)-1]
+		if n.Name != "_" {
+			return n.Name, nil
+		}
+		return errResultName, []edit{{at: off(n.Pos()), del: 1, text: errResultName}}
+	}
+	var edits []edit
+	if res.Opening == token.NoPos {
+		edits = append(edits, edit{at: off(last.Type.Pos()), text: "("})
+	}
+	for i, f := range res.List {
+		name := fmt.Sprintf("__ctr%d ", i)
+		if i == len(res.List)-1 {
+			name = errResultName + " "
+		}
+		edits = append(edits, edit{at: off(f.Type.Pos()), text: name})
+	}
+	if res.Opening == token.NoPos {
+		edits = append(edits, edit{at: off(last.Type.End()), text: ")"})
+	}
+	return errResultName, edits
 }
 
 // tableName is the function table's name for a file: unique among the
@@ -187,6 +235,17 @@ type fn struct {
 	file string // as the runtime will name it (see where)
 	line int
 	at   int // offset just after the opening brace
+	// With Options.Errors, for a function whose last result is an error:
+	// its name, and the edits that name the results.
+	errName string
+	results []edit
+}
+
+// An edit inserts text at offset at, in place of the del bytes there.
+type edit struct {
+	at   int
+	del  int
+	text string
 }
 
 type visitor struct {
@@ -242,9 +301,10 @@ func runtimeName(f *ast.File) string {
 	return ""
 }
 
-// add instruments a function named name with the given body, declared at
-// decl (its func keyword) and reported by the compiler at pos (see Pos).
-func (v *visitor) add(name string, body *ast.BlockStmt, decl, pos token.Pos) {
+// add instruments a function named name with the given type and body,
+// declared at decl (its func keyword) and reported by the compiler at pos
+// (see Pos).
+func (v *visitor) add(name string, ft *ast.FuncType, body *ast.BlockStmt, decl, pos token.Pos) {
 	if v.tracesItself(body) {
 		return
 	}
@@ -262,7 +322,11 @@ func (v *visitor) add(name string, body *ast.BlockStmt, decl, pos token.Pos) {
 		return
 	}
 	file, line := v.where(decl)
-	v.funcs = append(v.funcs, fn{name: name, file: file, line: line, at: v.fset.Position(body.Lbrace).Offset + 1})
+	f := fn{name: name, file: file, line: line, at: v.fset.Position(body.Lbrace).Offset + 1}
+	if v.opts.Errors {
+		f.errName, f.results = v.errorResult(ft)
+	}
+	v.funcs = append(v.funcs, f)
 }
 
 // where returns the file and line of p as Go's runtime and compiler give
@@ -295,7 +359,7 @@ func (v *visitor) funcDecl(d *ast.FuncDecl) {
 		if d.Recv != nil {
 			pos = d.Recv.Opening
 		}
-		v.add(name, d.Body, d.Pos(), pos)
+		v.add(name, d.Type, d.Body, d.Pos(), pos)
 	}
 	v.outer, v.lits = name, 0
 	ast.Inspect(d.Body, v.lit)
@@ -314,7 +378,7 @@ func (v *visitor) lit(n ast.Node) bool {
 		sep = ".func"
 	}
 	name := v.outer + sep + strconv.Itoa(v.lits)
-	v.add(name, l.Body, l.Pos(), l.Pos())
+	v.add(name, l.Type, l.Body, l.Pos(), l.Pos())
 	outer, lits := v.outer, v.lits
 	v.outer, v.lits = name, 0
 	v.nested++

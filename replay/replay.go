@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +49,7 @@ type goroutine struct {
 	calls   []call
 	open    []int // indexes in calls of the calls still running; -1 for unshown
 	tracker *filter.Tracker
+	errs    map[int]uint32 // error ids of the calls that returned one, by index in calls
 }
 
 // Options change what Write prints besides the calls.
@@ -102,6 +104,12 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			}
 			c := &g.calls[i]
 			c.dur = ev.Time - ev.Start
+			if ev.Err != 0 {
+				if g.errs == nil {
+					g.errs = map[int]uint32{}
+				}
+				g.errs[i] = ev.Err
+			}
 			c.fn |= uint32(ev.Exit&3) << kindShift
 			if !f.Long(time.Duration(c.dur)) {
 				c.fn &^= shownBit
@@ -117,32 +125,37 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	var stack []call
+	var at []int // indexes in calls of stack's calls
 	for _, id := range ids {
 		if o.Parents {
 			line = appendParent(line[:0], r, id)
 			bw.Write(line)
 		}
-		stack = stack[:0]
+		stack, at := stack[:0], at[:0]
+		g := gs[id]
 		pop := func(depth uint32) {
 			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
-				c := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
+				c, i := stack[len(stack)-1], at[len(at)-1]
+				stack, at = stack[:len(stack)-1], at[:len(at)-1]
 				note := ""
 				if c.kind() != tracefile.Return {
 					note = c.kind().String()
 				}
 				line = indented.AppendExit(line[:0], id, int(c.depth), name(c.id()), time.Duration(c.dur), note)
+				if e, ok := g.errs[i]; ok {
+					line = appendError(line[:len(line)-1], r.Error(e))
+				}
 				bw.Write(line)
 			}
 		}
-		for _, c := range gs[id].calls {
+		for i, c := range g.calls {
 			if !c.shown() {
 				continue
 			}
 			pop(c.depth)
 			line = indented.AppendEnter(line[:0], id, int(c.depth), name(c.id()))
 			bw.Write(line)
-			stack = append(stack, c)
+			stack, at = append(stack, c), append(at, i)
 		}
 		pop(0)
 	}
@@ -172,5 +185,15 @@ func appendParent(b []byte, r *tracefile.Reader, id uint64) []byte {
 	if g.StartFunc != 0 {
 		b = fmt.Appendf(b, ", started at %s", r.Func(g.StartFunc).Name)
 	}
+	return append(b, '\n')
+}
+
+// appendError appends the error a call returned, and the line's end:
+// err=*fs.PathError "open x: no such file or directory".
+func appendError(b []byte, e tracefile.Error) []byte {
+	b = append(b, " err="...)
+	b = append(b, e.Type...)
+	b = append(b, ' ')
+	b = strconv.AppendQuote(b, e.Message)
 	return append(b, '\n')
 }

@@ -30,6 +30,7 @@ type tracedArgs struct {
 	env      []string // for the program: profile rates
 	pkgs     []string // --pkgs
 	inlined  bool     // --inlined: trace functions the compiler inlines too
+	errors   bool     // --errors: record the errors calls return
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
 	packages []string // package arguments
@@ -55,6 +56,7 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
 	regexpFlag("funcs", "trace only functions whose qualified name matches `REGEX`", &a.opts.Funcs)
 	regexpFlag("exclude", "leave out functions whose qualified name matches `REGEX`", &a.opts.Exclude)
 	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
+	fs.BoolVar(&a.errors, "errors", false, "record the error each call of a function with an error result returns (type and message)")
 	if !runs {
 		return
 	}
@@ -157,7 +159,7 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Live: !tests}
+	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Errors: a.errors, Live: !tests}
 	flags, st, err := b.Prepare()
 	if err != nil {
 		b.Close()
@@ -231,7 +233,7 @@ func init() {
 	var a tracedArgs
 	register(&verb{
 		name:    "build",
-		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [go build flags] [PKG...]",
+		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
 		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the program to `BIN` (as go build -o)", false) },
@@ -253,7 +255,7 @@ func init() {
 	})
 	register(&verb{
 		name:    "run",
-		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
+		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
 		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the trace to `TRACE`", true) },
@@ -298,7 +300,7 @@ func init() {
 	})
 	register(&verb{
 		name:    "test",
-		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
+		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {
