@@ -13,7 +13,7 @@ import (
 // when a call returns an error that is not nil.
 type errorTable struct {
 	mu      sync.Mutex
-	ids     map[string]uint32 // type "\x00" message -> id
+	ids     map[errorKey]uint32
 	list    []tracefile.Error // index is id; list[0] is unused
 	written int               // list[1:written] are in the file; writer only
 	types   map[reflect.Type]string
@@ -28,11 +28,15 @@ const (
 	MaxErrorMessage = 200
 )
 
+// errorKey is an error as the table knows it; a struct, not a string
+// made of both, so that looking an error up allocates nothing.
+type errorKey struct{ typ, msg string }
+
 // overflow is the error table's last entry.
 var overflow = tracefile.Error{Type: "(calltrail)", Message: "more distinct errors than calltrail keeps; this one is not named"}
 
 func (e *errorTable) init() {
-	e.ids = map[string]uint32{}
+	e.ids = map[errorKey]uint32{}
 	e.list = []tracefile.Error{{}}
 	e.written = 1
 	e.types = map[reflect.Type]string{}
@@ -53,7 +57,7 @@ func (e *errorTable) id(err error) uint32 {
 			e.types[t] = name
 		}
 	}
-	key := name + "\x00" + msg
+	key := errorKey{name, msg}
 	if id, ok := e.ids[key]; ok {
 		return id
 	}

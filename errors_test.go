@@ -73,6 +73,17 @@ func TestErrorsNilFree(t *testing.T) {
 	}
 }
 
+// TestErrorsKnownFree checks that a call returning an error the table
+// already holds, whose message is a constant, allocates nothing.
+func TestErrorsKnownFree(t *testing.T) {
+	defer useTracer(t, t.TempDir()+"/t.out", options{})()
+	funcs[9].id.Store(0)
+	fails(1)
+	if n := testing.AllocsPerRun(1000, func() { fails(1) }); n != 0 {
+		t.Errorf("a traced call returning a known error allocates %v times", n)
+	}
+}
+
 // TestErrorsBounded checks that a program returning endless distinct
 // errors keeps a bounded table.
 func TestErrorsBounded(t *testing.T) {
