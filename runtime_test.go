@@ -492,9 +492,7 @@ func TestTraceNames(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
-	if !gstate.Fast() {
-		t.Skip("the fallback path (no access to the runtime's g) asks runtime.Stack and runtime.Callers, which allocate")
-	}
+	skipFallback(t)
 	record(t, options{}, func() {
 		tree() // register the functions
 		if n := testing.AllocsPerRun(1000, func() {
