@@ -16,7 +16,6 @@ type errorTable struct {
 	ids     map[errorKey]uint32
 	list    []tracefile.Error // index is id; list[0] is unused
 	written int               // list[1:written] are in the file; writer only
-	types   map[reflect.Type]string
 }
 
 const (
@@ -39,7 +38,6 @@ func (e *errorTable) init() {
 	e.ids = map[errorKey]uint32{}
 	e.list = []tracefile.Error{{}}
 	e.written = 1
-	e.types = map[reflect.Type]string{}
 }
 
 // id returns the id of err, which is not nil, adding it if needed. It
@@ -49,14 +47,7 @@ func (e *errorTable) id(err error) uint32 {
 	msg := message(err)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := reflect.TypeOf(err)
-	name, ok := e.types[t]
-	if !ok {
-		name = t.String()
-		if len(e.types) < maxErrors {
-			e.types[t] = name
-		}
-	}
+	name := reflect.TypeOf(err).String() // the type's own name: no allocation
 	key := errorKey{name, msg}
 	if id, ok := e.ids[key]; ok {
 		return id

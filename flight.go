@@ -35,7 +35,7 @@ type flight struct {
 	mu      sync.Mutex
 	segs    []segment // oldest first
 	bytes   int
-	open    map[uint64][]openCall // per goroutine: calls open when segs[0] begins
+	open    openCalls // calls open when segs[0] begins
 	gs      map[uint64]goroutineRecord
 	dropped uint64 // segments dropped for room
 }
@@ -59,12 +59,39 @@ type openCall struct {
 	ticks int64
 }
 
+// openCalls are the calls open in each goroutine, as events go by.
+type openCalls map[uint64][]openCall
+
+// apply applies an enter or an exit, and returns the call an exit ended;
+// false if it ended none (its enter came before open looked).
+func (o openCalls) apply(e tracefile.ScanEvent) (openCall, bool) {
+	st := o[e.G]
+	if e.Kind == tracefile.EnterEvent {
+		o[e.G] = append(st, openCall{e.Func, e.Ticks})
+		return openCall{}, false
+	}
+	if len(st) == 0 {
+		return openCall{}, false
+	}
+	if len(st) == 1 {
+		delete(o, e.G)
+	} else {
+		o[e.G] = st[:len(st)-1]
+	}
+	return st[len(st)-1], true
+}
+
+// follow applies the enters and exits of the chunks in data.
+func (o openCalls) follow(data []byte) {
+	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) { o.apply(e) })
+}
+
 // maxGoroutineRecords bounds the goroutine records a flight recorder
 // keeps: past it, those of goroutines with no call open in the window go.
 const maxGoroutineRecords = 1 << 18
 
 func newFlight(budget int, t0 int64, meta func() map[string]string) *flight {
-	f := &flight{t0: t0, meta: meta, open: map[uint64][]openCall{}, gs: map[uint64]goroutineRecord{}}
+	f := &flight{t0: t0, meta: meta, open: openCalls{}, gs: map[uint64]goroutineRecord{}}
 	f.budget.Store(int64(budget))
 	return f
 }
@@ -87,7 +114,7 @@ func (f *flight) add(s segment) {
 	// last seconds the snapshot is for.
 	for f.bytes > int(f.budget.Load()) && len(f.segs) > 2 {
 		old := f.segs[0]
-		follow(f.open, old.data)
+		f.open.follow(old.data)
 		f.segs[0] = segment{}
 		f.segs = f.segs[1:]
 		f.bytes -= len(old.data)
@@ -104,24 +131,6 @@ func (f *flight) goroutine(gr tracefile.Goroutine, ticks int64) {
 	f.mu.Unlock()
 }
 
-// follow applies the enters and exits of the chunks in data to open.
-func follow(open map[uint64][]openCall, data []byte) {
-	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) {
-		st := open[e.G]
-		if e.Kind == tracefile.EnterEvent {
-			open[e.G] = append(st, openCall{e.Func, e.Ticks})
-			return
-		}
-		switch len(st) {
-		case 0:
-		case 1:
-			delete(open, e.G)
-		default:
-			open[e.G] = st[:len(st)-1]
-		}
-	})
-}
-
 // Window describes the calls a flight recorder holds.
 type Window struct {
 	Start, End time.Duration // since tracing started
@@ -134,25 +143,23 @@ type Window struct {
 
 // window returns what f holds from since on (since tracing started; 0 for
 // all): the segments, and the calls open when the first of them began.
-func (f *flight) window(since time.Duration) ([]segment, map[uint64][]openCall, map[uint64]goroutineRecord, Window) {
+func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]goroutineRecord, Window) {
 	f.mu.Lock()
 	segs := slices.Clone(f.segs)
-	open := make(map[uint64][]openCall, len(f.open))
+	open := make(openCalls, len(f.open))
 	for g, st := range f.open {
 		open[g] = slices.Clone(st)
 	}
 	gs := maps.Clone(f.gs)
-	w := Window{Bytes: f.bytes, Budget: int(f.budget.Load()), Dropped: f.dropped}
+	w := f.summary()
 	f.mu.Unlock()
 	k := 0
 	for k < len(segs) && segs[k].end <= int64(since) {
-		follow(open, segs[k].data)
+		open.follow(segs[k].data)
 		k++
 	}
 	segs = segs[k:]
-	if len(segs) > 0 {
-		w.Start, w.End = time.Duration(segs[0].start), time.Duration(segs[len(segs)-1].end)
-	}
+	w.Start, w.End = span(segs)
 	for _, s := range segs {
 		w.Calls += s.calls
 	}
@@ -167,8 +174,7 @@ func (f *flight) window(since time.Duration) ([]segment, map[uint64][]openCall, 
 // the calls open at the window's start, then the segments as encoded.
 func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, errs []tracefile.Error, reason string, profiles map[string][]byte) (Window, error) {
 	segs, open, gs, w := f.window(since)
-	meta := f.meta()
-	meta["mode"] = "flight"
+	meta := f.meta() // mode=flight already
 	meta["window_start_ns"] = strconv.FormatInt(int64(w.Start), 10)
 	meta["window_end_ns"] = strconv.FormatInt(int64(w.End), 10)
 	meta["window_open_calls"] = strconv.Itoa(w.Open)
@@ -208,6 +214,22 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	}
 	enc.End(reason, time.Now())
 	return w, enc.Flush()
+}
+
+// summary describes the window as f holds it, its calls and open calls
+// aside. f.mu must be held.
+func (f *flight) summary() Window {
+	w := Window{Bytes: f.bytes, Budget: int(f.budget.Load()), Dropped: f.dropped}
+	w.Start, w.End = span(f.segs)
+	return w
+}
+
+// span returns when the first of segs starts and the last ends.
+func span(segs []segment) (start, end time.Duration) {
+	if len(segs) == 0 {
+		return 0, 0
+	}
+	return time.Duration(segs[0].start), time.Duration(segs[len(segs)-1].end)
 }
 
 func sortedKeys[V any](m map[uint64]V) []uint64 {
@@ -254,13 +276,20 @@ var errNotFlight = errors.New("calltrail: no flight recorder: the program runs w
 // are in the trace with their start times, and the trace's metadata says
 // when the window starts (window_start_ns).
 func Snapshot(out io.Writer) (Window, error) {
+	if !flying() {
+		return Window{}, errNotFlight
+	}
 	return snapshot(out, 0, "snapshot", nil)
 }
 
+// flying reports whether the program runs a flight recorder.
+func flying() bool { return Enabled && tr != nil && tr.w.flight != nil }
+
+// elapsed is the time since tracing started.
+func elapsed() time.Duration { return time.Duration(clock.Nanotime() - tr.w.startNs) }
+
+// snapshot writes the window from since on; the program must be flying.
 func snapshot(out io.Writer, since time.Duration, reason string, profiles map[string][]byte) (Window, error) {
-	if !Enabled || tr == nil || tr.w.flight == nil {
-		return Window{}, errNotFlight
-	}
 	tr.w.request("", false) // what is recorded so far goes into a segment
 	return tr.w.flight.write(out, since, tr.reg.all(), tr.errs.all(), reason, profiles)
 }
@@ -271,7 +300,7 @@ func snapshot(out io.Writer, since time.Duration, reason string, profiles map[st
 // profiles "cpu", the Go runtime's CPU profile runs for that time too and
 // goes into the trace, for the on-CPU and waiting split of every verb.
 func Capture(out io.Writer, d time.Duration, profiles ...string) (Window, error) {
-	if !Enabled || tr == nil || tr.w.flight == nil {
+	if !flying() {
 		return Window{}, errNotFlight
 	}
 	var cpu *bytes.Buffer
@@ -279,12 +308,14 @@ func Capture(out io.Writer, d time.Duration, profiles ...string) (Window, error)
 		if p != "cpu" {
 			return Window{}, fmt.Errorf("calltrail: profile %q: a capture takes the cpu profile only", p)
 		}
+	}
+	if len(profiles) > 0 {
 		cpu = new(bytes.Buffer)
 		if err := pprof.StartCPUProfile(cpu); err != nil {
 			return Window{}, fmt.Errorf("calltrail: the CPU profile: %v", err)
 		}
 	}
-	start := time.Duration(clock.Nanotime() - tr.w.startNs)
+	start := elapsed()
 	captures.begin()
 	time.Sleep(d)
 	captures.end()
@@ -327,10 +358,10 @@ func (c *captureCount) end() {
 
 // SnapshotLast is Snapshot for the last d of the window only.
 func SnapshotLast(out io.Writer, d time.Duration) (Window, error) {
-	if !Enabled || tr == nil || tr.w.flight == nil {
+	if !flying() {
 		return Window{}, errNotFlight
 	}
-	return snapshot(out, max(time.Duration(clock.Nanotime()-tr.w.startNs)-d, 0), "snapshot", nil)
+	return snapshot(out, max(elapsed()-d, 0), "snapshot", nil)
 }
 
 // Counters are a traced program's running totals, for a live view.
@@ -355,22 +386,17 @@ func ReadCounters() Counters {
 		return Counters{Mode: "off"}
 	}
 	w := tr.w
+	st := tr.ringStats()
 	c := Counters{
-		Recording: recording.Load(), Mode: "file", Elapsed: time.Duration(clock.Nanotime() - w.startNs),
-		Calls: w.calls.Load(), RingBytes: len(tr.rings) * tr.rings[0].Len() * slotSize,
-	}
-	for i := range tr.rings {
-		s := &tr.rings[i]
-		c.Dropped += s.Dropped.Load()
-		c.Waits += s.Waits.Load()
-		c.Held += time.Duration(s.Held.Load())
+		Recording: recording.Load(), Mode: "file", Elapsed: elapsed(),
+		Calls: w.calls.Load(), Dropped: st.DroppedCalls, Waits: st.Waits, Held: time.Duration(st.HeldNs),
+		RingBytes: len(tr.rings) * tr.rings[0].Len() * slotSize,
 	}
 	if f := w.flight; f != nil {
 		c.Mode = "flight"
 		f.mu.Lock()
-		c.Window = Window{Bytes: f.bytes, Budget: int(f.budget.Load()), Dropped: f.dropped}
+		c.Window = f.summary()
 		if n := len(f.segs); n > 0 {
-			c.Window.Start, c.Window.End = time.Duration(f.segs[0].start), time.Duration(f.segs[n-1].end)
 			calls, i := 0, n-1
 			for ; i >= 0 && f.segs[n-1].end-f.segs[i].start < int64(time.Second); i-- {
 				calls += f.segs[i].calls

@@ -22,12 +22,13 @@ import (
 //	panic           a call left by a panic
 type triggers struct {
 	rules []rule
+	panic *rule         // the panic rule, if one
 	dir   string        // CALLTRAIL_TRIGGER_DIR, default "."
 	every time.Duration // CALLTRAIL_TRIGGER_EVERY: at most a file this often, default 10s
 	after time.Duration // how long after the call the window is taken
 
 	byFunc map[uint32]*rule // the rule for a function, nil for none: names looked up once
-	stacks map[uint64][]openCall
+	open   openCalls
 	last   time.Time // when a trigger last wrote
 }
 
@@ -58,8 +59,14 @@ func parseTriggers(s string) ([]rule, error) {
 }
 
 func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
-	return &triggers{rules: rules, dir: dir, every: every, after: 200 * time.Millisecond,
-		byFunc: map[uint32]*rule{}, stacks: map[uint64][]openCall{}}
+	tg := &triggers{rules: rules, dir: dir, every: every, after: 200 * time.Millisecond,
+		byFunc: map[uint32]*rule{}, open: openCalls{}}
+	for i := range rules {
+		if rules[i].panic {
+			tg.panic = &rules[i]
+		}
+	}
+	return tg
 }
 
 // scan follows the calls of a new segment, whose clock ran nsPerTick, and
@@ -68,28 +75,15 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 	var fired *rule
 	var what string
 	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) {
-		st := tg.stacks[e.G]
-		if e.Kind == tracefile.EnterEvent {
-			tg.stacks[e.G] = append(st, openCall{e.Func, e.Ticks})
-			return
-		}
-		if len(st) == 0 {
-			return // entered before the triggers looked
-		}
-		c := st[len(st)-1]
-		if len(st) == 1 {
-			delete(tg.stacks, e.G)
-		} else {
-			tg.stacks[e.G] = st[:len(st)-1]
-		}
-		if fired != nil {
+		c, ok := tg.open.apply(e)
+		if !ok || fired != nil {
 			return
 		}
 		r := tg.rule(c.fn, reg)
 		d := time.Duration(float64(e.Ticks-c.ticks) * nsPerTick)
 		switch {
-		case e.Exit == tracefile.Panic && tg.panics():
-			fired, what = tg.panicRule(), fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
+		case e.Exit == tracefile.Panic && tg.panic != nil:
+			fired, what = tg.panic, fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
 		case r != nil && !r.panic && d > r.over:
 			fired, what = r, fmt.Sprintf("a call of %s took %v in goroutine %d", r.fn, d.Round(time.Microsecond), e.G)
 		}
@@ -111,17 +105,6 @@ func (tg *triggers) rule(fn uint32, reg *registry) *rule {
 		tg.byFunc[fn] = r
 	}
 	return r
-}
-
-func (tg *triggers) panics() bool { return tg.panicRule() != nil }
-
-func (tg *triggers) panicRule() *rule {
-	for i := range tg.rules {
-		if tg.rules[i].panic {
-			return &tg.rules[i]
-		}
-	}
-	return nil
 }
 
 // fire writes the window to a file, a little later, unless a trigger

@@ -344,9 +344,16 @@ func (w *writer) write() {
 }
 
 func (w *writer) stats() tracefile.Stats {
-	st := tracefile.Stats{Calls: w.calls.Load(), Flushes: w.flushes}
-	for i := range w.t.rings {
-		s := &w.t.rings[i]
+	st := w.t.ringStats()
+	st.Calls, st.Flushes = w.calls.Load(), w.flushes
+	return st
+}
+
+// ringStats sums the counters the program's goroutines keep in the rings.
+func (t *tracer) ringStats() tracefile.Stats {
+	var st tracefile.Stats
+	for i := range t.rings {
+		s := &t.rings[i]
 		st.DroppedCalls += s.Dropped.Load()
 		st.Waits += s.Waits.Load()
 		st.HeldNs += s.Held.Load()

@@ -36,8 +36,6 @@ type Build struct {
 	// TraceInlined traces the functions the compiler inlines too, which
 	// are otherwise left alone (see Inlined).
 	TraceInlined bool
-	// Errors records the errors calls return (see Options.Errors).
-	Errors bool
 	// Live adds to each main package instrumented an import of the
 	// runtime's control endpoint (package live), which serves the
 	// program's calls on CALLTRAIL_HTTP when that is set.
@@ -122,7 +120,6 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	replace := map[string]string{}
 	opts := b.Options
 	opts.Runtime = RuntimePath
-	opts.Errors = b.Errors
 	deps := map[string]*depModule{} // modules in the module cache, by path
 	modcache := goEnv(b.Dir, "GOMODCACHE")
 	inCache := func(dir string) bool {

@@ -124,19 +124,19 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
-	var stack []call
-	var at []int // indexes in calls of stack's calls
+	var stack []int // indexes in calls of the calls open in the output
 	for _, id := range ids {
 		if o.Parents {
 			line = appendParent(line[:0], r, id)
 			bw.Write(line)
 		}
-		stack, at := stack[:0], at[:0]
+		stack = stack[:0]
 		g := gs[id]
 		pop := func(depth uint32) {
-			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
-				c, i := stack[len(stack)-1], at[len(at)-1]
-				stack, at = stack[:len(stack)-1], at[:len(at)-1]
+			for len(stack) > 0 && g.calls[stack[len(stack)-1]].depth >= depth {
+				i := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				c := g.calls[i]
 				note := ""
 				if c.kind() != tracefile.Return {
 					note = c.kind().String()
@@ -155,7 +155,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			pop(c.depth)
 			line = indented.AppendEnter(line[:0], id, int(c.depth), name(c.id()))
 			bw.Write(line)
-			stack, at = append(stack, c), append(at, i)
+			stack = append(stack, i)
 		}
 		pop(0)
 	}

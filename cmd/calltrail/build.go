@@ -30,7 +30,6 @@ type tracedArgs struct {
 	env      []string // for the program: profile rates
 	pkgs     []string // --pkgs
 	inlined  bool     // --inlined: trace functions the compiler inlines too
-	errors   bool     // --errors: record the errors calls return
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
 	packages []string // package arguments
@@ -56,7 +55,7 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
 	regexpFlag("funcs", "trace only functions whose qualified name matches `REGEX`", &a.opts.Funcs)
 	regexpFlag("exclude", "leave out functions whose qualified name matches `REGEX`", &a.opts.Exclude)
 	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
-	fs.BoolVar(&a.errors, "errors", false, "record the error each call of a function with an error result returns (type and message)")
+	fs.BoolVar(&a.opts.Errors, "errors", false, "record the error each call of a function with an error result returns (type and message)")
 	if !runs {
 		return
 	}
@@ -159,7 +158,7 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Errors: a.errors, Live: !tests}
+	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Live: !tests}
 	flags, st, err := b.Prepare()
 	if err != nil {
 		b.Close()

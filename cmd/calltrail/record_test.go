@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -78,18 +76,17 @@ func main() {
 	return bin
 }
 
-// startService runs bin with the control endpoint on a free loopback
+// startService starts cmd with the control endpoint on a free loopback
 // port and the given environment, and returns the address once the
-// endpoint answers.
-func startService(t *testing.T, bin string, env ...string) string {
-	t.Helper()
+// endpoint answers. The program is killed when the test ends.
+func startService(tb testing.TB, cmd *exec.Cmd, env ...string) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin)
 	// Only the variables asked for: calltrail test, run in this process
 	// by other tests, leaves CALLTRAIL_PROFILES and others set, and a
 	// program that profiles itself cannot be captured with --cpu.
@@ -99,23 +96,18 @@ func startService(t *testing.T, bin string, env ...string) string {
 		}
 	}
 	cmd.Env = append(append(cmd.Env, "CALLTRAIL_HTTP="+addr), env...)
-	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("the service said %q", line)
-	}
-	go io.Copy(io.Discard, stdout)
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		resp, err := http.Get("http://" + addr + live.Prefix + "counters")
 		if err == nil {
 			resp.Body.Close()
 			return addr
 		} else if time.Now().After(deadline) {
-			t.Fatalf("the endpoint at %s does not answer: %v", addr, err)
+			tb.Fatalf("the endpoint at %s does not answer: %v", addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -136,7 +128,7 @@ func counters(addr string) (live.Counters, error) {
 // last calls to calltrail record, whose trace chains reads.
 func TestRecordFlight(t *testing.T) {
 	bin := service(t)
-	addr := startService(t, bin)
+	addr := startService(t, exec.Command(bin))
 	time.Sleep(300 * time.Millisecond)
 	out := filepath.Join(t.TempDir(), "rec.out")
 	if code, _, stderr := runCmd("record", "-o", out, addr); code != 0 {
@@ -159,7 +151,7 @@ func TestRecordFlight(t *testing.T) {
 // capture switches it on, and is paused again after.
 func TestRecordPaused(t *testing.T) {
 	bin := service(t)
-	addr := startService(t, bin, "CALLTRAIL=paused")
+	addr := startService(t, exec.Command(bin), "CALLTRAIL=paused")
 	if c, err := counters(addr); err != nil || c.Recording || c.Calls != 0 {
 		t.Fatalf("a paused program's counters: %+v, %v", c, err)
 	}
@@ -182,7 +174,7 @@ func TestRecordPaused(t *testing.T) {
 // environment, record needs the same token.
 func TestRecordToken(t *testing.T) {
 	bin := service(t)
-	addr := startService(t, bin, "CALLTRAIL_HTTP_TOKEN=s3cret")
+	addr := startService(t, exec.Command(bin), "CALLTRAIL_HTTP_TOKEN=s3cret")
 	out := filepath.Join(t.TempDir(), "rec.out")
 	t.Setenv("CALLTRAIL_HTTP_TOKEN", "")
 	code, _, stderr := runCmd("record", "-o", out, addr)
@@ -202,7 +194,7 @@ func TestRecordToken(t *testing.T) {
 // refreshed.
 func TestTop(t *testing.T) {
 	bin := service(t)
-	addr := startService(t, bin)
+	addr := startService(t, exec.Command(bin))
 	code, stdout, stderr := runCmd("top", "--count", "2", "--every", "200ms", "-n", "5", addr)
 	if code != 0 || strings.Count(stdout, "calls/s") != 2 || !strings.Contains(stdout, "main.D") {
 		t.Fatalf("top: exit %d: %s%s", code, stdout, stderr)
@@ -217,7 +209,7 @@ func TestTop(t *testing.T) {
 func TestTriggerService(t *testing.T) {
 	bin := service(t)
 	dir := t.TempDir()
-	startService(t, bin, "CALLTRAIL_TRIGGER=main.D>150us", "CALLTRAIL_TRIGGER_DIR="+dir)
+	startService(t, exec.Command(bin), "CALLTRAIL_TRIGGER=main.D>150us", "CALLTRAIL_TRIGGER_DIR="+dir)
 	var files []string
 	for deadline := time.Now().Add(10 * time.Second); len(files) == 0; {
 		if time.Now().After(deadline) {

@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -66,27 +65,8 @@ func BenchmarkServiceModes(b *testing.B) {
 // its size, and the server's memory (VmRSS) at the first and the last.
 func BenchmarkSnapshot(b *testing.B) {
 	_, traced := rpcBinaries(b)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	cmd := exec.Command(traced, "-mode", "fixed", "-clients", "2", "-requests", "100000000")
-	cmd.Env = append(os.Environ(), "CALLTRAIL_HTTP="+addr)
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	url := "http://" + addr + live.Prefix + "snapshot"
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			break
-		} else if time.Now().After(deadline) {
-			b.Fatal(err)
-		}
-	}
+	url := "http://" + startService(b, cmd) + live.Prefix + "snapshot"
 	time.Sleep(3 * time.Second) // the window fills
 	first := rss(b, cmd.Process.Pid)
 	var bytes int64

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,7 +36,7 @@ func init() {
 			n, every, count, key = 20, time.Second, 0, "self"
 			fs.IntVar(&n, "n", 20, "show the first `N` functions")
 			fs.DurationVar(&every, "every", time.Second, "refresh every `D`")
-			fs.StringVar(&key, "sort", "self", "order by `KEY`: self, total, calls, max or mean")
+			fs.StringVar(&key, "sort", "self", "order by `KEY`: "+strings.Join(query.SortKeys, ", "))
 			fs.IntVar(&count, "count", 0, "stop after `N` refreshes (0: until interrupted)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -45,8 +46,8 @@ func init() {
 			if every < 100*time.Millisecond {
 				return usageError{"--every: want at least 100ms"}
 			}
-			if !validKey(key) {
-				return usageError{fmt.Sprintf("--sort %q: want one of %v", key, query.SortKeys)}
+			if !contains(query.SortKeys, key) {
+				return usageError{fmt.Sprintf("--sort %q: want one of %s", key, strings.Join(query.SortKeys, ", "))}
 			}
 			tty := isTerminal(os.Stdout)
 			for i := 0; count == 0 || i < count; i++ {
@@ -71,15 +72,6 @@ func init() {
 			return nil
 		},
 	})
-}
-
-func validKey(key string) bool {
-	for _, k := range query.SortKeys {
-		if k == key {
-			return true
-		}
-	}
-	return false
 }
 
 // writeTop analyses a snapshot of the last seconds and writes its table:
