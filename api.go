@@ -68,12 +68,13 @@ func Exit(c Call) {
 //	}
 //
 // The message comes from the error's own Error method, which is the
-// program's code: its time counts in the call's.
+// program's code: its time counts in the call's, but the calls it makes
+// are not recorded, since the program did not make them.
 func ExitErr(c Call, err *error) {
 	if Enabled && c != 0 {
 		var id uint32
 		if *err != nil {
-			id = tr.errs.id(*err)
+			id = tr.errorID(c.goroutine(), *err)
 		}
 		tr.exitErr(c, id)
 	}

@@ -1,9 +1,11 @@
 package calltrail
 
 import (
+	"errors"
 	"reflect"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -16,7 +18,25 @@ type errorTable struct {
 	ids     map[errorKey]uint32
 	list    []tracefile.Error // index is id; list[0] is unused
 	written int               // list[1:written] are in the file; writer only
+	// last holds, by goroutine (g % len), the error its last failed
+	// call returned: an error returned on up the stack is known without
+	// asking its message again, and a chain of wrappings is seen.
+	last [256]lastError
 }
+
+// lastError is the error a goroutine's last failed call returned.
+type lastError struct {
+	g     uint64
+	err   [2]unsafe.Pointer // the interface's words: identity, even for types == would panic on
+	id    uint32
+	wraps int    // how many failed calls in a row each wrapped the one before
+	root  string // the message of the first of them
+}
+
+// maxWraps is how many wrappings in a row have their message read: each
+// message holds the one it wraps, so reading every one would cost time
+// quadratic in the depth of the calls.
+const maxWraps = 16
 
 const (
 	// maxErrors bounds the distinct errors a trace names; past it, an
@@ -40,30 +60,86 @@ func (e *errorTable) init() {
 	e.written = 1
 }
 
-// id returns the id of err, which is not nil, adding it if needed. It
-// calls err's Error method, which is the program's code: a panic in it
-// is recovered and named instead.
-func (e *errorTable) id(err error) uint32 {
-	msg := message(err)
+// id returns the id of err, which is not nil and which goroutine g's
+// call returned, adding it if needed. It calls err's Error method, which
+// is the program's code, unless g's last failed call returned err
+// itself, or err wraps the error returned before it more than maxWraps
+// times in a row: then the message is "…: " and the first one's. A
+// panic in Error or Unwrap is recovered, and named instead.
+func (e *errorTable) id(g uint64, err error) uint32 {
+	words := *(*[2]unsafe.Pointer)(unsafe.Pointer(&err))
+	e.mu.Lock()
+	last := e.last[g%uint64(len(e.last))]
+	e.mu.Unlock()
+	if last.g != g {
+		last = lastError{}
+	} else if last.err == words {
+		return last.id // returned on up the stack
+	}
+	wraps, msg := 0, ""
+	if last.g == g && last.err == unwrapWords(err) {
+		wraps = last.wraps + 1
+	}
+	if wraps > maxWraps {
+		msg = cut("…: " + last.root)
+	} else {
+		msg = message(err)
+	}
+	root := msg
+	if wraps > 0 {
+		root = last.root
+	}
+	name := reflect.TypeOf(err).String() // the type's own name: no allocation
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	name := reflect.TypeOf(err).String() // the type's own name: no allocation
-	key := errorKey{name, msg}
-	if id, ok := e.ids[key]; ok {
+	id := e.intern(errorKey{name, msg})
+	e.last[g%uint64(len(e.last))] = lastError{g, words, id, wraps, root}
+	return id
+}
+
+// intern returns the id of error k, adding it if needed.
+func (e *errorTable) intern(k errorKey) uint32 {
+	if id, ok := e.ids[k]; ok {
 		return id
 	}
 	if len(e.list) > maxErrors {
 		return uint32(len(e.list) - 1)
 	}
 	id := uint32(len(e.list))
-	x := tracefile.Error{Type: name, Message: msg}
+	x := tracefile.Error{Type: k.typ, Message: k.msg}
 	if len(e.list) == maxErrors {
 		x = overflow
 	} else {
-		e.ids[key] = id
+		e.ids[k] = id
 	}
 	e.list = append(e.list, x)
 	return id
+}
+
+// quiet marks, in tracer.seen, a goroutine whose calls are not recorded
+// for a while: it runs an error's Error method for ExitErr. Its entry is
+// no longer the goroutine's id, so Enter takes its slow path, which
+// looks for the mark; the hot path pays nothing for it.
+const quiet = 1 << 63
+
+// errorID returns the error table's id of err, which goroutine g
+// returned, without recording the calls its Error method makes.
+func (t *tracer) errorID(g uint64, err error) uint32 {
+	slot := &t.seen[g&t.seenMask]
+	// g's record is written, since it entered the call now ending; the
+	// slot may hold another goroutine, which then writes its record
+	// again, as after any collision.
+	slot.Store(g | quiet)
+	defer slot.CompareAndSwap(g|quiet, g)
+	return t.errs.id(g, err)
+}
+
+// unwrapWords returns the interface words of the error err wraps, if
+// it wraps one; a panic in its Unwrap method is taken for none.
+func unwrapWords(err error) (w [2]unsafe.Pointer) {
+	defer func() { recover() }()
+	inner := errors.Unwrap(err)
+	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&inner))
 }
 
 // message returns err's message, cut to MaxErrorMessage bytes.
@@ -73,15 +149,20 @@ func message(err error) (msg string) {
 			msg = "(its Error method panicked)"
 		}
 	}()
-	msg = err.Error()
-	if len(msg) > MaxErrorMessage {
-		cut := MaxErrorMessage - len("…")
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
+	return cut(err.Error())
+}
+
+// cut cuts msg to MaxErrorMessage bytes, at a character, ending it with
+// "…" if it is cut.
+func cut(msg string) string {
+	if len(msg) <= MaxErrorMessage {
+		return msg
 	}
-	return msg
+	n := MaxErrorMessage - len("…")
+	for n > 0 && !utf8.RuneStart(msg[n]) {
+		n--
+	}
+	return msg[:n] + "…"
 }
 
 // unwritten returns the errors added since the last call, and the id of

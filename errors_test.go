@@ -32,6 +32,8 @@ func fails(n int) (_ int, ctErr error) {
 		return 0, p // not nil: a nil pointer in an interface
 	case 4:
 		return 0, errors.New(strings.Repeat("é", 150))
+	case 5:
+		return 0, traced{}
 	}
 	return n, nil
 }
@@ -40,14 +42,26 @@ type panicky struct{ s string }
 
 func (p *panicky) Error() string { return p.s }
 
+// traced is an error whose Error method is traced code.
+type traced struct{}
+
+func (traced) Error() string {
+	var s string
+	call(&funcs[10], func() { s = "traced failure" })
+	return s
+}
+
 // TestErrorsRecorded checks that each call of a function with an error
 // result carries the error it returned: none, a sentinel, a pointer type
-// with its message, an error whose Error method panics, a long message.
+// with its message, an error whose Error method panics, a long message,
+// an error whose Error method is traced: calltrail calls it, the program
+// does not, so its calls are not recorded.
 func TestErrorsRecorded(t *testing.T) {
 	got := record(t, options{}, func() {
-		for n := range 5 {
+		for n := range 6 {
 			fails(n)
 		}
+		_ = traced{}.Error() // the program's own call is
 	})
 	calls := allCalls(got)
 	for _, want := range []string{
@@ -55,10 +69,14 @@ func TestErrorsRecorded(t *testing.T) {
 		`<-test.fails err=*errors.errorString "file does not exist"`,
 		`<-test.fails err=*fs.PathError "open x: file does not exist"`,
 		`<-test.fails err=*calltrail.panicky "(its Error method panicked)"`,
+		`<-test.fails err=calltrail.traced "traced failure"`,
 	} {
 		if !strings.Contains(calls, want) {
 			t.Errorf("calls lack %s:\n%s", want, calls)
 		}
+	}
+	if n := strings.Count(calls, "->test.(*traced).Error"); n != 1 {
+		t.Errorf("the traced Error method is recorded %d times, want once, by the program's own call:\n%s", n, calls)
 	}
 	long := strings.Repeat("é", 98) + "…" // 199 bytes: a 200th would split an é
 	if !strings.Contains(calls, `err=*errors.errorString "`+long+`"`) || len(long) > MaxErrorMessage {
@@ -102,12 +120,71 @@ func TestErrorsBounded(t *testing.T) {
 	var e errorTable
 	e.init()
 	for i := range maxErrors + 100 {
-		e.id(&fs.PathError{Op: "open", Path: strconv.Itoa(i), Err: fs.ErrNotExist})
+		e.id(uint64(i%7+1), &fs.PathError{Op: "open", Path: strconv.Itoa(i), Err: fs.ErrNotExist})
 	}
 	if n := len(e.all()); n > maxErrors {
 		t.Errorf("%d distinct errors kept, want at most %d", n, maxErrors)
 	}
 	if last := e.all()[len(e.all())-1]; last != overflow {
 		t.Errorf("the table's last entry is %+v, want the overflow note", last)
+	}
+}
+
+// wrapping is an error that wraps another, and counts the calls of its
+// Error method.
+type wrapping struct{ inner error }
+
+var errorCalls int
+
+func (w *wrapping) Error() string { errorCalls++; return "level: " + w.inner.Error() }
+func (w *wrapping) Unwrap() error { return w.inner }
+
+// wraps fails at depth n, and each call on the way out wraps the error
+// in another, or returns it as it is.
+func wraps(n int, wrap bool) (ctErr error) {
+	if Enabled {
+		if c := Enter(&funcs[11]); c != 0 {
+			defer ExitErr(c, &ctErr)
+		}
+	}
+	if n == 0 {
+		return fs.ErrNotExist
+	}
+	err := wraps(n-1, wrap)
+	if wrap {
+		return &wrapping{err}
+	}
+	return err
+}
+
+// TestErrorsWrapped checks that recording errors takes time linear in
+// the depth of the calls: an error returned on up the stack has its
+// message read once, and one wrapped again at each level has it read
+// for maxWraps levels, then is recorded with the first message.
+func TestErrorsWrapped(t *testing.T) {
+	const depth = 5000
+	errorCalls = 0
+	got := record(t, options{}, func() {
+		wraps(depth, false)
+		wraps(depth, true)
+	})
+	// Each message read costs its depth in calls of Error: 1+2+…+16,
+	// not 1+2+…+5000.
+	if max := (maxWraps + 1) * (maxWraps + 2) / 2; errorCalls > max {
+		t.Errorf("Error methods called %d times, want at most %d", errorCalls, max)
+	}
+	calls := allCalls(got)
+	for _, want := range []string{
+		`err=*errors.errorString "file does not exist"`,
+		`err=*calltrail.wrapping "level: file does not exist"`,
+		`err=*calltrail.wrapping "` + strings.Repeat("level: ", maxWraps) + `file does not exist"`,
+		`err=*calltrail.wrapping "…: file does not exist"`,
+	} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("calls lack %s", want)
+		}
+	}
+	if n, want := strings.Count(calls, " err="), 2*(depth+1); n != want {
+		t.Errorf("%d calls carry an error, want %d", n, want)
 	}
 }

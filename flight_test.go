@@ -212,8 +212,31 @@ func TestParseTriggers(t *testing.T) {
 			t.Errorf("parseTriggers(%q) accepted", bad)
 		}
 	}
-	rules, err := parseTriggers("main.(*T).M>50ms, panic")
-	if err != nil || len(rules) != 2 || rules[0].fn != "main.(*T).M" || rules[0].over != 50*time.Millisecond || !rules[1].panic {
+	rules, err := parseTriggers("main.(*T).M>50ms, panic, main.D:error")
+	if err != nil || len(rules) != 3 || rules[0].fn != "main.(*T).M" || rules[0].over != 50*time.Millisecond || !rules[1].panic ||
+		rules[2].fn != "main.D" || !rules[2].failed {
 		t.Errorf("parseTriggers: %+v, %v", rules, err)
+	}
+}
+
+// TestTriggerError checks the error trigger: calls returning nil leave
+// it alone, the first failed call fires it.
+func TestTriggerError(t *testing.T) {
+	rules, _ := parseTriggers("test.fails:error")
+	dir := t.TempDir()
+	defer useFlight(t, options{every: 5 * time.Millisecond, triggers: rules, triggerDir: dir, triggerEvery: time.Minute})()
+	for range 100 {
+		fails(0)
+	}
+	time.Sleep(50 * time.Millisecond) // ten of the writer's cycles
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.trace")); len(files) != 0 {
+		t.Fatalf("calls returning nil fired the trigger: %v", files)
+	}
+	call(&funcs[0], func() { fails(2) })
+	got, _ := triggered(t, dir)
+	all := allCalls(got)
+	if !strings.Contains(all, `<-test.fails err=*fs.PathError "open x: file does not exist" <-test.outer`) ||
+		!strings.HasPrefix(got.end, "trigger test.fails:error: a call of test.fails returned an error") {
+		t.Errorf("trigger file (ended %q) holds %.300s", got.end, all)
 	}
 }

@@ -95,7 +95,7 @@ func record(t *testing.T, o options, fn func()) trace {
 var funcs = [...]Func{
 	{Name: "test.outer"}, {Name: "test.inner"}, {Name: "test.leaf"}, {Name: "test.rec"}, {Name: "test.panics"},
 	{Name: "test.recovers"}, {Name: "test.goexits"}, {Name: "test.deferred"}, {Name: "test.root"},
-	{Name: "test.fails"},
+	{Name: "test.fails"}, {Name: "test.(*traced).Error"}, {Name: "test.wraps"},
 }
 
 // call runs body as traced function f, with the instrumenter's guard.

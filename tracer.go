@@ -133,6 +133,9 @@ func (t *tracer) take(i, n uint64, ts int64) (uint64, int64, bool) {
 //
 //go:noinline
 func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
+	if t.seen[g&t.seenMask].Load() == g|quiet {
+		return 0 // calltrail itself is calling an error's Error method
+	}
 	s := &t.rings[i]
 	pos, ts, ok := t.take(i, 4, ts)
 	if !ok {

@@ -19,6 +19,7 @@ import (
 // The language, rules separated by commas:
 //
 //	FUNC>DURATION   a call of FUNC (its full name, main.(*T).M) that lasted longer than DURATION
+//	FUNC:error      a call of FUNC that returned an error
 //	panic           a call left by a panic
 type triggers struct {
 	rules []rule
@@ -33,10 +34,11 @@ type triggers struct {
 }
 
 type rule struct {
-	text  string
-	fn    string
-	over  time.Duration
-	panic bool
+	text   string
+	fn     string
+	over   time.Duration
+	panic  bool
+	failed bool // FUNC:error
 }
 
 // parseTriggers reads CALLTRAIL_TRIGGER's rules.
@@ -48,10 +50,14 @@ func parseTriggers(s string) ([]rule, error) {
 			rules = append(rules, rule{text: text, panic: true})
 			continue
 		}
+		if fn, ok := strings.CutSuffix(text, ":error"); ok && strings.TrimSpace(fn) != "" {
+			rules = append(rules, rule{text: text, fn: strings.TrimSpace(fn), failed: true})
+			continue
+		}
 		fn, d, ok := strings.Cut(text, ">")
 		over, err := time.ParseDuration(strings.TrimSpace(d))
 		if !ok || err != nil || over < 0 || strings.TrimSpace(fn) == "" {
-			return nil, fmt.Errorf("CALLTRAIL_TRIGGER: %q: want FUNC>DURATION (main.D>50ms) or panic, separated by commas", text)
+			return nil, fmt.Errorf("CALLTRAIL_TRIGGER: %q: want FUNC>DURATION (main.D>50ms), FUNC:error or panic, separated by commas", text)
 		}
 		rules = append(rules, rule{text: text, fn: strings.TrimSpace(fn), over: over})
 	}
@@ -84,7 +90,9 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 		switch {
 		case e.Exit == tracefile.Panic && tg.panic != nil:
 			fired, what = tg.panic, fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
-		case r != nil && !r.panic && d > r.over:
+		case r != nil && r.failed && e.Err != 0:
+			fired, what = r, fmt.Sprintf("a call of %s returned an error in goroutine %d", r.fn, e.G)
+		case r != nil && !r.panic && !r.failed && d > r.over:
 			fired, what = r, fmt.Sprintf("a call of %s took %v in goroutine %d", r.fn, d.Round(time.Microsecond), e.G)
 		}
 	})

@@ -16,6 +16,7 @@ type Instance struct {
 	Start int64 // nanoseconds since the trace started
 	Dur   int64
 	Exit  tracefile.ExitKind
+	Err   uint32 // the error it returned (see Profile.Error), 0 for none
 }
 
 // Node is a node of the calling-context tree: one distinct chain of calls
@@ -30,6 +31,10 @@ type Node struct {
 	Self   int64 // time in the function itself, not in traced callees
 	Max    int64
 	Panics uint64
+	// Errors counts the calls that returned an error, and ErrorIDs them
+	// by error (see Profile.Error); nil without errors.
+	Errors   uint64
+	ErrorIDs map[uint32]uint64
 
 	CPU, Wait int64 // with a CPU profile in the trace
 
@@ -118,7 +123,13 @@ type Func struct {
 	Min    int64
 	Max    int64
 	Panics uint64
-	hist   histogram
+	// Errors counts the calls that returned an error, ErrorIDs them by
+	// error (see Profile.Error), and Growth them and all calls over the
+	// run's time.
+	Errors   uint64
+	ErrorIDs map[uint32]uint64
+	Growth   Growth
+	hist     histogram
 
 	// With the Go runtime's profiles in the trace (Profile.HasCPU,
 	// HasWaits): time on CPU and waiting, what was waited on, most first,
@@ -175,8 +186,9 @@ type Options struct {
 	// Slowest is how many of the slowest calls each chain keeps.
 	Slowest int
 	// OnlyPanics counts, in chains and functions, only calls left by a
-	// panic (their callers still make up the chains).
-	OnlyPanics bool
+	// panic (their callers still make up the chains); OnlyErrors, only
+	// calls that returned an error.
+	OnlyPanics, OnlyErrors bool
 	// ByGoroutine keeps each chain's figures per goroutine too.
 	ByGoroutine bool
 }
@@ -185,7 +197,8 @@ type Options struct {
 type Profile struct {
 	Root       *Node
 	Funcs      map[uint32]*Func
-	Names      func(uint32) string // function names by id
+	Names      func(uint32) string          // function names by id
+	Error      func(uint32) tracefile.Error // errors by id (Event.Err)
 	Meta       map[string]string
 	Duration   time.Duration
 	Goroutines int
@@ -245,7 +258,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	if f == nil {
 		f = &filter.Filter{}
 	}
-	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Meta: r.Meta()}
+	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Error: r.Error, Meta: r.Meta()}
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
@@ -392,7 +405,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if len(g.stack) > 0 {
 				g.stack[len(g.stack)-1].children += d
 			}
-			if o.OnlyPanics && ev.Exit != tracefile.Panic {
+			if o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && ev.Err == 0 {
 				continue
 			}
 			p.count(fr.node, ev, d, d-fr.children, outermost, o.Slowest)
@@ -452,8 +465,12 @@ func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bo
 	if ev.Exit == tracefile.Panic {
 		n.Panics++
 	}
+	if ev.Err != 0 {
+		n.Errors++
+		n.ErrorIDs = countError(n.ErrorIDs, ev.Err)
+	}
 	if slowest > 0 {
-		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit}
+		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}
 		if len(n.Slowest) < slowest {
 			heap.Push((*instances)(&n.Slowest), in)
 		} else if d > n.Slowest[0].Dur {
@@ -483,7 +500,20 @@ func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bo
 	if ev.Exit == tracefile.Panic {
 		fn.Panics++
 	}
+	if ev.Err != 0 {
+		fn.Errors++
+		fn.ErrorIDs = countError(fn.ErrorIDs, ev.Err)
+	}
+	fn.Growth.add(ev.Start, ev.Err != 0)
 	fn.hist.add(d)
+}
+
+func countError(m map[uint32]uint64, id uint32) map[uint32]uint64 {
+	if m == nil {
+		m = map[uint32]uint64{}
+	}
+	m[id]++
+	return m
 }
 
 // instances is a min-heap by duration: the fastest of the slowest on top.
@@ -501,7 +531,7 @@ func (h *instances) Pop() any {
 }
 
 // Sorted returns the functions ordered by key: "self", "total", "calls",
-// "max" or "mean", largest first, then by name.
+// "max", "mean" or "errors", largest first, then by name.
 func (p *Profile) Sorted(key string) []*Func {
 	fs := make([]*Func, 0, len(p.Funcs))
 	for _, f := range p.Funcs {
@@ -517,6 +547,8 @@ func (p *Profile) Sorted(key string) []*Func {
 			return f.Max
 		case "mean":
 			return int64(f.Mean())
+		case "errors":
+			return int64(f.Errors)
 		}
 		return f.Self
 	}

@@ -69,13 +69,16 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 }
 
 // Profile builds a pprof profile: for each chain and goroutine, the calls
-// and their self time, labelled with the goroutine. pprof derives
-// cumulative time itself, counting recursion once. p must be analysed
+// and their self time, labelled with the goroutine; for each chain and
+// error its calls returned, how many, in a third sample type, errors,
+// labelled with the error ("*fs.PathError: open x: no such file"), so
+// that pprof -sample_index=errors -tagfocus error=... works. pprof
+// derives cumulative time itself, counting recursion once. p must be analysed
 // with Options.ByGoroutine. It returns how many chains it cut to their
 // innermost MaxStack calls.
 func Profile(p *analysis.Profile) (*profile.Profile, int) {
 	prof := &profile.Profile{
-		SampleType:    []*profile.ValueType{{Type: "calls", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}},
+		SampleType:    []*profile.ValueType{{Type: "calls", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}, {Type: "errors", Unit: "count"}},
 		PeriodType:    &profile.ValueType{Type: "wall", Unit: "nanoseconds"},
 		Period:        1,
 		DurationNanos: int64(p.Duration),
@@ -115,8 +118,21 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 			sh := n.ByGoroutine[g]
 			prof.Sample = append(prof.Sample, &profile.Sample{
 				Location: stack,
-				Value:    []int64{int64(sh.Calls), sh.Self},
+				Value:    []int64{int64(sh.Calls), sh.Self, 0},
 				NumLabel: map[string][]int64{"goroutine": {int64(g)}},
+			})
+		}
+		ids := make([]uint32, 0, len(n.ErrorIDs))
+		for id := range n.ErrorIDs {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
+			e := p.Error(id)
+			prof.Sample = append(prof.Sample, &profile.Sample{
+				Location: stack,
+				Value:    []int64{0, 0, int64(n.ErrorIDs[id])},
+				Label:    map[string][]string{"error": {e.Type + ": " + e.Message}},
 			})
 		}
 	})
@@ -154,6 +170,7 @@ type call struct {
 	start, end int64
 	kind       tracefile.ExitKind
 	depth      int
+	err        uint32 // the error it returned, 0 for none
 }
 
 // calls reads the calls f selects from r, in order of their end within
@@ -204,13 +221,15 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 			if uint64(len(out)) >= limit {
 				return nil, cut, &ErrTooBig{Calls: uint64(len(out)) + 1, Limit: limit, Format: format}
 			}
-			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, kind: ev.Exit, depth: ev.Depth})
+			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, kind: ev.Exit, depth: ev.Depth, err: ev.Err})
 		}
 	}
 }
 
 // Chrome writes the calls of r as Trace Event JSON: one complete ("X")
 // event per call, a thread per goroutine named by thread_name metadata.
+// A call that returned an error has the status "error" and the error in
+// its args, and is coloured as failed where the viewer colours by cname.
 // Perfetto and chrome://tracing open it. It returns how many calls nested
 // deeper than MaxStack it left out. Of a damaged trace it writes the calls
 // before the damage, and returns the error that stopped reading.
@@ -242,7 +261,17 @@ func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
 		name, _ := json.Marshal(r.Func(c.fn).Name)
 		sep()
 		fmt.Fprintf(bw, `{"ph":"X","name":%s,"pid":1,"tid":%d,"ts":%s,"dur":%s`, name, c.g, micros(c.start), micros(c.end-c.start))
-		if c.kind != tracefile.Return {
+		switch {
+		case c.err != 0:
+			e := r.Error(c.err)
+			typ, _ := json.Marshal(e.Type)
+			msg, _ := json.Marshal(e.Message)
+			fmt.Fprintf(bw, `,"cname":"terrible","args":{"status":"error","error.type":%s,"error.message":%s`, typ, msg)
+			if c.kind != tracefile.Return {
+				fmt.Fprintf(bw, `,"exit":%q`, c.kind.String())
+			}
+			bw.WriteByte('}')
+		case c.kind != tracefile.Return:
 			fmt.Fprintf(bw, `,"args":{"exit":%q}`, c.kind.String())
 		}
 		bw.WriteByte('}')

@@ -17,6 +17,9 @@ type Chain struct {
 	MeanNs  int64  `json:"mean_ns"`  // mean duration of all its calls
 	MaxNs   int64  `json:"max_ns"`
 	Panics  uint64 `json:"panics"` // calls left by a panic
+	Errors  uint64 `json:"errors"` // calls that returned an error
+	// Messages are the errors its calls returned, the most first.
+	Messages []ErrorCount `json:"messages,omitempty"`
 	// SpawnedFrom are, for chains that ran in goroutines, the chains in
 	// the parent goroutines that started them.
 	SpawnedFrom [][]Step `json:"spawned_from"`
@@ -41,10 +44,11 @@ type folding struct {
 	// holds only the outermost ones'), the slowest call, panics, the
 	// slowest calls kept, and the folded chains that started
 	// goroutines running it.
-	sum, max []int64
-	panics   []uint64
-	slowest  [][]analysis.Instance
-	spawned  []map[int32]uint64
+	sum, max       []int64
+	panics, errors []uint64
+	errIDs         []map[uint32]uint64
+	slowest        [][]analysis.Instance
+	spawned        []map[int32]uint64
 }
 
 // fold builds the folding once.
@@ -64,11 +68,14 @@ func fold(p *analysis.Profile) *folding {
 			f.sum = append(f.sum, 0)
 			f.max = append(f.max, 0)
 			f.panics = append(f.panics, 0)
+			f.errors = append(f.errors, 0)
+			f.errIDs = append(f.errIDs, nil)
 			f.slowest = append(f.slowest, nil)
 			f.spawned = append(f.spawned, nil)
 		}
 	}
-	f.sum, f.max, f.panics, f.slowest, f.spawned = []int64{0}, []int64{0}, []uint64{0}, [][]analysis.Instance{nil}, []map[int32]uint64{nil}
+	f.sum, f.max, f.panics, f.errors, f.errIDs = []int64{0}, []int64{0}, []uint64{0}, []uint64{0}, []map[uint32]uint64{nil}
+	f.slowest, f.spawned = [][]analysis.Instance{nil}, []map[int32]uint64{nil}
 	type frame struct {
 		n    *analysis.Node
 		k    int32 // its folded node
@@ -110,6 +117,15 @@ func fold(p *analysis.Profile) *folding {
 		f.sum[k] += c.Total
 		f.max[k] = max(f.max[k], c.Max)
 		f.panics[k] += c.Panics
+		if c.Errors > 0 {
+			f.errors[k] += c.Errors
+			if f.errIDs[k] == nil {
+				f.errIDs[k] = map[uint32]uint64{}
+			}
+			for id, n := range c.ErrorIDs {
+				f.errIDs[k][id] += n
+			}
+		}
 		f.slowest[k] = mergeSlowest(f.slowest[k], c.Slowest)
 		stack = append(stack, frame{c, k, 0})
 	}
@@ -175,7 +191,11 @@ func (t *Trace) Chains(ids []uint32, limit int) ([]Chain, int) {
 			MeanNs:  f.sum[k] / int64(max(f.tree.Calls[k], 1)),
 			MaxNs:   f.max[k],
 			Panics:  f.panics[k],
+			Errors:  f.errors[k],
 			Slowest: []Call{},
+		}
+		if f.errIDs[k] != nil {
+			c.Messages = t.Errors(f.errIDs[k])
 		}
 		root := k
 		for f.tree.Parent[root] > 0 {
@@ -183,7 +203,7 @@ func (t *Trace) Chains(ids []uint32, limit int) ([]Chain, int) {
 		}
 		c.SpawnedFrom = f.spawners(root, 5)
 		for _, in := range f.slowest[k] {
-			c.Slowest = append(c.Slowest, Call{in.G, in.Start, in.Dur, ExitName(in.Exit)})
+			c.Slowest = append(c.Slowest, t.call(in))
 		}
 		out = append(out, c)
 	}

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"sort"
 )
 
@@ -14,14 +15,32 @@ type Change struct {
 	BaseNs    int64  `json:"base_ns"`
 	NewNs     int64  `json:"new_ns"`
 	DeltaNs   int64  `json:"delta_ns"`
-	Appeared  bool   `json:"appeared,omitempty"` // only in the new trace
-	Vanished  bool   `json:"vanished,omitempty"` // only in the base trace
+	// Calls that returned an error, before and after.
+	BaseErrors uint64 `json:"base_errors"`
+	NewErrors  uint64 `json:"new_errors"`
+	Appeared   bool   `json:"appeared,omitempty"` // only in the new trace
+	Vanished   bool   `json:"vanished,omitempty"` // only in the base trace
 }
 
 // Diff is what changed from one trace to another.
 type Diff struct {
 	Functions []Change `json:"functions"`
 	Chains    []Change `json:"chains"`
+	// Errors are the functions whose share of failed calls changed,
+	// the largest change first.
+	Errors []Change `json:"errors"`
+}
+
+// ErrorRate is the share of calls that failed, before and after: 0 for
+// a function not called.
+func (c Change) ErrorRate() (base, cur float64) {
+	if c.BaseCalls > 0 {
+		base = float64(c.BaseErrors) / float64(c.BaseCalls)
+	}
+	if c.NewCalls > 0 {
+		cur = float64(c.NewErrors) / float64(c.NewCalls)
+	}
+	return base, cur
 }
 
 // Compare compares trace cur with base, function by function and chain
@@ -31,7 +50,7 @@ type Diff struct {
 func Compare(base, cur *Trace, top int) Diff {
 	fm := map[string]*Change{}
 	for _, f := range base.Profile.Funcs {
-		fm[f.Name] = &Change{Name: f.Name, BaseCalls: f.Calls, BaseNs: f.Self, Vanished: true}
+		fm[f.Name] = &Change{Name: f.Name, BaseCalls: f.Calls, BaseNs: f.Self, BaseErrors: f.Errors, Vanished: true}
 	}
 	for _, f := range cur.Profile.Funcs {
 		c := fm[f.Name]
@@ -40,14 +59,35 @@ func Compare(base, cur *Trace, top int) Diff {
 			fm[f.Name] = c
 		}
 		c.Vanished = false
-		c.NewCalls, c.NewNs = f.Calls, f.Self
+		c.NewCalls, c.NewNs, c.NewErrors = f.Calls, f.Self, f.Errors
 	}
-	var funcs []Change
+	var funcs, errs []Change
 	for _, c := range fm {
 		funcs = append(funcs, *c)
+		if b, a := c.ErrorRate(); a != b {
+			errs = append(errs, *c)
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool {
+		bi, ai := errs[i].ErrorRate()
+		bj, aj := errs[j].ErrorRate()
+		if di, dj := math.Abs(ai-bi), math.Abs(aj-bj); di != dj {
+			return di > dj
+		}
+		return errs[i].Name < errs[j].Name
+	})
+	if top > 0 && len(errs) > top {
+		errs = errs[:top]
+	}
+	for i := range errs {
+		errs[i].DeltaNs = errs[i].NewNs - errs[i].BaseNs
+	}
+	if errs == nil {
+		errs = []Change{}
 	}
 
-	a, b := cur.fold().tree, base.fold().tree
+	af, bf := cur.fold(), base.fold()
+	a, b := af.tree, bf.tree
 	akids, bkids := a.children(), b.children()
 	var chains []Change
 	add := func(t *Tree, i int32, c Change) {
@@ -60,18 +100,19 @@ func Compare(base, cur *Trace, top int) Diff {
 	}
 	match(a, b, func(ai, bi int32) {
 		if ai > 0 {
-			add(a, ai, Change{BaseCalls: b.Calls[bi], BaseNs: b.Value[bi], NewCalls: a.Calls[ai], NewNs: a.Value[ai]})
+			add(a, ai, Change{BaseCalls: b.Calls[bi], BaseNs: b.Value[bi], BaseErrors: bf.errors[bi],
+				NewCalls: a.Calls[ai], NewNs: a.Value[ai], NewErrors: af.errors[ai]})
 		}
 	}, func(ai int32) {
 		for _, i := range subtree(ai, akids) {
-			add(a, i, Change{NewCalls: a.Calls[i], NewNs: a.Value[i], Appeared: true})
+			add(a, i, Change{NewCalls: a.Calls[i], NewNs: a.Value[i], NewErrors: af.errors[i], Appeared: true})
 		}
 	}, func(bi int32) {
 		for _, i := range subtree(bi, bkids) {
-			add(b, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], Vanished: true})
+			add(b, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], BaseErrors: bf.errors[i], Vanished: true})
 		}
 	})
-	return Diff{Functions: largest(funcs, top), Chains: largest(chains, top)}
+	return Diff{Functions: largest(funcs, top), Chains: largest(chains, top), Errors: errs}
 }
 
 // largest orders changes by size, largest first, and keeps top of them

@@ -18,6 +18,7 @@ type Function struct {
 	P99Ns   int64  `json:"p99_ns"`
 	MaxNs   int64  `json:"max_ns"`
 	Panics  uint64 `json:"panics"`
+	Errors  uint64 `json:"errors"` // calls that returned an error
 	// With the Go runtime's profiles in the trace: time on CPU and
 	// waiting, what was waited on, and CPU in blocking system calls,
 	// by the untraced function called.
@@ -47,7 +48,7 @@ func waits(ws []analysis.Wait) []Wait {
 func (t *Trace) function(f *analysis.Func) Function {
 	fn := Function{
 		Name: f.Name, Calls: f.Calls, TotalNs: f.Total, SelfNs: f.Self, MeanNs: int64(f.Mean()),
-		P50Ns: int64(f.Quantile(0.5)), P99Ns: int64(f.Quantile(0.99)), MaxNs: f.Max, Panics: f.Panics,
+		P50Ns: int64(f.Quantile(0.5)), P99Ns: int64(f.Quantile(0.99)), MaxNs: f.Max, Panics: f.Panics, Errors: f.Errors,
 		Waits: waits(f.Waits), Syscalls: waits(f.Syscalls),
 	}
 	if t.Profile.HasCPU { // off CPU is the rest: without the CPU profile, unknown
@@ -64,7 +65,7 @@ func (t *Trace) function(f *analysis.Func) Function {
 }
 
 // SortKeys are the orders Functions knows.
-var SortKeys = []string{"self", "total", "calls", "max", "mean"}
+var SortKeys = []string{"self", "total", "calls", "max", "mean", "errors"}
 
 // Functions returns every called function's figures, ordered by key (one
 // of SortKeys), largest first; top > 0 keeps the first top.
@@ -90,6 +91,8 @@ type FunctionView struct {
 	Chains     []Chain `json:"chains"`
 	MoreChains int     `json:"more_chains,omitempty"` // chains not listed
 	Histogram  []Bar   `json:"histogram"`
+	// ErrorMessages are the errors its calls returned, the most first.
+	ErrorMessages []ErrorCount `json:"error_messages"`
 }
 
 // Edge is a caller or callee of a function, with the calls between them.
@@ -143,6 +146,7 @@ func (t *Trace) View(id uint32, maxChains int, calls CallSource) (FunctionView, 
 	v.Callers, v.Callees = edges(callers), edges(callees)
 	v.Chains, v.MoreChains = t.Chains([]uint32{id}, maxChains)
 	v.Histogram = t.Histogram(id, calls)
+	v.ErrorMessages = t.Errors(f.ErrorIDs)
 	return v, true
 }
 
@@ -227,7 +231,18 @@ type Call struct {
 	G          uint64 `json:"goroutine"`
 	StartNs    int64  `json:"start_ns"` // since the trace started
 	DurationNs int64  `json:"duration_ns"`
-	Exit       string `json:"exit,omitempty"` // how it ended, if not by returning: panic, goexit, unfinished
+	Exit       string `json:"exit,omitempty"`  // how it ended, if not by returning: panic, goexit, unfinished
+	Error      *Error `json:"error,omitempty"` // the error it returned
+}
+
+// call makes the Call of an instance the analysis kept.
+func (t *Trace) call(in analysis.Instance) Call {
+	c := Call{G: in.G, StartNs: in.Start, DurationNs: in.Dur, Exit: ExitName(in.Exit)}
+	if in.Err != 0 {
+		e := t.ErrorOf(in.Err)
+		c.Error = &Error{e.Type, e.Message}
+	}
+	return c
 }
 
 // ExitName says how a call ended, "" for a return.

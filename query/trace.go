@@ -22,6 +22,7 @@ type Trace struct {
 	names  []string // function names by id; id 0 is unused
 	files  []string // "file:line" by id
 	byName map[string]uint32
+	errs   []tracefile.Error // the error table by id; id 0 is unused
 
 	foldOnce sync.Once
 	folded   *folding
@@ -42,9 +43,13 @@ func New(name string, p *analysis.Profile, r *tracefile.Reader) *Trace {
 			t.byName[f.Name] = uint32(id)
 		}
 	}
-	// Name functions from the table: the reader, which holds the trace,
-	// can go.
-	p.Names = t.FuncName
+	t.errs = make([]tracefile.Error, r.NumErrors()+1)
+	for id := range t.errs[1:] {
+		t.errs[id+1] = r.Error(uint32(id + 1))
+	}
+	// Name functions and errors from the tables: the reader, which holds
+	// the trace, can go.
+	p.Names, p.Error = t.FuncName, t.ErrorOf
 	t.Findings = diagnose.Findings(p, 5)
 	return t
 }
@@ -55,6 +60,48 @@ func (t *Trace) FuncName(id uint32) string {
 		return t.names[id]
 	}
 	return "?"
+}
+
+// ErrorOf returns error id of the trace's error table.
+func (t *Trace) ErrorOf(id uint32) tracefile.Error {
+	if int(id) < len(t.errs) {
+		return t.errs[id]
+	}
+	return tracefile.Error{Type: "?"}
+}
+
+// Errors returns the errors of ids, each with its count, the most
+// returned first, then by message.
+func (t *Trace) Errors(ids map[uint32]uint64) []ErrorCount {
+	out := make([]ErrorCount, 0, len(ids))
+	for id, n := range ids {
+		e := t.ErrorOf(id)
+		out = append(out, ErrorCount{Error{e.Type, e.Message}, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		switch {
+		case a.Calls != b.Calls:
+			return a.Calls > b.Calls
+		case a.Message != b.Message:
+			return a.Message < b.Message
+		}
+		return a.Type < b.Type
+	})
+	return out
+}
+
+// Error is an error calls returned: its dynamic type and its message, as
+// the trace keeps it (cut to 200 bytes).
+type Error struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// ErrorCount is an error with how many calls returned it.
+type ErrorCount struct {
+	Error
+	Calls uint64 `json:"calls"`
 }
 
 // NumFuncs is the number of functions in the trace's table.

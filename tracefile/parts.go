@@ -22,12 +22,13 @@ type ScanEvent struct {
 	Kind  EventKind // EnterEvent or ExitEvent
 	Func  uint32    // the function entered; 0 for an exit
 	Exit  ExitKind
+	Err   uint32 // for an exit, the error the call returned; 0 for none
 	Ticks int64
 }
 
 // ScanEvents calls fn for each enter and exit in the events chunks among
 // the whole chunks in p, in order, and skips other chunks and goroutine
-// records and errors. It checks the framing, not the checksums: p is what an Encoder
+// records. It checks the framing, not the checksums: p is what an Encoder
 // of this process wrote. The runtime's flight recorder uses it to follow
 // the calls open at the start of the window it keeps.
 func ScanEvents(p []byte, fn func(ScanEvent)) error {
@@ -55,6 +56,7 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 	t := d.varint()
 	n := d.uvarint()
 	var g uint64
+	var errID uint32 // the error of the call about to exit
 	for i := uint64(0); i < n && d.err == nil; {
 		v := d.uvarint()
 		op := v & 3
@@ -69,14 +71,17 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 		case opEnter:
 			fn(ScanEvent{G: g, Kind: EnterEvent, Func: uint32(v >> 2), Ticks: t})
 		case opExit:
-			fn(ScanEvent{G: g, Kind: ExitEvent, Exit: ExitKind(v >> 2), Ticks: t})
+			fn(ScanEvent{G: g, Kind: ExitEvent, Exit: ExitKind(v >> 2), Err: errID, Ticks: t})
+			errID = 0
 		case opExt:
 			if v>>2 == extGoroutine { // a goroutine record: parent, creator func and line, start func
 				d.uvarint()
 				d.uvarint()
 				d.uvarint()
 				d.uvarint()
-			} // else an error of the call about to exit
+			} else { // an error of the call about to exit
+				errID = uint32(v >> 2)
+			}
 		}
 	}
 	return d.err

@@ -564,6 +564,10 @@ func (rd *Reader) Error(id uint32) Error {
 	return Error{Type: fmt.Sprintf("error#%d", id)}
 }
 
+// NumErrors reports how many errors the error table holds so far; their
+// ids are 1 to NumErrors.
+func (rd *Reader) NumErrors() int { return max(len(rd.errs)-1, 0) }
+
 // NumFuncs reports how many functions have been defined so far; their ids
 // are 1 to NumFuncs.
 func (rd *Reader) NumFuncs() int { return len(rd.funcs) - 1 }

@@ -18,7 +18,7 @@ func init() {
 	register(&verb{
 		name:    "diff",
 		args:    "[--top N] [--json] [filters] BASE NEW",
-		summary: "compare two traces: per function and per chain, calls and time before and after",
+		summary: "compare two traces: per function and per chain, calls, time and errors before and after",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
 			lf.register(fs, 20, "show the `N` largest changes of each kind (0: all)")
@@ -46,6 +46,10 @@ func init() {
 			writeDiff(out, "function (self time)", d.Functions)
 			fmt.Fprintln(out)
 			writeDiff(out, "chain (total time)", d.Chains)
+			if len(d.Errors) > 0 {
+				fmt.Fprintln(out)
+				writeErrorDiff(out, d.Errors)
+			}
 			return nil
 		},
 	})
@@ -71,6 +75,17 @@ func writeDiff(w io.Writer, what string, cs []query.Change) {
 			name = chainText(c.Chain, " -> ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%d\t%d\t\t%s%s\n", dur(c.BaseNs), dur(c.NewNs), sign, dur(d), c.BaseCalls, c.NewCalls, name, note)
+	}
+	tw.Flush()
+}
+
+// writeErrorDiff prints the functions whose share of failed calls changed.
+func writeErrorDiff(w io.Writer, cs []query.Change) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "base failed\tnew failed\tchange\t\tfunction (share of calls failed)\n")
+	for _, c := range cs {
+		b, a := c.ErrorRate()
+		fmt.Fprintf(tw, "%d/%d %.1f%%\t%d/%d %.1f%%\t%+.1f pts\t\t%s\n", c.BaseErrors, c.BaseCalls, 100*b, c.NewErrors, c.NewCalls, 100*a, 100*(a-b), c.Name)
 	}
 	tw.Flush()
 }

@@ -3,11 +3,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/calltrail/calltrail/query"
 )
 
 // errorCases are functions with an error result in the forms whose
@@ -208,5 +213,86 @@ func TestErrorResults(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("replay:\n%s", stdout)
+	}
+}
+
+// TestChainsErrors runs examples/failing, whose main.D fails through two
+// of its three chains, and checks that chains --errors main.D gives
+// exactly the failed calls of each chain with their messages, and that
+// report, diff and chains without --errors count them.
+func TestChainsErrors(t *testing.T) {
+	bin := calltrailBinary(t)
+	dir := t.TempDir()
+	trace, plain := filepath.Join(dir, "errors.trace"), filepath.Join(dir, "plain.trace")
+	for _, args := range [][]string{{"-o", trace}, {"-o", plain, "--errors=false"}} {
+		run := exec.Command(bin, append(append([]string{"run"}, args...), "../../examples/failing")...)
+		if out, err := run.CombinedOutput(); err != nil {
+			t.Fatalf("calltrail run: %v\n%s", err, out)
+		}
+	}
+	chains := func(args ...string) map[string]query.Chain {
+		code, stdout, stderr := runCmd(append(append([]string{"chains", "--json"}, args...), "main.D", trace)...)
+		if code != 0 {
+			t.Fatalf("chains: exit %d: %s", code, stderr)
+		}
+		var res struct{ Chains []query.Chain }
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]query.Chain{}
+		for _, c := range res.Chains {
+			out[chainText(c.Path, " -> ")] = c
+		}
+		return out
+	}
+	const (
+		serve     = "main.serve.func1 -> main.handle -> main.D"
+		overrides = "main.main -> main.loadOverrides -> main.D"
+		defaults  = "main.main -> main.loadDefaults -> main.D"
+	)
+	failed := chains("--errors")
+	if len(failed) != 2 {
+		t.Errorf("chains --errors gives %d chains, want 2 (serve and overrides): %v", len(failed), failed)
+	}
+	messages := func(c query.Chain) string {
+		var ms []string
+		for _, m := range c.Messages {
+			ms = append(ms, fmt.Sprintf("%d %s %s", m.Calls, m.Type, m.Message[strings.LastIndex(m.Message, "/")+1:]))
+		}
+		return strings.Join(ms, "; ")
+	}
+	if c := failed[serve]; c.Calls != 10 || c.Errors != 10 || messages(c) != `10 *fmt.wrapError setting limit: strconv.Atoi: parsing "ten": invalid syntax` {
+		t.Errorf("serve chain: %d calls, %d errors, messages %s", c.Calls, c.Errors, messages(c))
+	}
+	if c := failed[overrides]; c.Calls != 2 || c.Errors != 2 ||
+		messages(c) != "1 *fs.PathError queue.local: no such file or directory; 1 *fs.PathError workers.local: no such file or directory" {
+		t.Errorf("overrides chain: %d calls, %d errors, messages %s", c.Calls, c.Errors, messages(c))
+	}
+	for _, c := range failed {
+		for _, in := range c.Slowest {
+			if in.Error == nil {
+				t.Errorf("chains --errors lists a call that returned nil: %+v", in)
+			}
+		}
+	}
+	all := chains()
+	if c := all[serve]; c.Calls != 100 || c.Errors != 10 {
+		t.Errorf("serve chain: %d calls, %d errors, want 100 and 10", c.Calls, c.Errors)
+	}
+	if c := all[defaults]; c.Calls != 2 || c.Errors != 0 || c.Messages != nil {
+		t.Errorf("defaults chain: %d calls, %d errors, %v", c.Calls, c.Errors, c.Messages)
+	}
+
+	code, stdout, _ := runCmd("chains", "--errors", "main.D", trace)
+	if code != 0 || !strings.Contains(stdout, "10 calls, total ") || !strings.Contains(stdout, `    10× *fmt.wrapError "setting limit: strconv.Atoi: parsing \"ten\": invalid syntax"`) {
+		t.Errorf("chains --errors: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCmd("report", "--sort", "errors", "--top", "1", trace)
+	if code != 0 || !regexp.MustCompile(`errors  function\n.* 12  main\.D\n`).MatchString(stdout) {
+		t.Errorf("report --sort errors: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCmd("diff", plain, trace)
+	if code != 0 || !regexp.MustCompile(`0/104 0\.0%  12/104 11\.5%  \+11\.5 pts  main\.D\n`).MatchString(stdout) {
+		t.Errorf("diff: exit %d\n%s", code, stdout)
 	}
 }

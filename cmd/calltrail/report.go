@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -123,18 +124,21 @@ func writeFindings(w io.Writer, fs []diagnose.Finding) {
 	fmt.Fprintln(w)
 }
 
+// errorText writes an error as replay does: *fs.PathError "open x: …".
+func errorText(e query.Error) string { return e.Type + " " + strconv.Quote(e.Message) }
+
 func dur(ns int64) string { return indented.Round(time.Duration(ns)).String() }
 
 func writeReport(w io.Writer, funcs []query.Function, split bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "self\ttotal\tcalls\tmean\tp50\tp99\tmax\tpanics\t"
+	head := "self\ttotal\tcalls\tmean\tp50\tp99\tmax\tpanics\terrors\t"
 	if split {
 		head += "cpu\twait\t"
 	}
 	fmt.Fprintf(tw, "%s\tfunction\n", head)
 	for _, f := range funcs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t", dur(f.SelfNs), dur(f.TotalNs), f.Calls,
-			dur(f.MeanNs), dur(f.P50Ns), dur(f.P99Ns), dur(f.MaxNs), f.Panics)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t", dur(f.SelfNs), dur(f.TotalNs), f.Calls,
+			dur(f.MeanNs), dur(f.P50Ns), dur(f.P99Ns), dur(f.MaxNs), f.Panics, f.Errors)
 		name := f.Name
 		if split {
 			var cpu, wait int64
@@ -157,24 +161,26 @@ func init() {
 		asJSON  bool
 		slowest int
 		panics  bool
+		failed  bool
 	)
 	register(&verb{
 		name:    "chains",
-		args:    "[--json] [--slowest N] [--panics] [filters] FUNC [FILE]",
-		summary: "every chain of calls that reached FUNC, with counts, times and the slowest calls",
+		args:    "[--json] [--slowest N] [--panics] [--errors] [filters] FUNC [FILE]",
+		summary: "every chain of calls that reached FUNC, with counts, times, errors and the slowest calls",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
-			asJSON, slowest, panics = false, 3, false
+			asJSON, slowest, panics, failed = false, 3, false, false
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
 			fs.IntVar(&slowest, "slowest", 3, "show the `N` slowest calls of each chain")
 			fs.BoolVar(&panics, "panics", false, "only calls left by a panic")
+			fs.BoolVar(&failed, "errors", false, "only calls that returned an error, with every message")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			if len(args) == 0 {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
 			}
 			fn, rest := args[0], args[1:]
-			t, err := ff.load(rest, analysis.Options{Slowest: max(slowest, 0), OnlyPanics: panics})
+			t, err := ff.load(rest, analysis.Options{Slowest: max(slowest, 0), OnlyPanics: panics, OnlyErrors: failed})
 			if err != nil {
 				return err
 			}
@@ -193,7 +199,11 @@ func init() {
 					Chains   []query.Chain `json:"chains"`
 				}{fn, chains})
 			}
-			writeChains(out, chains)
+			messages := 3
+			if failed {
+				messages = -1
+			}
+			writeChains(out, chains, messages)
 			return nil
 		},
 	})
@@ -214,7 +224,9 @@ func chainText(steps []query.Step, sep string) string {
 	return b.String()
 }
 
-func writeChains(w io.Writer, chains []query.Chain) {
+// writeChains prints chains, each with up to messages of its errors'
+// messages (all, if negative).
+func writeChains(w io.Writer, chains []query.Chain, messages int) {
 	if len(chains) == 0 {
 		fmt.Fprintln(w, "no calls")
 		return
@@ -231,11 +243,24 @@ func writeChains(w io.Writer, chains []query.Chain) {
 		if c.Panics > 0 {
 			fmt.Fprintf(w, ", %d panicked", c.Panics)
 		}
+		if c.Errors > 0 {
+			fmt.Fprintf(w, ", %d failed", c.Errors)
+		}
 		fmt.Fprintln(w)
+		for i, m := range c.Messages {
+			if i == messages {
+				fmt.Fprintf(w, "    and %d more errors (chains --errors lists them)\n", len(c.Messages)-i)
+				break
+			}
+			fmt.Fprintf(w, "    %d× %s\n", m.Calls, errorText(m.Error))
+		}
 		for _, in := range c.Slowest {
 			note := ""
 			if in.Exit != "" {
 				note = " (" + in.Exit + ")"
+			}
+			if in.Error != nil {
+				note += " err=" + errorText(*in.Error)
 			}
 			fmt.Fprintf(w, "    g[%02d] at %s: %s%s\n", in.G, dur(in.StartNs), dur(in.DurationNs), note)
 		}
