@@ -15,7 +15,7 @@ const growthSpans = 8
 // add counts a call started at t, nanoseconds since the trace started.
 func (g *Growth) add(t int64, failed bool) {
 	if g.Width == 0 {
-		g.Width = 1e6 // a millisecond
+		g.Width = 1 << 10 // a microsecond: doubled as the run goes on
 	}
 	t = max(t, 0)
 	for t/g.Width >= growthSpans {

@@ -14,6 +14,9 @@
 //     the kernel and off CPU waiting for them (a file synced, a read of
 //     one byte), which no block profile records;
 //   - churn: many goroutines, each alive briefly and doing little work;
+//   - errors: a function failing through one chain and never through
+//     others, errors built and dropped in a hot loop, errors growing
+//     over the run (see errorFindings);
 //   - lost: calls dropped while recording, which every figure leaves out.
 //
 // The rules know the limits of their evidence: a CPU profile of fewer
@@ -35,7 +38,7 @@ import (
 
 // Finding is one thing worth looking at.
 type Finding struct {
-	Kind     string  `json:"kind"`     // wait, callee, syscall, self, churn or lost
+	Kind     string  `json:"kind"`     // wait, callee, syscall, self, churn, errors or lost
 	Function string  `json:"function"` // the function it is about, if any
 	Message  string  `json:"message"`
 	Score    float64 `json:"-"` // share of the goroutines' time it concerns, for ordering
@@ -63,6 +66,7 @@ func Findings(p *analysis.Profile, max int) []Finding {
 	}
 	fs = append(fs, self(p, wall)...)
 	fs = append(fs, churn(p)...)
+	fs = append(fs, errorFindings(p)...)
 	fs = append(fs, lost(p)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Score > fs[j].Score })
 	if len(fs) > max {

@@ -21,6 +21,7 @@ var zeroTime = time.Unix(0, 0)
 //
 //	G +F T              goroutine G enters function F at time T
 //	G - T               G's innermost call returns
+//	G -ERR T            ... returns error ERR, of type *errors.errorString
 //	G ! T               ... is left by a panic
 //	G go PARENT F T     G was started by goroutine PARENT, in function F
 //
@@ -43,6 +44,8 @@ func Build(script string) ([]byte, error) {
 	}
 	var b tracefile.Batch
 	var last int64
+	errIDs := map[string]uint32{}
+	var errs []tracefile.Error
 	for n, line := range strings.Split(strings.TrimSpace(script), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 3 {
@@ -59,6 +62,14 @@ func Build(script string) ([]byte, error) {
 			b.Enter(g, id(f[1][1:]), tm)
 		case f[1] == "-":
 			b.Exit(g, tracefile.Return, tm)
+		case strings.HasPrefix(f[1], "-"):
+			msg := f[1][1:]
+			if errIDs[msg] == 0 {
+				errs = append(errs, tracefile.Error{Type: "*errors.errorString", Message: msg})
+				errIDs[msg] = uint32(len(errs))
+			}
+			b.Error(g, errIDs[msg], tm)
+			b.Exit(g, tracefile.Return, tm)
 		case f[1] == "!":
 			b.Exit(g, tracefile.Panic, tm)
 		case f[1] == "go" && len(f) == 5:
@@ -73,6 +84,9 @@ func Build(script string) ([]byte, error) {
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, funcs)
+	if len(errs) > 0 {
+		e.Errors(1, errs)
+	}
 	e.Clock(last+1, last+1)
 	e.Events(&b)
 	e.Stats(tracefile.Stats{Calls: uint64(b.Enters()), Flushes: 1})
