@@ -68,6 +68,12 @@ func readTrace(t *testing.T, path string) trace {
 				t.Errorf("%s ends before it starts", name)
 			}
 			tr.calls[ev.G] = append(tr.calls[ev.G], s)
+		case tracefile.ValueEvent:
+			s := "arg="
+			if ev.Value.Result {
+				s = "result="
+			}
+			tr.calls[ev.G] = append(tr.calls[ev.G], s+ev.Value.String())
 		case tracefile.GoroutineEvent:
 			g, _ := r.Goroutine(ev.G)
 			tr.gs[ev.G] = g
@@ -95,7 +101,7 @@ func record(t *testing.T, o options, fn func()) trace {
 var funcs = [...]Func{
 	{Name: "test.outer"}, {Name: "test.inner"}, {Name: "test.leaf"}, {Name: "test.rec"}, {Name: "test.panics"},
 	{Name: "test.recovers"}, {Name: "test.goexits"}, {Name: "test.deferred"}, {Name: "test.root"},
-	{Name: "test.fails"}, {Name: "test.(*traced).Error"}, {Name: "test.wraps"},
+	{Name: "test.fails"}, {Name: "test.(*traced).Error"}, {Name: "test.wraps"}, {Name: "test.values"},
 }
 
 // call runs body as traced function f, with the instrumenter's guard.

@@ -40,6 +40,10 @@ type Options struct {
 	// before, and a bare return needs them named already. Undo does not
 	// take the names out, so instrument -w leaves Errors off.
 	Errors bool
+	// Args, if set, records the arguments and results of the functions
+	// whose name matches, of the kinds calltrail.Arg says: parameters and
+	// results without names, or named _, are named, as for Errors.
+	Args *regexp.Regexp
 }
 
 // Func describes one instrumented function.
@@ -117,7 +121,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	edits := []edit{{at: fset.Position(f.Name.End()).Offset, text: fmt.Sprintf("; import %s %q", importName, runtimePath)}}
 	for i, fn := range v.funcs {
 		edits = append(edits, fn.results...)
-		edits = append(edits, edit{at: fn.at, text: guard(v.table, i, fn.errName)})
+		edits = append(edits, edit{at: fn.at, text: guard(v.table, i, fn)})
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
 	var out bytes.Buffer
@@ -149,52 +153,117 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	return res, nil
 }
 
-// guard is the text put after the opening brace of the i'th function.
-func guard(table string, i int, errName string) string {
-	if errName != "" {
-		return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[1]s.ExitErr(c, &%[4]s) } };", importName, table, i, errName)
+// guard is the text put after the opening brace of function fn, the
+// i'th of the table.
+func guard(table string, i int, fn fn) string {
+	exit := fmt.Sprintf("%s.Exit(c)", importName)
+	if fn.errName != "" {
+		exit = fmt.Sprintf("%s.ExitErr(c, &%s)", importName, fn.errName)
 	}
-	return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[1]s.Exit(c) } };", importName, table, i)
+	if fn.args == nil && fn.vals == nil {
+		return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[4]s } };", importName, table, i, exit)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, " if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 {", importName, table, i)
+	for _, a := range fn.args {
+		fmt.Fprintf(&b, " %s.Arg(c, %s);", importName, a)
+	}
+	b.WriteString(" defer func() {")
+	for _, r := range fn.vals {
+		fmt.Fprintf(&b, " %s.Result(c, %s);", importName, r)
+	}
+	fmt.Fprintf(&b, " %s }() } };", exit)
+	return b.String()
 }
 
 // errResultName is the name given to an error result that has none.
 const errResultName = "__ctErr"
 
-// errorResult returns, for a function whose last result is an error, the
-// name to read it by and the edits that name its results if they have no
-// names (or the error's is _); "" if the last result is no error.
-func (v *visitor) errorResult(ft *ast.FuncType) (string, []edit) {
+// results returns the names of ft's results, and the error's among them
+// ("" if the last result is no error), with the edits that give them
+// names where needed: for all of them if all is set (the values of
+// --args), else only when the last is an error. Unnamed results become
+// __ctr0, __ctr1..., the error __ctErr; a result named _ is renamed.
+func (v *visitor) results(ft *ast.FuncType, all bool) (names []string, errName string, edits []edit) {
 	res := ft.Results
 	if res == nil || len(res.List) == 0 {
-		return "", nil
+		return nil, "", nil
 	}
 	last := res.List[len(res.List)-1]
-	if id, ok := last.Type.(*ast.Ident); !ok || id.Name != "error" {
-		return "", nil
+	isErr := false
+	if id, ok := last.Type.(*ast.Ident); ok && id.Name == "error" {
+		isErr = true
+	}
+	if !isErr && !all {
+		return nil, "", nil
 	}
 	off := func(p token.Pos) int { return v.fset.Position(p).Offset }
 	if len(last.Names) > 0 {
-		n := last.Names[len(last.Names)-1]
-		if n.Name != "_" {
-			return n.Name, nil
+		i := 0
+		for fi, f := range res.List {
+			for ni, n := range f.Names {
+				lastOne := fi == len(res.List)-1 && ni == len(f.Names)-1
+				name := n.Name
+				if name == "_" && (all || lastOne) {
+					name = fmt.Sprintf("__ctr%d", i)
+					if lastOne && isErr {
+						name = errResultName
+					}
+					edits = append(edits, edit{at: off(n.Pos()), del: 1, text: name})
+				}
+				names = append(names, name)
+				i++
+			}
 		}
-		return errResultName, []edit{{at: off(n.Pos()), del: 1, text: errResultName}}
+		if isErr {
+			errName = names[len(names)-1]
+		}
+		return names, errName, edits
 	}
-	var edits []edit
 	if res.Opening == token.NoPos {
 		edits = append(edits, edit{at: off(last.Type.Pos()), text: "("})
 	}
 	for i, f := range res.List {
-		name := fmt.Sprintf("__ctr%d ", i)
-		if i == len(res.List)-1 {
-			name = errResultName + " "
+		name := fmt.Sprintf("__ctr%d", i)
+		if i == len(res.List)-1 && isErr {
+			name = errResultName
 		}
-		edits = append(edits, edit{at: off(f.Type.Pos()), text: name})
+		names = append(names, name)
+		edits = append(edits, edit{at: off(f.Type.Pos()), text: name + " "})
 	}
 	if res.Opening == token.NoPos {
 		edits = append(edits, edit{at: off(last.Type.End()), text: ")"})
 	}
-	return errResultName, edits
+	if isErr {
+		errName = errResultName
+	}
+	return names, errName, edits
+}
+
+// params returns the names of ft's parameters, with the edits that name
+// those without a name, or named _: __cta0, __cta1...
+func (v *visitor) params(ft *ast.FuncType) (names []string, edits []edit) {
+	off := func(p token.Pos) int { return v.fset.Position(p).Offset }
+	i := 0
+	for _, f := range ft.Params.List {
+		if len(f.Names) == 0 {
+			name := fmt.Sprintf("__cta%d", i)
+			names = append(names, name)
+			edits = append(edits, edit{at: off(f.Type.Pos()), text: name + " "})
+			i++
+			continue
+		}
+		for _, n := range f.Names {
+			name := n.Name
+			if name == "_" {
+				name = fmt.Sprintf("__cta%d", i)
+				edits = append(edits, edit{at: off(n.Pos()), del: 1, text: name})
+			}
+			names = append(names, name)
+			i++
+		}
+	}
+	return names, edits
 }
 
 // tableName is the function table's name for a file: unique among the
@@ -236,9 +305,11 @@ type fn struct {
 	line int
 	at   int // offset just after the opening brace
 	// With Options.Errors, for a function whose last result is an error:
-	// its name, and the edits that name the results.
-	errName string
-	results []edit
+	// its name; with Options.Args, the names of its parameters and
+	// results, recorded, args not nil; and the edits that name them.
+	errName    string
+	args, vals []string
+	results    []edit
 }
 
 // An edit inserts text at offset at, in place of the del bytes there.
@@ -323,8 +394,21 @@ func (v *visitor) add(name string, ft *ast.FuncType, body *ast.BlockStmt, decl, 
 	}
 	file, line := v.where(decl)
 	f := fn{name: name, file: file, line: line, at: v.fset.Position(body.Lbrace).Offset + 1}
-	if v.opts.Errors {
-		f.errName, f.results = v.errorResult(ft)
+	values := v.opts.Args != nil && v.opts.Args.MatchString(name)
+	if v.opts.Errors || values {
+		names, errName, edits := v.results(ft, values)
+		if v.opts.Errors {
+			f.errName = errName
+		}
+		f.results = edits
+		if values {
+			args, pedits := v.params(ft)
+			if f.errName != "" {
+				names = names[:len(names)-1] // recorded as the error it is
+			}
+			f.args, f.vals = append([]string{}, args...), names
+			f.results = append(f.results, pedits...)
+		}
 	}
 	v.funcs = append(v.funcs, f)
 }

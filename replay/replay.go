@@ -50,6 +50,8 @@ type goroutine struct {
 	open    []int // indexes in calls of the calls still running; -1 for unshown
 	tracker *filter.Tracker
 	errs    map[int]uint32 // error ids of the calls that returned one, by index in calls
+	// The arguments and results recorded with --args, by index in calls.
+	args, results map[int][]tracefile.Value
 }
 
 // Options change what Write prints besides the calls.
@@ -84,6 +86,18 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			gs[ev.G] = g
 		}
 		switch ev.Kind {
+		case tracefile.ValueEvent:
+			if len(g.open) == 0 || g.open[len(g.open)-1] < 0 {
+				continue
+			}
+			i, m := g.open[len(g.open)-1], &g.args
+			if ev.Value.Result {
+				m = &g.results
+			}
+			if *m == nil {
+				*m = map[int][]tracefile.Value{}
+			}
+			(*m)[i] = append((*m)[i], ev.Value)
 		case tracefile.EnterEvent:
 			shown, depth := g.tracker.Enter(ev.Func, name)
 			if !shown || !f.InWindow(ev.Time) {
@@ -142,6 +156,9 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 					note = c.kind().String()
 				}
 				line = indented.AppendExit(line[:0], id, int(c.depth), name(c.id()), time.Duration(c.dur), note)
+				if vs, ok := g.results[i]; ok {
+					line = append(appendValues(append(line[:len(line)-1], " = "...), vs), '\n')
+				}
 				if e, ok := g.errs[i]; ok {
 					line = appendError(line[:len(line)-1], r.Error(e))
 				}
@@ -154,6 +171,10 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			}
 			pop(c.depth)
 			line = indented.AppendEnter(line[:0], id, int(c.depth), name(c.id()))
+			if vs, ok := g.args[i]; ok {
+				line = append(line[:len(line)-1], '(')
+				line = append(appendValues(line, vs), ")\n"...)
+			}
 			bw.Write(line)
 			stack = append(stack, i)
 		}
@@ -186,6 +207,17 @@ func appendParent(b []byte, r *tracefile.Reader, id uint64) []byte {
 		b = fmt.Appendf(b, ", started at %s", r.Func(g.StartFunc).Name)
 	}
 	return append(b, '\n')
+}
+
+// appendValues appends values separated by commas: "abc", 3, len=2.
+func appendValues(b []byte, vs []tracefile.Value) []byte {
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, v.String()...)
+	}
+	return b
 }
 
 // appendError appends the error a call returned, and the line's end:

@@ -33,15 +33,16 @@ const (
 	opExt    = 3 // v>>2 = extended op below
 )
 
-// Extended ops. An extended op of 1 or more is an error: the call about
-// to exit returned error v>>2 of the error table (see ExitEvent's Err).
+// Extended ops. An extended op from 1 to MaxErrorID is an error: the call
+// about to exit returned error v>>2 of the error table (see ExitEvent's
+// Err). From extValue up, it is a value (see values.go).
 const (
 	extGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
 )
 
 // MaxErrorID bounds error table ids, so that an error's op fits the
 // runtime's raw event words (see RawError).
-const MaxErrorID = 1<<(RawOpBits-2) - 1
+const MaxErrorID = extValue - 1
 
 // maxChunk bounds a chunk's payload, so that a corrupt length cannot make a
 // reader allocate without limit.

@@ -18,6 +18,7 @@ const (
 	EnterEvent     EventKind = iota + 1 // a call began
 	ExitEvent                           // a call ended (see Event.Exit)
 	GoroutineEvent                      // a goroutine made its first traced call (see Reader.Goroutine)
+	ValueEvent                          // an argument or result of the goroutine's innermost call (see Event.Value)
 )
 
 // Event is one thing that happened in the traced program. Times are
@@ -33,6 +34,10 @@ type Event struct {
 	Exit  ExitKind
 	Start int64  // when the call began
 	Err   uint32 // the error the call returned, an id of the error table (see Reader.Error); 0 for none
+
+	// For value events only: arguments come after their call's enter,
+	// results before its exit.
+	Value Value
 }
 
 // Duration is the wall time of the call ended by an exit event.
@@ -52,8 +57,9 @@ type Reader struct {
 	version int
 	meta    map[string]string
 	funcs   []Func  // index is the function id; id 0 is unused
-	errs    []Error // index is the error id; id 0 is unused
+	errs    []Error // index is the error id; id 0 is unused; it names the types of values too
 	gs      map[uint64]*Goroutine
+	strs    map[uint64]*pendingString // by goroutine: a string value whose bytes are being read
 	stats   Stats
 	pprofs  map[string][]byte
 	end     string
@@ -480,6 +486,17 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		return ev, false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
 	}
 	dt := d.uvarint()
+	if op == opExt && v>>2 >= extValue {
+		if d.err != nil {
+			return ev, false, d.err
+		}
+		rd.ev = d.p
+		rd.left--
+		// The delta carries the value's bits; the next event's delta
+		// is from them.
+		rd.last += int64(dt>>1) ^ -int64(dt&1)
+		return rd.value(v>>2-extValue, uint64(rd.last))
+	}
 	var gr *Goroutine // allocated only for the rare record, not every event
 	if op == opExt && v>>2 == extGoroutine {
 		gr = &Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
@@ -539,6 +556,58 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		ev.Kind = GoroutineEvent
 	}
 	return ev, true, nil
+}
+
+// value decodes value op x (kind<<1 | result) with its bits: a value
+// event, or none while a string's bytes are still to come.
+func (rd *Reader) value(x, bits uint64) (Event, bool, error) {
+	k, result := ValueKind(x>>1), x&1 == 1
+	st := rd.cur
+	if k == 0 || k >= maxValueKind || len(*st) == 0 {
+		return Event{}, false, fmt.Errorf("%w: bad value op %d in goroutine %d", ErrCorrupt, x, rd.g)
+	}
+	if rd.strs == nil {
+		rd.strs = map[uint64]*pendingString{}
+	}
+	p := rd.strs[rd.g]
+	switch {
+	case k == bytesValue:
+		if p == nil {
+			return Event{}, false, fmt.Errorf("%w: string bytes without a string in goroutine %d", ErrCorrupt, rd.g)
+		}
+		for i := 0; i < 8 && len(p.b) < p.want; i++ {
+			p.b = append(p.b, byte(bits>>(8*i)))
+		}
+		if len(p.b) < p.want {
+			return Event{}, false, nil
+		}
+		delete(rd.strs, rd.g)
+		p.v.Str = string(p.b)
+		return Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: p.v}, true, nil
+	case p != nil:
+		return Event{}, false, fmt.Errorf("%w: a string cut short in goroutine %d", ErrCorrupt, rd.g)
+	}
+	v := Value{Kind: k, Result: result, Bits: bits}
+	switch k {
+	case StringValue:
+		if n := StringBytes(int(min(bits, MaxValueString))); n > 0 {
+			rd.strs[rd.g] = &pendingString{v: v, want: n}
+			return Event{}, false, nil
+		}
+	case TypeValue:
+		if bits == 0 || bits >= uint64(len(rd.errs)) {
+			return Event{}, false, fmt.Errorf("%w: unknown type id %d", ErrCorrupt, bits)
+		}
+		v.Type = rd.errs[bits].Type
+	}
+	return Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: v}, true, nil
+}
+
+// pendingString is a string value whose bytes are being read.
+type pendingString struct {
+	v    Value
+	want int
+	b    []byte
 }
 
 // Meta returns the metadata the runtime wrote: program, Go version and so

@@ -54,6 +54,7 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
 	}
 	regexpFlag("funcs", "trace only functions whose qualified name matches `REGEX`", &a.opts.Funcs)
 	regexpFlag("exclude", "leave out functions whose qualified name matches `REGEX`", &a.opts.Exclude)
+	regexpFlag("args", "record the arguments and results of functions whose qualified name matches `REGEX`: numbers, bools, strings (32 bytes), lengths, types", &a.opts.Args)
 	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
 	fs.BoolVar(&a.opts.Errors, "errors", true, "record the error each call of a function with an error result returns, its type and message (--errors=false to leave them out)")
 	if !runs {

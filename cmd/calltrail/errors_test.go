@@ -296,3 +296,92 @@ func TestChainsErrors(t *testing.T) {
 		t.Errorf("diff: exit %d\n%s", code, stdout)
 	}
 }
+
+// valueCases is a program whose functions take and return values of
+// each kind, with parameters and results unnamed, named _, variadic,
+// generic, of methods.
+var valueCases = map[string]string{
+	"go.mod": "module example.com/vals\n\ngo 1.22\n",
+	"main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+type P struct{ x, y float64 }
+
+func (p *P) Move(dx, dy float64) (float64, float64) { p.x += dx; p.y += dy; return p.x, p.y }
+
+func Sum(xs ...int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+func Blank(_ int, s string) (_ string, err error) { return s + "!", nil }
+
+func Unnamed(int, string) (int, bool) { return 7, true }
+
+func Max[T int | float64](a, b T) T {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func Kind(v any, d time.Duration, m map[string]int, f *os.File) string { return fmt.Sprintf("%T", v) }
+
+func main() {
+	p := &P{}
+	x, y := p.Move(1.5, -2)
+	s, _ := Blank(1, "hi")
+	n, ok := Unnamed(3, "x")
+	fmt.Println(x, y, Sum(1, 2, 3), s, n, ok, Max(2, 5), Max(2.5, 1), Kind(p, time.Millisecond, map[string]int{"a": 1}, nil))
+}
+`,
+}
+
+// TestArgs checks that --args records the values of each kind, changes
+// nothing the program prints, and that replay shows them.
+func TestArgs(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, valueCases)
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(wd)
+	plain, err := exec.Command("go", "run", ".").Output()
+	if err != nil {
+		t.Fatalf("go run: %v", err)
+	}
+	code, stdout, stderr := runCmd("run", "--args", `^main\.`, "--inlined", "-o", "vals.trace", ".")
+	if code != 0 || stdout != string(plain) {
+		t.Fatalf("calltrail run: exit %d, printed %q, want %q\n%s", code, stdout, plain, stderr)
+	}
+	code, stdout, stderr = runCmd("replay", "vals.trace")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"->main.(*P).Move(1.5, -2)\n", "<-main.(*P).Move ", " = 1.5, -2\n",
+		"->main.Sum(len=3)\n", " = 6\n",
+		`->main.Blank(1, "hi")`, ` = "hi!"` + "\n",
+		`->main.Unnamed(3, "x")`, " = 7, true\n",
+		"->main.Max[...](2, 5)\n", " = 5\n", "->main.Max[...](2.5, 1)\n",
+		"->main.Kind(*main.P, 1000000, len=1, nil)\n", ` = "*main.P"` + "\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("replay:\n%s", stdout)
+	}
+	code, _, stderr = runCmd("instrument", "-w", "--args", ".", ".")
+	if code != 2 || !strings.Contains(stderr, "--args does not go with -w") {
+		t.Errorf("instrument -w --args: exit %d, %s", code, stderr)
+	}
+}

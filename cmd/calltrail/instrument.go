@@ -19,14 +19,14 @@ import (
 func init() {
 	var (
 		write, list, diff, undo, tests, inlined bool
-		funcs, exclude, tags                    string
+		funcs, exclude, tags, values            string
 	)
 	register(&verb{
 		name:    "instrument",
-		args:    "[-w | -l | -d] [--undo] [--tests] [--tags TAGS] [--funcs REGEX] [--exclude REGEX] [--inlined] PATH...",
+		args:    "[-w | -l | -d] [--undo] [--tests] [--tags TAGS] [--funcs REGEX] [--exclude REGEX] [--args REGEX] [--inlined] PATH...",
 		summary: "put the tracing guard into every function of Go files, or take it out (--undo)",
 		flags: func(fs *flag.FlagSet) {
-			write, list, diff, undo, tests, inlined, funcs, exclude, tags = false, false, false, false, false, false, "", "", ""
+			write, list, diff, undo, tests, inlined, funcs, exclude, tags, values = false, false, false, false, false, false, "", "", "", ""
 			fs.BoolVar(&write, "w", false, "write the result to the files instead of printing it")
 			fs.BoolVar(&list, "l", false, "list the files that would change")
 			fs.BoolVar(&diff, "d", false, "print a diff of the changes")
@@ -35,6 +35,7 @@ func init() {
 			fs.StringVar(&tags, "tags", "", "choose files by the build tags `TAGS` (a,b), as go build -tags does")
 			fs.StringVar(&funcs, "funcs", "", "instrument only functions whose name matches `REGEX`")
 			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
+			fs.StringVar(&values, "args", "", "record the arguments and results of functions whose name matches `REGEX` (not with -w: --undo could not take out the names it gives them)")
 			fs.BoolVar(&inlined, "inlined", false, "trace the functions the compiler inlines too (left alone by default, so that they stay inlined)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -54,6 +55,14 @@ func init() {
 			if exclude != "" {
 				if opts.Exclude, err = regexp.Compile(exclude); err != nil {
 					return usageError{fmt.Sprintf("--exclude: %v", err)}
+				}
+			}
+			if values != "" {
+				if write {
+					return usageError{"--args does not go with -w: --undo could not take out the names it gives parameters and results; calltrail build, run and test --args leave the files untouched"}
+				}
+				if opts.Args, err = regexp.Compile(values); err != nil {
+					return usageError{fmt.Sprintf("--args: %v", err)}
 				}
 			}
 			var flags []string

@@ -1,0 +1,166 @@
+package calltrail
+
+import (
+	"math"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Arg records an argument of call c, after Enter, for a function traced
+// with --args; Result records a result, before Exit. Values of Go's basic
+// kinds are recorded whole (a string's first 32 bytes), of slices, maps,
+// arrays and channels the length, of interfaces the dynamic type, of
+// anything else the type. Neither calls the program's code (no String
+// method) nor allocates: the value goes into the ring, like the call.
+//
+//	func D(name string, n int) (__ctr0 int, __ctErr error) {
+//		if calltrail.Enabled { if c := calltrail.Enter(&_ctf[0]); c != 0 { calltrail.Arg(c, name); calltrail.Arg(c, n); defer func() { calltrail.Result(c, __ctr0); calltrail.ExitErr(c, &__ctErr) }() } }
+//		...
+//	}
+func Arg[T any](c Call, v T) {
+	if Enabled && c != 0 {
+		k, bits, s := valueOf(&v)
+		tr.value(c, k, false, bits, s)
+	}
+}
+
+// Result records a result of call c: see Arg.
+func Result[T any](c Call, v T) {
+	if Enabled && c != 0 {
+		k, bits, s := valueOf(&v)
+		tr.value(c, k, true, bits, s)
+	}
+}
+
+// valueOf returns what the trace keeps of *p: its kind, its bits, and
+// for a string the string. It reads the value by its static type's kind,
+// through unsafe for named types (a time.Duration is an int64), so that
+// nothing is converted to an interface that could escape.
+func valueOf[T any](p *T) (tracefile.ValueKind, uint64, string) {
+	switch x := any(*p).(type) { // the common types, without reflect
+	case int:
+		return tracefile.IntValue, uint64(x), ""
+	case string:
+		return tracefile.StringValue, uint64(len(x)), x
+	case bool:
+		return tracefile.BoolValue, b2u(x), ""
+	case int64:
+		return tracefile.IntValue, uint64(x), ""
+	case float64:
+		return tracefile.FloatValue, math.Float64bits(x), ""
+	}
+	t := reflect.TypeOf((*T)(nil)).Elem()
+	u := unsafe.Pointer(p)
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64:
+		return tracefile.IntValue, uint64(*(*int64)(u)), ""
+	case reflect.Int8:
+		return tracefile.IntValue, uint64(*(*int8)(u)), ""
+	case reflect.Int16:
+		return tracefile.IntValue, uint64(*(*int16)(u)), ""
+	case reflect.Int32:
+		return tracefile.IntValue, uint64(*(*int32)(u)), ""
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		return tracefile.UintValue, *(*uint64)(u), ""
+	case reflect.Uint8:
+		return tracefile.UintValue, uint64(*(*uint8)(u)), ""
+	case reflect.Uint16:
+		return tracefile.UintValue, uint64(*(*uint16)(u)), ""
+	case reflect.Uint32:
+		return tracefile.UintValue, uint64(*(*uint32)(u)), ""
+	case reflect.Float32:
+		return tracefile.FloatValue, math.Float64bits(float64(*(*float32)(u))), ""
+	case reflect.Float64:
+		return tracefile.FloatValue, math.Float64bits(*(*float64)(u)), ""
+	case reflect.Bool:
+		return tracefile.BoolValue, b2u(*(*bool)(u)), ""
+	case reflect.String:
+		s := *(*string)(u)
+		return tracefile.StringValue, uint64(len(s)), s
+	case reflect.Slice:
+		return tracefile.LenValue, uint64((*[3]int)(u)[1]), ""
+	case reflect.Array:
+		return tracefile.LenValue, uint64(t.Len()), ""
+	case reflect.Map, reflect.Chan:
+		// Pointer-shaped: in an interface without a copy.
+		v := reflect.ValueOf(any(*p))
+		if v.IsNil() {
+			return tracefile.NilValue, 0, ""
+		}
+		return tracefile.LenValue, uint64(v.Len()), ""
+	case reflect.Interface:
+		e := (*[2]unsafe.Pointer)(u) // itab or type, then data
+		if e[0] == nil {
+			return tracefile.NilValue, 0, ""
+		}
+		var x any
+		if t.NumMethod() == 0 {
+			x = *(*any)(u)
+		} else {
+			x = *(*interface{ M() })(u) // the same layout, whatever the methods
+		}
+		return tracefile.TypeValue, uint64(tr.typeID(x)), ""
+	case reflect.Pointer, reflect.Func, reflect.UnsafePointer:
+		if *(*unsafe.Pointer)(u) == nil {
+			return tracefile.NilValue, 0, ""
+		}
+	}
+	return tracefile.TypeValue, uint64(tr.staticTypeID(t)), ""
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// typeNames caches the error table's ids of type names, by type: the
+// table names the types of values as it names errors' types.
+var typeNames sync.Map // reflect.Type -> uint32
+
+// typeID returns the id of x's dynamic type's name.
+func (t *tracer) typeID(x any) uint32 { return t.staticTypeID(reflect.TypeOf(x)) }
+
+func (t *tracer) staticTypeID(typ reflect.Type) uint32 {
+	if id, ok := typeNames.Load(typ); ok {
+		return id.(uint32)
+	}
+	t.errs.mu.Lock()
+	id := t.errs.intern(errorKey{typ.String(), ""})
+	t.errs.mu.Unlock()
+	typeNames.Store(typ, id)
+	return id
+}
+
+// value records a value of call c: its slot, and a string's bytes after.
+func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, s string) {
+	g := c.goroutine()
+	n := uint64(1)
+	if k == tracefile.StringValue {
+		n += uint64(tracefile.StringBytes(len(s))+7) / 8
+	}
+	i := g & t.ringMask
+	r := &t.rings[i]
+	var pos uint64
+	if t.policy == fullWait {
+		var full bool
+		if pos, full = r.Claim(n); full && !t.waitFree(i, pos, n) {
+			return
+		}
+	} else {
+		var ok bool
+		if pos, ok = r.Reserve(n, 0); !ok {
+			r.LostErrors.Add(1) // counted with the errors lost
+			return
+		}
+	}
+	ring.Put(r.At(pos), tracefile.RawValue(g, k, result), int64(bits))
+	for j := uint64(1); j < n; j++ {
+		ring.Put(r.At(pos+j), tracefile.RawValueBytes(g), tracefile.PackBytes(s, int(j-1)*8))
+	}
+}
