@@ -23,7 +23,7 @@ import (
 // calltrail tag, guarded compiles to plain's machine code (see
 // TestCompiledOut); with it, it is traced.
 
-var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}, {Name: "calltrail.descend", File: "bench_test.go", Line: 2}, {Name: "calltrail.guardedErr", File: "bench_test.go", Line: 3}}
+var benchFuncs = [...]Func{{Name: "calltrail.guarded", File: "bench_test.go", Line: 1}, {Name: "calltrail.descend", File: "bench_test.go", Line: 2}, {Name: "calltrail.guardedErr", File: "bench_test.go", Line: 3}, {Name: "calltrail.guardedArgs", File: "bench_test.go", Line: 4}}
 
 // The functions write nothing shared, so that parallel benchmarks measure
 // the tracing rather than contention on a result.
@@ -37,6 +37,19 @@ func guardedErr(x int) (_ int, ctErr error) {
 		}
 	}
 	return x*3 + 1, nil
+}
+
+// guardedArgs is guardedErr traced with --args: its two arguments and
+// its result recorded.
+func guardedArgs(x int, s string) (r int, ctErr error) {
+	if Enabled {
+		if c := Enter(&benchFuncs[3]); c != 0 {
+			Arg(c, x)
+			Arg(c, s)
+			defer func() { Result(c, r); ExitErr(c, &ctErr) }()
+		}
+	}
+	return x*3 + len(s), nil
 }
 
 //go:noinline
@@ -224,6 +237,21 @@ func BenchmarkHotPathErr(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		guardedErr(i)
+		if i&4095 == 0 {
+			release()
+		}
+	}
+}
+
+// BenchmarkHotPathArgs is BenchmarkHotPathErr recording two arguments,
+// an int and a short string, and the int result: what --args costs.
+func BenchmarkHotPathArgs(b *testing.B) {
+	defer hotPath(b)()
+	benchFuncs[3].id.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		guardedArgs(i, "key")
 		if i&4095 == 0 {
 			release()
 		}
