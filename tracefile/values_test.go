@@ -14,29 +14,8 @@ import (
 // times of the events around them stay exact although the values ride in
 // their time deltas.
 func TestValues(t *testing.T) {
-	var buf bytes.Buffer
-	e, _ := NewEncoder(&buf, nil)
-	e.Clock(0, 0)
-	e.Funcs(1, []Func{{Name: "main.D"}})
-	e.Errors(1, []Error{{Type: "*os.File"}})
 	long := strings.Repeat("abcdefghij", 5)
-	var b Batch
-	b.Enter(1, 1, 100)
-	b.Value(1, IntValue, false, uint64(1<<63), "") // the most negative int64
-	b.Value(1, StringValue, false, uint64(len(long)), long)
-	b.Value(1, StringValue, false, 3, "abc")
-	b.Value(1, StringValue, false, 0, "")
-	b.Value(1, FloatValue, false, math.Float64bits(-2.5), "")
-	b.Value(1, LenValue, false, 7, "")
-	b.Value(1, TypeValue, false, 1, "")
-	b.Value(1, NilValue, false, 0, "")
-	b.Value(1, BoolValue, true, 1, "")
-	b.Value(1, UintValue, true, math.MaxUint64, "")
-	b.Exit(1, Return, 250)
-	e.Events(&b)
-	e.End("main returned", time.Unix(0, 0))
-	e.Flush()
-	r, err := NewReader(&buf)
+	r, err := NewReader(bytes.NewReader(valueTrace(long)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +43,33 @@ func TestValues(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+}
+
+// valueTrace is a trace of one call with values of every kind, long the
+// string cut.
+func valueTrace(long string) []byte {
+	var buf bytes.Buffer
+	e, _ := NewEncoder(&buf, nil)
+	e.Clock(0, 0)
+	e.Funcs(1, []Func{{Name: "main.D"}})
+	e.Errors(1, []Error{{Type: "*os.File"}})
+	var b Batch
+	b.Enter(1, 1, 100)
+	b.Value(1, IntValue, false, uint64(1<<63), "") // the most negative int64
+	b.Value(1, StringValue, false, uint64(len(long)), long)
+	b.Value(1, StringValue, false, 3, "abc")
+	b.Value(1, StringValue, false, 0, "")
+	b.Value(1, FloatValue, false, math.Float64bits(-2.5), "")
+	b.Value(1, LenValue, false, 7, "")
+	b.Value(1, TypeValue, false, 1, "")
+	b.Value(1, NilValue, false, 0, "")
+	b.Value(1, BoolValue, true, 1, "")
+	b.Value(1, UintValue, true, math.MaxUint64, "")
+	b.Exit(1, Return, 250)
+	e.Events(&b)
+	e.End("main returned", time.Unix(0, 0))
+	e.Flush()
+	return buf.Bytes()
 }
 
 // TestBadValues checks that damaged values are errors, not panics.
