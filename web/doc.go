@@ -4,9 +4,13 @@
 //
 // The views are an overview with the findings of package diagnose, a
 // flame graph of exact call times, a function view (callers and callees,
-// every chain that reached the function, a histogram of its calls'
-// durations), a timeline with one lane per goroutine, and the call tree
-// of package replay with the command line's filters.
+// the errors it returned and the chains it failed through, every chain
+// that reached the function, a histogram of its calls' durations), a
+// timeline with one lane per goroutine, and the call tree of package
+// replay with the command line's filters. Where a trace records the
+// errors calls returned, the timeline and the call tree mark the calls
+// that failed, and the flame graph can colour each box by the share of
+// its calls that did.
 //
 // Loading reads the file once and runs two passes over its bytes
 // concurrently: the analysis of package analysis, and the timeline

@@ -39,8 +39,17 @@ func (t *Trace) calls(id uint32, visit func(query.Call)) {
 	for _, l := range t.ix.lanes {
 		for i, fn := range l.fn {
 			if fn == id {
-				visit(query.Call{G: l.g, StartNs: l.start[i], DurationNs: l.dur[i], Exit: query.ExitName(l.exit[i])})
+				visit(query.Call{G: l.g, StartNs: l.start[i], DurationNs: l.dur[i], Exit: query.ExitName(l.exit[i]), Error: t.callError(l.errAt(i))})
 			}
 		}
 	}
+}
+
+// callError is the error of id, nil for 0: a call that returned none.
+func (t *Trace) callError(id uint32) *query.Error {
+	if id == 0 {
+		return nil
+	}
+	e := t.ErrorOf(id)
+	return &query.Error{Type: e.Type, Message: e.Message}
 }

@@ -20,6 +20,14 @@ type lane struct {
 	next   []int32  // index just past the call's subtree
 	depth  []uint16 // 1 for the outermost call
 	exit   []tracefile.ExitKind
+	// err is the error id each call returned, 0 for none. It is made
+	// at the lane's first error: most lanes have none, and keep their
+	// 31 bytes a call.
+	err []uint32
+	// failed lists the calls that returned an error, in order, so that
+	// a block of a million merged calls counts its failures with two
+	// binary searches rather than a look at each call.
+	failed []int32
 
 	maxDepth int
 	open     []int32 // calls still running, while the index is built
@@ -77,18 +85,19 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			l.enter(ev.Func, ev.Time)
 			ix.calls++
 		case tracefile.ExitEvent:
-			l.exitCall(ev.Time, ev.Exit)
+			l.exitCall(ev.Time, ev.Exit, ev.Err)
 		}
 	}
 	for _, l := range byG {
 		// Calls left open by a cut trace end where the trace does.
 		for len(l.open) > 0 {
-			l.exitCall(r.MaxTime(), tracefile.Unfinished)
+			l.exitCall(r.MaxTime(), tracefile.Unfinished, 0)
 		}
 		l.open = nil
 		if n := l.len(); cap(l.start) > n+n/4+64 {
 			l.resize(n) // a lane that ended early was given room it never used
 		}
+		l.listFailed()
 		ix.lanes = append(ix.lanes, l)
 	}
 	sort.Slice(ix.lanes, func(i, j int) bool { return ix.lanes[i].g < ix.lanes[j].g })
@@ -125,6 +134,9 @@ func (l *lane) resize(c int) {
 	l.next = resized(l.next, c)
 	l.depth = resized(l.depth, c)
 	l.exit = resized(l.exit, c)
+	if l.err != nil {
+		l.err = resized(l.err, c)
+	}
 }
 
 func resized[T any](s []T, c int) []T {
@@ -147,11 +159,16 @@ func (l *lane) enter(fn uint32, t int64) {
 	d := len(l.open) + 1
 	l.depth = append(l.depth, uint16(min(d, 1<<16-1)))
 	l.exit = append(l.exit, tracefile.Return)
+	if l.err != nil {
+		l.err = append(l.err, 0)
+	}
 	l.maxDepth = max(l.maxDepth, d)
 	l.open = append(l.open, i)
 }
 
-func (l *lane) exitCall(t int64, k tracefile.ExitKind) {
+// exitCall ends the innermost open call at time t, as k says, having
+// returned error err (0 for none).
+func (l *lane) exitCall(t int64, k tracefile.ExitKind, err uint32) {
 	n := len(l.open)
 	if n == 0 {
 		return // an exit whose call began before the trace did
@@ -161,4 +178,43 @@ func (l *lane) exitCall(t int64, k tracefile.ExitKind) {
 	l.dur[i] = max(t-l.start[i], 0)
 	l.next[i] = int32(len(l.start))
 	l.exit[i] = k
+	if err != 0 {
+		if l.err == nil {
+			l.err = make([]uint32, len(l.start), cap(l.start))
+		}
+		l.err[i] = err
+	}
+}
+
+// errAt is the error call i returned, 0 for none.
+func (l *lane) errAt(i int) uint32 {
+	if l.err == nil {
+		return 0
+	}
+	return l.err[i]
+}
+
+// listFailed lists the calls that returned an error, once the lane is
+// read: they end, and so fail, out of the order they began in.
+func (l *lane) listFailed() {
+	l.failed = nil
+	for i, e := range l.err {
+		if e != 0 {
+			l.failed = append(l.failed, int32(i))
+		}
+	}
+}
+
+// failedIn counts the calls in [lo, hi) that returned an error. Most
+// lanes have none: it costs them a test, inlined into window's loop.
+func (l *lane) failedIn(lo, hi int) int32 {
+	if len(l.failed) == 0 {
+		return 0
+	}
+	return l.failedBefore(hi) - l.failedBefore(lo)
+}
+
+// failedBefore counts the calls before call i that returned an error.
+func (l *lane) failedBefore(i int) int32 {
+	return int32(sort.Search(len(l.failed), func(k int) bool { return int(l.failed[k]) >= i }))
 }

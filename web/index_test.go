@@ -129,7 +129,8 @@ func TestTreePaging(t *testing.T) {
 }
 
 // randomLane builds a lane of n calls: loops of short calls, with a wide
-// call now and then, nested up to four deep.
+// call now and then, nested up to four deep, one in eight returning one
+// of three errors.
 func randomLane(rng *rand.Rand, n int) *lane {
 	l := &lane{g: 1}
 	at := int64(0)
@@ -149,18 +150,24 @@ func randomLane(rng *rand.Rand, n int) *lane {
 			at += 100_000 // a wide one
 		}
 		at += int64(1 + rng.Intn(50))
-		l.exitCall(at, tracefile.Return)
+		err := uint32(0)
+		if rng.Intn(8) == 0 {
+			err = uint32(1 + rng.Intn(3))
+		}
+		l.exitCall(at, tracefile.Return, err)
 		at += int64(rng.Intn(30))
 	}
 	for l.len() < n {
 		call(1)
 	}
+	l.listFailed()
 	return l
 }
 
 // TestWindowRandom checks window on random lanes against what it must
 // keep: every call at least minDur long that overlaps the window is a
-// bar of its own, and over the whole lane the bars stand for every call.
+// bar of its own, and over the whole lane the bars stand for every call
+// and every failed call.
 func TestWindowRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for trial := range 200 {
@@ -177,14 +184,18 @@ func TestWindowRandom(t *testing.T) {
 		}
 		items := l.window(from, to, minDur, 1<<30, nil)
 		seen := map[int]bool{}
-		n := 0
+		n, failed := 0, int32(0)
 		for _, it := range items {
 			n += it.count
+			failed += it.failed
 			if it.call >= 0 {
 				if seen[it.call] {
 					t.Fatalf("trial %d: call %d twice", trial, it.call)
 				}
 				seen[it.call] = true
+				if it.err != l.errAt(it.call) || it.failed != min(int32(it.err), 1) {
+					t.Fatalf("trial %d: call %d returned error %d, its bar says %d, %d failed", trial, it.call, l.errAt(it.call), it.err, it.failed)
+				}
 			}
 		}
 		for i := 0; i < l.len(); i++ {
@@ -192,8 +203,8 @@ func TestWindowRandom(t *testing.T) {
 				t.Fatalf("trial %d: wide call %d (%d+%d) missing from window %d-%d, minDur %d", trial, i, l.start[i], l.dur[i], from, to, minDur)
 			}
 		}
-		if from == 0 && to == end+1 && n != l.len() {
-			t.Fatalf("trial %d: bars stand for %d calls of %d", trial, n, l.len())
+		if from == 0 && to == end+1 && (n != l.len() || int(failed) != len(l.failed)) {
+			t.Fatalf("trial %d: bars stand for %d calls of %d, %d failed of %d", trial, n, l.len(), failed, len(l.failed))
 		}
 	}
 }
@@ -205,9 +216,9 @@ func BenchmarkWindowLoop(b *testing.B) {
 	l.enter(1, 0)
 	for i := range int64(1_000_000) {
 		l.enter(2, 10+i*100)
-		l.exitCall(10+i*100+60, tracefile.Return)
+		l.exitCall(10+i*100+60, tracefile.Return, 0)
 	}
-	l.exitCall(100_000_100, tracefile.Return)
+	l.exitCall(100_000_100, tracefile.Return, 0)
 	var items []item
 	b.ResetTimer()
 	for range b.N {
@@ -224,11 +235,11 @@ func TestWindowOpenNarrow(t *testing.T) {
 	l.enter(1, 0) // wide, 0-1000
 	l.enter(2, 100)
 	l.enter(3, 101)
-	l.exitCall(102, tracefile.Return)
+	l.exitCall(102, tracefile.Return, 0)
 	l.enter(3, 106) // after the window's start
-	l.exitCall(107, tracefile.Return)
-	l.exitCall(110, tracefile.Return)
-	l.exitCall(1000, tracefile.Return)
+	l.exitCall(107, tracefile.Return, 0)
+	l.exitCall(110, tracefile.Return, 0)
+	l.exitCall(1000, tracefile.Return, 0)
 	items := l.window(105, 1000, 50, 1<<30, nil)
 	n := 0
 	for _, it := range items {

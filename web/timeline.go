@@ -107,12 +107,21 @@ type timelineJSON struct {
 	// Truncated says the lanes after the last one given were left out:
 	// the response had maxItems bars already.
 	Truncated bool `json:"truncated,omitempty"`
+	// Errors are the errors the response's calls returned, by id: the
+	// trace's table can hold a million messages, a response's bars name
+	// at most a few.
+	Errors map[uint32]query.Error `json:"errors,omitempty"`
 }
 
-// laneItemsJSON holds one lane's bars, seven numbers each: start (from
+// itemLen is the numbers a bar takes in laneItemsJSON.
+const itemLen = 8
+
+// laneItemsJSON holds one lane's bars, eight numbers each: start (from
 // the window's start), duration, function id (0 for a block of several),
 // depth, number of calls (more than 1 for a block), the call's index in
-// its lane (-1 for a block), and the function of the block's first call.
+// its lane (-1 for a block), the function of the block's first call, and
+// the error the call returned (its id in Errors, 0 for none) or, for a
+// block, how many of its calls returned one.
 type laneItemsJSON struct {
 	Lane  int     `json:"lane"`
 	Items []int64 `json:"items"`
@@ -153,13 +162,31 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 		}
 		items = ix.lanes[k].window(from, to, minDur, maxRows, items[:0])
 		total += len(items)
-		flat := make([]int64, 0, 7*len(items))
+		flat := make([]int64, 0, itemLen*len(items))
 		for _, it := range items {
-			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first))
+			errs := int64(it.failed)
+			if it.count == 1 {
+				errs = int64(it.err)
+				if it.err != 0 {
+					out.addError(s.t, it.err)
+				}
+			}
+			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first), errs)
 		}
 		out.Lanes = append(out.Lanes, laneItemsJSON{k, flat})
 	}
 	return out, nil
+}
+
+// addError names error id in the response, once however many of its
+// bars returned it.
+func (out *timelineJSON) addError(t *Trace, id uint32) {
+	if out.Errors == nil {
+		out.Errors = map[uint32]query.Error{}
+	}
+	if _, ok := out.Errors[id]; !ok {
+		out.Errors[id] = *t.callError(id)
+	}
 }
 
 // chainAt returns the names of the calls running at time at, outermost

@@ -8,9 +8,23 @@ type item struct {
 	start, dur int64
 	fn         uint32 // 0 for a block of several functions
 	first      uint32 // the function of the block's first call
+	err        uint32 // the error of its first call, which the bar names when it stands for one
+	failed     int32  // calls it stands for that returned an error
 	depth      int
 	count      int // calls in the block, 1 for a call
 	call       int // index of the call in its lane, -1 for a block
+}
+
+// callItem is the bar of call c, drawn on its own.
+func (l *lane) callItem(c int) item {
+	e := l.errAt(c)
+	return item{start: l.start[c], dur: l.dur[c], fn: l.fn[c], first: l.fn[c], err: e, failed: int32(min(e, 1)), depth: int(l.depth[c]), count: 1, call: c}
+}
+
+// blockItem is a block holding narrow call c and its callees.
+func (l *lane) blockItem(c int) item {
+	next := int(l.next[c])
+	return item{start: l.start[c], dur: l.dur[c], fn: l.fn[c], first: l.fn[c], err: l.errAt(c), failed: l.failedIn(c, next), depth: int(l.depth[c]), count: next - c, call: -1}
 }
 
 // window returns the bars of lane l overlapping [from, to), nested at
@@ -41,20 +55,21 @@ func (l *lane) window(from, to, minDur int64, maxDepth int, out []item) []item {
 	add := func(c int) {
 		d := int(l.depth[c])
 		if l.dur[c] >= minDur {
-			out = append(out, item{l.start[c], l.dur[c], l.fn[c], l.fn[c], d, 1, c})
+			out = append(out, l.callItem(c))
 			return
 		}
-		calls := int(l.next[c]) - c
 		if b := &pending[d]; b.count > 0 && l.start[c]-(b.start+b.dur) < minDur {
+			next := int(l.next[c])
 			b.dur = max(b.dur, l.end(c)-b.start)
-			b.count += calls
+			b.count += next - c
+			b.failed += l.failedIn(c, next)
 			if b.fn != l.fn[c] {
 				b.fn = 0
 			}
 			return
 		}
 		flush(d)
-		pending[d] = item{l.start[c], l.dur[c], l.fn[c], l.fn[c], d, calls, -1}
+		pending[d] = l.blockItem(c)
 	}
 	first := i0
 	for k := len(open) - 1; k >= 0; k-- {
@@ -126,6 +141,7 @@ func (l *lane) mergeSiblings(c int, b *item, minDur, to int64) int {
 	}
 	b.dur = max(b.dur, l.end(sibling(upTo-1))-b.start)
 	b.count += upTo - next
+	b.failed += l.failedIn(next, upTo)
 	b.fn = 0 // calls not looked at one by one may be of other functions
 	return upTo
 }

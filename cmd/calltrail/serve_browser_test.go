@@ -17,6 +17,8 @@ import (
 
 	"github.com/calltrail/calltrail/flame"
 	"github.com/calltrail/calltrail/tracefile"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -183,6 +185,161 @@ func TestServeBrowser(t *testing.T) {
 	}
 
 	logTimings(p)
+	if len(p.exceptions) > 0 {
+		t.Errorf("JavaScript exceptions: %q", p.exceptions)
+	}
+}
+
+// TestServeBrowserErrors drives the web UI over a trace of
+// examples/failing, where main.D fails through two of its three chains:
+// the overview's errors, the function view of main.D with its errors and
+// the chains it failed through, the timeline's marks on failed calls and
+// their errors, the call tree's, and the flame graph coloured by the
+// share of calls that failed. It writes errors-function.png and
+// errors-timeline.png.
+func TestServeBrowserErrors(t *testing.T) {
+	p := newPage(t)
+	bin := calltrailBinary(t)
+	trace := filepath.Join(t.TempDir(), "failing.out")
+	if out, err := exec.Command(bin, "run", "-o", trace, "../../examples/failing").CombinedOutput(); err != nil {
+		t.Fatalf("calltrail run: %v\n%s", err, out)
+	}
+	url, _, _ := startServe(t, bin, trace)
+	const wrapped = `setting limit: strconv.Atoi: parsing "ten": invalid syntax`
+
+	// Overview: 12 calls of main.D and 10 of main.handle failed.
+	p.open(url + "#overview")
+	if s := p.text("#ov-cards"); !strings.Contains(s, "22calls returned an error") {
+		t.Errorf("overview cards: %q", s)
+	}
+	if s := p.text("#ov-errors"); !strings.Contains(s, "12 (11.5%)main.D") || !strings.Contains(s, "10 (10.0%)main.handle") {
+		t.Errorf("functions that returned errors: %q", s)
+	}
+	if s := p.text("#ov-total"); !strings.Contains(s, "errors") || !strings.Contains(s, "12 (11.5%)main.D") {
+		t.Errorf("top functions by total time lack the errors column: %q", s)
+	}
+
+	// Function view: each error with its count, the chains it failed
+	// through with theirs, and the chain it never failed through.
+	p.open(url + "#func?name=main.D")
+	if s := p.text("#fn-errors-card"); !strings.Contains(s, "12") || !strings.Contains(s, "11.5% of calls") {
+		t.Errorf("errors card: %q", s)
+	}
+	var rows [][]string
+	p.eval(`Array.from(document.querySelectorAll("#fn-error-messages tbody tr"), (tr) => Array.from(tr.cells, (c) => c.textContent))`, &rows)
+	if len(rows) != 3 || strings.Join(rows[0], "|") != "10|*fmt.wrapError|"+wrapped ||
+		rows[1][0] != "1" || rows[1][1] != "*fs.PathError" || !strings.HasSuffix(rows[1][2], "/queue.local: no such file or directory") ||
+		rows[2][0] != "1" || rows[2][1] != "*fs.PathError" || !strings.HasSuffix(rows[2][2], "/workers.local: no such file or directory") {
+		t.Errorf("errors of main.D: %q", rows)
+	}
+	var failing [][]string // path, count, messages
+	p.eval(`Array.from(document.querySelectorAll("#fn-failing .chain"), (c) => [c.querySelector(".path").textContent, c.querySelector("b.error").textContent, c.querySelector(".errors").textContent])`, &failing)
+	if len(failing) != 2 || failing[0][0] != "main.serve.func1 → main.handle → main.D" || failing[0][1] != "10 of 100 calls failed" || !strings.Contains(failing[0][2], wrapped) ||
+		failing[1][0] != "main.main → main.loadOverrides → main.D" || failing[1][1] != "2 of 2 calls failed" || !strings.Contains(failing[1][2], "workers.local") {
+		t.Errorf("chains main.D failed through: %q", failing)
+	}
+	if s := p.text("#fn-fine"); !strings.Contains(s, "main.main → main.loadDefaults → main.D2 calls, none failed") {
+		t.Errorf("chains main.D never failed through: %q", s)
+	}
+	if s := p.text("#fn-chains"); !strings.Contains(s, "10 failed (10.0%)") || !strings.Contains(s, "2 failed (100.0%)") {
+		t.Errorf("every chain of main.D, with its failures: %q", s)
+	}
+	p.shot("errors-function.png")
+
+	// Timeline: the whole trace marks main.main's two failed calls of
+	// main.D in goroutine 1.
+	p.open(url + "#timeline")
+	p.wait("the failed calls' marks", `+document.querySelector("#tl-canvas").dataset.failed >= 2`)
+	// A call of main.D that failed through main.handle, found in the
+	// timeline's answer and opened as the function view's links open
+	// calls: its bar is marked in red, and its details say its error.
+	var href string
+	p.do(chromedp.Evaluate(`(async () => {
+		const lanes = await ct.api("lanes");
+		const r = await ct.api("timeline", { from: 0, to: lanes.end_ns + 1, px: 20000, l0: 0, l1: lanes.g.length });
+		for (const l of r.lanes) for (let j = 0; j < l.items.length; j += 8) {
+			const it = l.items.slice(j, j + 8), e = r.errors && r.errors[it[7]];
+			if (it[4] === 1 && ct.names[it[2]] === "main.D" && e && e.type === "*fmt.wrapError") return ct.timelineHref(lanes.g[l.lane], it[0], it[1]);
+		}
+		return "";
+	})()`, &href, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if href == "" {
+		t.Fatal("no failed call of main.D through main.handle in the timeline's answer")
+	}
+	p.open(url + href)
+	p.wait("the failed call on the timeline", `!document.querySelector("#tl-canvas").dataset.loading && (ct.failedBars() || []).some((b) => b.fn === "main.D")`)
+	clickFailedD := func() {
+		t.Helper()
+		var red struct {
+			X, Y   float64
+			Corner []int
+		}
+		// The pixel in the bar's red corner, and where to click.
+		p.eval(`(() => { const c = document.querySelector("#tl-canvas"), r = c.getBoundingClientRect(), d = window.devicePixelRatio || 1;
+			const b = ct.failedBars().find((b) => b.fn === "main.D");
+			const px = c.getContext("2d").getImageData(Math.floor((b.x + b.w - 2.5 - r.left) * d), Math.floor((b.y + 1.5 - r.top) * d), 1, 1).data;
+			return {X: b.x + b.w / 2, Y: b.y + b.h / 2, Corner: Array.from(px)}; })()`, &red)
+		// The functions' colours are warm but light: none is this red.
+		if c := red.Corner; len(c) < 3 || c[0] < 180 || c[1] > 20 || c[2] > 20 {
+			t.Errorf("the failed call's corner is coloured %v, not red", c)
+		}
+		p.do(chromedp.MouseClickXY(red.X, red.Y))
+		p.wait("the failed call's details", `!!document.querySelector("#tl-error")`)
+		if s := p.text("#tl-error"); s != `err=*fmt.wrapError "setting limit: strconv.Atoi: parsing \"ten\": invalid syntax"` {
+			t.Errorf("the failed call's error reads %q", s)
+		}
+		if s := p.text("#tl-details"); !strings.HasPrefix(s, "main.D in g") {
+			t.Errorf("the failed call's details: %q", s)
+		}
+	}
+	clickFailedD()
+	// Wider, for the screenshot: the goroutines started after it, whose
+	// calls did not fail, beside it.
+	var at struct{ G, Mark float64 }
+	p.eval(`(() => { const q = new URLSearchParams(location.hash.split("?")[1]); return {G: +q.get("g"), Mark: +q.get("mark")}; })()`, &at)
+	p.open(fmt.Sprintf("%s#timeline?g=%.0f&from=%.0f&to=%.0f&mark=%.0f", url, at.G, max(at.Mark-30000, 0), at.Mark+250000, at.Mark))
+	p.wait("the failed call, wider", `!document.querySelector("#tl-canvas").dataset.loading && (ct.failedBars() || []).some((b) => b.fn === "main.D")`)
+	clickFailedD()
+	p.shot("errors-timeline.png")
+
+	// Call tree: goroutine 1's calls of main.D, two of them failed.
+	p.open(url + "#tree?g=1&F=main%5C.D%24")
+	p.wait("the calls of main.D", `document.querySelectorAll("#tree li li").length >= 4`)
+	if s := p.text("#tree"); strings.Count(s, `err=*fs.PathError "open `) != 2 || !strings.Contains(s, `workers.local: no such file or directory"`) {
+		t.Errorf("call tree of main.D in g1: %q", s)
+	}
+
+	// Flame graph coloured by errors: main.handle failed in 10 of its
+	// 100 calls, main.serve never.
+	p.open(url + "#flame?errors=1")
+	p.wait("the boxes of failed calls", `+document.querySelector("#flame-canvas").dataset.failedBoxes >= 3`)
+	if s := p.text("#flame-legend"); !strings.Contains(s, "share of each box's calls that returned an error") {
+		t.Errorf("flame legend: %q", s)
+	}
+	boxColour := func(name string) []int {
+		t.Helper()
+		var c []int
+		// The box's top edge, above its label.
+		p.eval(fmt.Sprintf(`(() => { const c = document.querySelector("#flame-canvas"), r = c.getBoundingClientRect(), d = window.devicePixelRatio || 1;
+			const b = ct.flameBox(%q);
+			return Array.from(c.getContext("2d").getImageData(Math.floor((b.x - r.left) * d), Math.floor((b.y - 6 - r.top) * d), 1, 1).data); })()`, name), &c)
+		return c
+	}
+	if c := boxColour("main.handle"); len(c) < 3 || c[0] < c[1]+40 {
+		t.Errorf("main.handle, 10%% failed, is coloured %v, not red", c)
+	}
+	if c := boxColour("main.serve"); len(c) < 3 || c[0] != c[1] || c[1] != c[2] {
+		t.Errorf("main.serve, never failed, is coloured %v, not grey", c)
+	}
+	var box struct{ X, Y float64 }
+	p.eval(`ct.flameBox("main.handle")`, &box)
+	p.do(chromedp.MouseEvent(input.MouseMoved, box.X, box.Y))
+	p.wait("main.handle's failures", `document.querySelector("#flame-status").textContent.includes("10 of 100 calls returned an error (10.0%)")`)
+	p.shot("errors-flame.png")
+	// Off, the functions' own colours.
+	p.do(chromedp.Click("#flame-errors", chromedp.ByQuery))
+	p.wait("the flame graph without errors", `!location.hash.includes("errors=1") && +document.querySelector("#flame-canvas").dataset.failedBoxes === 0`)
+
 	if len(p.exceptions) > 0 {
 		t.Errorf("JavaScript exceptions: %q", p.exceptions)
 	}

@@ -4,14 +4,20 @@
 ct.views = ct.views || {};
 
 // flameFromTree turns a flame graph as the server builds it (flat, in
-// pre-order: names, parent, name, value_ns, calls, base_ns, gone) into the
-// boxes the view draws: {name, value, base, calls, kids, parent}.
+// pre-order: names, parent, name, value_ns, calls, base_ns, gone, errors,
+// error_calls) into the boxes the view draws: {name, value, base, calls,
+// failed, of, kids, parent}, where failed of the of calls the box stands
+// for returned an error.
 ct.flameFromTree = function (t) {
-  const n = t.parent.length, diff = !!t.base_ns;
+  const n = t.parent.length, diff = !!t.base_ns, errs = t.errors || null;
+  // The inverted graph counts a box's calls only at its root: the
+  // server counts them along the chain for the share that failed.
+  const of = t.error_calls || t.calls;
   const nodes = new Array(n);
   for (let i = 0; i < n; i++) {
     const p = t.parent[i] < 0 ? null : nodes[t.parent[i]];
-    const f = { name: p ? t.names[t.name[i]] : "all", value: t.value_ns[i], base: diff ? t.base_ns[i] : 0, calls: t.calls[i], kids: [], parent: p };
+    const f = { name: p ? t.names[t.name[i]] : "all", value: t.value_ns[i], base: diff ? t.base_ns[i] : 0, calls: t.calls[i],
+      failed: errs ? errs[i] : 0, of: errs ? of[i] : 0, kids: [], parent: p };
     if (p) p.kids.push(f);
     nodes[i] = f;
   }
@@ -22,7 +28,7 @@ ct.flameFromTree = function (t) {
     g.path.forEach((nm, k) => {
       let c = p.kids.find((x) => x.name === nm);
       if (!c) {
-        c = { name: nm, value: 0, base: 0, calls: 0, kids: [], parent: p };
+        c = { name: nm, value: 0, base: 0, calls: 0, failed: 0, of: 0, kids: [], parent: p };
         p.kids.push(c);
         p.kids.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       }
@@ -31,6 +37,7 @@ ct.flameFromTree = function (t) {
     });
   }
   root.diff = diff;
+  root.errors = !!errs;
   return root;
 };
 
@@ -49,12 +56,13 @@ ct.views.flame = async function (root, params) {
     mode: params.get("mode") === "self" ? "self" : "total",
     weight: ["cpu", "wait"].includes(params.get("weight")) ? params.get("weight") : "wall",
     icicle: params.get("icicle") === "1",
+    errors: params.get("errors") === "1",
     q: params.get("q") || "",
     zoom: params.get("zoom") || "",
   };
   const save = () => ct.replaceURL("flame", {
     mode: st.mode === "self" ? "self" : "", weight: st.weight === "wall" ? "" : st.weight,
-    icicle: st.icicle ? "1" : "", q: st.q, zoom: st.zoom,
+    icicle: st.icicle ? "1" : "", errors: st.errors ? "1" : "", q: st.q, zoom: st.zoom,
   });
 
   const canvas = ct.el("canvas", { id: "flame-canvas" });
@@ -62,6 +70,7 @@ ct.views.flame = async function (root, params) {
   const match = ct.el("span", { id: "flame-match" });
   const details = ct.el("div", { class: "details", id: "flame-details" }, ct.el("span", { class: "muted" }, "Click a box to zoom in and see its chains."));
   const radio = (nm, val, label) => ct.el("label", {}, ct.el("input", { type: "radio", name: nm, value: val, checked: st[nm] === val, onchange: () => { st[nm] = val; st.zoom = ""; rebuild(); } }), " " + label);
+  const legend = ct.el("p", { class: "legend", id: "flame-legend" });
   const search = ct.el("input", { id: "flame-search", type: "search", placeholder: "Search (regexp)", value: st.q });
   search.addEventListener("input", () => { st.q = search.value; save(); draw(); });
   const weights = [radio("weight", "wall", "wall time")];
@@ -75,10 +84,11 @@ ct.views.flame = async function (root, params) {
       ct.el("span", {}, radio("mode", "total", "total"), " ", radio("mode", "self", "self (inverted)")),
       ct.el("span", {}, weights),
       ct.el("label", {}, ct.el("input", { type: "checkbox", id: "flame-icicle", checked: st.icicle, onchange: (e) => { st.icicle = e.target.checked; save(); draw(); } }), " icicle"),
+      o.errors > 0 ? ct.el("label", { title: "colour each box by the share of its calls that returned an error" },
+        ct.el("input", { type: "checkbox", id: "flame-errors", checked: st.errors, onchange: (e) => { st.errors = e.target.checked; save(); draw(); } }), " colour by errors") : null,
       ct.el("button", { id: "flame-reset", onclick: () => { st.zoom = ""; save(); draw(); } }, "Reset zoom"),
       search, match),
-    o.base ? ct.el("p", { class: "legend" }, `Compared with ${ct.baseName(o.base)}: red boxes took longer than in the base trace, blue ones less; grey unchanged.`) : null,
-    canvas, status, details);
+    legend, canvas, status, details);
 
   let tree, rects = [];
   // At most maxLevels rows are drawn: a canvas is at most 32,767 pixels
@@ -121,11 +131,17 @@ ct.views.flame = async function (root, params) {
     rects = [];
     const y = (level) => (st.icicle ? level * rowH : H - (level + 1) * rowH);
     const all = tree.diff ? Math.max(tree.value, tree.base) : 0;
+    const byErrors = st.errors && tree.errors;
     const fill = (f) => {
       if (re && re.test(f.name)) return "#b12cd6";
+      if (byErrors && f.parent) return ct.errorColour(f.failed, f.of);
       if (tree.diff && f.parent) return ct.diffColour(f.value, f.base, all);
       return f.parent ? ct.colour(f.name) : "#d9d9d9";
     };
+    legend.textContent = byErrors
+      ? "Coloured by the share of each box's calls that returned an error: grey none, pale red a few, deep red all."
+      : o.base ? `Compared with ${ct.baseName(o.base)}: red boxes took longer than in the base trace, blue ones less; grey unchanged.` : "";
+    legend.hidden = !legend.textContent;
     const box = (f, x, w, level) => {
       const yy = y(level);
       g.fillStyle = fill(f);
@@ -167,6 +183,7 @@ ct.views.flame = async function (root, params) {
       match.textContent = "";
     }
     canvas.dataset.boxes = rects.length;
+    canvas.dataset.failedBoxes = byErrors ? rects.filter((b) => b.f.failed > 0).length : 0;
     // Where a function's widest box is on the page, for the browser tests.
     ct.flameBox = (name) => {
       const r = canvas.getBoundingClientRect();
@@ -189,7 +206,16 @@ ct.views.flame = async function (root, params) {
   const describe = (f) => {
     let s = `${f.name}: ${ct.dur(f.value)}, ${ct.pct(f.value, tree.value)} of all`;
     if (tree.diff) s += `; base ${ct.dur(f.base)} (${f.value >= f.base ? "+" : ""}${ct.dur(f.value - f.base)})`;
+    if (tree.errors && f.parent && f.of > 0) s += `; ${failedOf(f)}`;
     return s;
+  };
+  // failedOf says how many of a box's calls failed. Above the inverted
+  // graph's root, a box stands for calls of the function at the root.
+  const failedOf = (f) => {
+    let leaf = f;
+    while (leaf.parent && leaf.parent.parent) leaf = leaf.parent;
+    const whose = st.mode === "self" && leaf !== f ? ` of ${leaf.name} through it` : "";
+    return `${ct.num(f.failed)} of ${ct.num(f.of)} calls${whose} returned an error (${ct.pct(f.failed, f.of)})`;
   };
   canvas.addEventListener("click", async (ev) => {
     const b = at(ev);

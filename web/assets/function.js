@@ -1,5 +1,6 @@
 // The function view: figures, callers and callees around the function,
-// every chain that reached it, and a histogram of its calls' durations.
+// the errors it returned and the chains it failed through, every chain
+// that reached it, and a histogram of its calls' durations.
 "use strict";
 
 ct.views = ct.views || {};
@@ -10,15 +11,48 @@ ct.renderChains = function (chains, more) {
     ct.el("div", { class: "path" }, ct.steps(c.path, true)),
     (c.spawned_from || []).map((s) => ct.el("div", { class: "spawn" }, "in goroutines started from ", ct.steps(s, false))),
     ct.el("div", {}, `${ct.num(c.calls)} calls, total ${ct.dur(c.total_ns)}, mean ${ct.dur(c.mean_ns)}, max ${ct.dur(c.max_ns)}`,
-      c.panics ? `, ${c.panics} panicked` : ""),
+      c.panics ? `, ${c.panics} panicked` : "",
+      c.errors ? ct.el("span", { class: "error" }, `, ${ct.num(c.errors)} failed (${ct.pct(c.errors, c.calls)})`) : ""),
     ct.el("div", { class: "muted" }, "slowest: ", c.slowest.map((s, i) => [i ? ", " : "", callLink(s)])))));
   if (more > 0) list.append(ct.el("p", { class: "muted" }, `and ${ct.num(more)} more chains`));
   return list;
 };
 
-function callLink(c) {
-  return ct.el("a", { href: ct.timelineHref(c.goroutine, c.start_ns, c.duration_ns), class: "call" },
+// callLink links a call to the timeline; a call that failed is marked,
+// its error in the mark's title, or in full when full is set.
+function callLink(c, full) {
+  const a = ct.el("a", { href: ct.timelineHref(c.goroutine, c.start_ns, c.duration_ns), class: "call" },
     `g${c.goroutine} at ${ct.dur(c.start_ns)}: ${ct.dur(c.duration_ns)}${c.exit ? " (" + c.exit + ")" : ""}`);
+  if (!c.error) return a;
+  return [a, full ? ct.el("span", { class: "error" }, " " + ct.errText(c.error)) : ct.el("span", { class: "error", title: ct.errText(c.error) }, " ✗")];
+}
+
+// errorsSection lists the errors f returned, the most first, then the
+// chains it failed through with the errors of each, and the chains it
+// never failed through: where a failure comes from is the question.
+function errorsSection(f) {
+  if (!f.errors) return null;
+  const failing = f.chains.filter((c) => c.errors > 0), fine = f.chains.filter((c) => !c.errors);
+  const msgTable = (ms) => ct.table(["calls", "type", "message"], ms.map((m) => [ct.num(m.calls), ct.el("code", {}, m.type), ct.el("span", { class: "msg" }, m.message)]));
+  return [
+    ct.el("h2", {}, "Errors"),
+    ct.el("div", { id: "fn-errors" },
+      ct.el("p", {}, `${ct.num(f.errors)} of ${ct.num(f.calls)} calls returned an error (${ct.pct(f.errors, f.calls)}), `,
+        `${ct.num(f.error_messages.length)} distinct:`),
+      ct.el("div", { id: "fn-error-messages", class: "errors" }, msgTable(f.error_messages)),
+      ct.el("h3", {}, `Failed through ${failing.length === 1 ? "one chain" : ct.num(failing.length) + " chains"}`),
+      ct.el("div", { id: "fn-failing", class: "chains" }, failing.map((c) => ct.el("div", { class: "chain" },
+        ct.el("div", { class: "path" }, ct.steps(c.path, true)),
+        (c.spawned_from || []).map((s) => ct.el("div", { class: "spawn" }, "in goroutines started from ", ct.steps(s, false))),
+        ct.el("div", {}, ct.el("b", { class: "error" }, `${ct.num(c.errors)} of ${ct.num(c.calls)} calls failed`), ` (${ct.pct(c.errors, c.calls)})`),
+        ct.el("div", { class: "errors" }, msgTable(c.messages || []))))),
+      fine.length ? [
+        ct.el("h3", {}, "Never failed through"),
+        ct.el("div", { id: "fn-fine", class: "chains" }, fine.map((c) => ct.el("div", { class: "chain" },
+          ct.el("div", { class: "path" }, ct.steps(c.path, true)), ct.el("div", { class: "muted" }, `${ct.num(c.calls)} calls, none failed`)))),
+      ] : null,
+      f.more_chains ? ct.el("p", { class: "muted" }, `${ct.num(f.more_chains)} more chains not listed`) : null),
+  ];
 }
 
 ct.views.func = async function (root, params) {
@@ -29,7 +63,7 @@ ct.views.func = async function (root, params) {
   }
   const f = await ct.api("func", { name });
   const o = ct.overview;
-  const stat = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
+  const stat = (v, label, id) => ct.el("div", { class: "card", id }, ct.el("b", {}, v), ct.el("span", {}, label));
   const edgeTable = (es, id) => es.length
     ? ct.el("div", { id }, ct.table(["time", "calls", "function"], es.map((e) => [ct.dur(e.total_ns), ct.num(e.calls), e.name.startsWith("(") ? e.name : ct.funcLink(e.name)])))
     : ct.el("p", { class: "muted", id }, "none traced");
@@ -48,7 +82,7 @@ ct.views.func = async function (root, params) {
       ct.show(callsBox, 
         ct.el("b", {}, `${ct.num(b.count)} calls of ${ct.dur(b.lo_ns)} to ${ct.dur(b.hi_ns)}`),
         b.count > b.slowest.length ? ct.el("span", { class: "muted" }, ` (the ${b.slowest.length} slowest)`) : "",
-        ct.el("ul", {}, b.slowest.map((c) => ct.el("li", {}, callLink(c)))));
+        ct.el("ul", {}, b.slowest.map((c) => ct.el("li", {}, callLink(c, true)))));
     });
     return bar;
   });
@@ -61,10 +95,12 @@ ct.views.func = async function (root, params) {
       stat(ct.num(f.calls), "calls"), stat(ct.dur(f.total_ns), "total"), stat(ct.dur(f.self_ns), "self"),
       stat(ct.dur(f.mean_ns), "mean"), stat(ct.dur(f.p50_ns), "p50"), stat(ct.dur(f.p99_ns), "p99"), stat(ct.dur(f.max_ns), "max"),
       f.panics ? stat(ct.num(f.panics), "panics") : null,
+      f.errors ? stat(ct.num(f.errors), `errors, ${ct.pct(f.errors, f.calls)} of calls`, "fn-errors-card") : null,
       o.has_cpu ? stat(ct.dur(f.cpu_ns || 0), "on CPU") : null,
       o.has_cpu ? stat(ct.dur(f.wait_ns || 0), "waiting") : null),
     f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
     f.syscalls && f.syscalls.length ? ct.el("p", {}, "In system calls (on CPU): ", f.syscalls.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
+    errorsSection(f),
     ct.el("h2", {}, "Callers and callees"),
     ct.el("div", { class: "sandwich" },
       ct.el("div", {}, ct.el("div", { class: "muted" }, "called by"), edgeTable(f.callers, "fn-callers")),

@@ -6,13 +6,15 @@ ct.views = ct.views || {};
 ct.views.overview = async function (root) {
   const o = ct.overview;
   const card = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
+  // The errors column is there when some call returned an error.
   const rows = (fs) => fs.map((f) => {
     const r = [ct.dur(f.self_ns), ct.dur(f.total_ns), ct.num(f.calls), ct.dur(f.max_ns)];
     if (o.has_cpu) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.wait_ns || 0));
+    if (o.errors) r.push(errorsCell(f));
     r.push(ct.funcLink(f.name));
     return r;
   });
-  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "waiting"] : [], ["function"]);
+  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "waiting"] : [], o.errors ? ["errors"] : [], ["function"]);
   const linkify = (f) => {
     if (!f.function || !f.message.includes(f.function)) return f.message;
     const [a, ...b] = f.message.split(f.function);
@@ -26,6 +28,7 @@ ct.views.overview = async function (root) {
       card(ct.num(o.goroutines), "goroutines"),
       card(ct.num(o.calls), "calls"),
       card(ct.num(o.dropped), "dropped calls"),
+      o.errors ? card(ct.num(o.errors), "calls returned an error") : null,
       o.full === "wait" && held(o),
       card(ct.num(o.functions), "functions"),
       card(o.go || "?", "Go")),
@@ -34,12 +37,23 @@ ct.views.overview = async function (root) {
     o.findings.length
       ? ct.el("ol", { class: "findings", id: "ov-findings" }, o.findings.map((f) => ct.el("li", {}, linkify(f))))
       : ct.el("p", { class: "muted", id: "ov-findings" }, "No findings: nothing stands out by calltrail's rules."),
+    (o.top_errors || []).length ? [
+      ct.el("h2", {}, "Functions that returned errors"),
+      ct.el("div", { id: "ov-errors" }, ct.table(head, rows(o.top_errors))),
+    ] : null,
     goroutines(o.goroutine_summary),
     ct.el("div", { class: "cols" },
       ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.top_self)))),
       ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.top_total))))),
     ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${ct.dur(o.load_ns)}.`));
 };
+
+// errorsCell shows how many of a function's calls returned an error, and
+// what share of them.
+function errorsCell(f) {
+  if (!f.errors) return ct.el("span", { class: "muted" }, "0");
+  return ct.el("span", { class: "error", title: `${ct.num(f.errors)} of ${ct.num(f.calls)} calls returned an error` }, `${ct.num(f.errors)} (${ct.pct(f.errors, f.calls)})`);
+}
 
 // held is the card of the time the program waited for the trace writer
 // when its rings were full: how much tracing slowed it beyond each call's

@@ -2,6 +2,8 @@
 // The server merges calls narrower than a pixel into blocks, so a
 // response stays small; while it is on its way, the last response is
 // redrawn at the new scale, so pan and zoom never wait for the network.
+// A call that returned an error is outlined in red, a block holding such
+// calls underlined in red.
 "use strict";
 
 ct.views = ct.views || {};
@@ -10,6 +12,7 @@ ct.views.timeline = async function (root, params) {
   if (!ct.lanes) ct.lanes = await ct.api("lanes");
   const L = ct.lanes, nL = L.g.length;
   const rulerH = 20, headH = 14, rowH = 13, maxRows = 48, gap = 3;
+  const stride = 8, failRed = "#d40000"; // numbers a bar takes in a response
   const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
   for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
   const laneOf = new Map(L.g.map((g, i) => [g, i]));
@@ -81,7 +84,7 @@ ct.views.timeline = async function (root, params) {
       const r = await res.json();
       const lanes = new Map();
       for (const l of r.lanes) lanes.set(l.lane, l.items);
-      data = { q, from: r.from_ns, lanes };
+      data = { q, from: r.from_ns, lanes, errors: r.errors || {} };
       if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
       ct.replaceURL("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" });
@@ -104,7 +107,7 @@ ct.views.timeline = async function (root, params) {
     const k = w / (st.to - st.from);
     const [a, b] = visibleLanes();
     rects = [];
-    let drawn = 0;
+    let drawn = 0, failed = 0;
     for (let i = a; i < b; i++) {
       const top = laneY[i] - st.y + rulerH;
       g.fillStyle = i === laneOf.get(st.g) ? "#e2ecf8" : i % 2 ? "#f7f8fa" : "#ffffff";
@@ -112,7 +115,7 @@ ct.views.timeline = async function (root, params) {
       const items = data && data.lanes.get(i);
       if (items) {
         const off = data.from - st.from;
-        for (let j = 0; j < items.length; j += 7) {
+        for (let j = 0; j < items.length; j += stride) {
           const depth = items[j + 3];
           if (depth > maxRows) continue;
           let x = (items[j] + off) * k, bw = items[j + 1] * k;
@@ -131,7 +134,11 @@ ct.views.timeline = async function (root, params) {
             const label = ct.fitText(g, n > 1 ? `${ct.names[items[j + 6]] || "?"} … ${ct.num(n)} calls` : ct.names[fn], bw - 4);
             if (label) { g.fillStyle = "#111"; g.fillText(label, x + 2, y + rowH / 2); }
           }
-          rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items });
+          if (items[j + 7]) {
+            markFailed(g, x, y, bw, n > 1);
+            failed++;
+          }
+          rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items, errors: data.errors });
           drawn++;
         }
       }
@@ -148,6 +155,14 @@ ct.views.timeline = async function (root, params) {
     }
     root.querySelector("#tl-window").textContent = `${ct.dur(st.from)} – ${ct.dur(st.to)} (${ct.dur(st.to - st.from)} shown)`;
     canvas.dataset.bars = drawn;
+    canvas.dataset.failed = failed;
+    // Where the bars that stand for failed calls are on the page, for
+    // the browser tests.
+    ct.failedBars = () => {
+      const r = canvas.getBoundingClientRect();
+      return rects.filter((b) => b.items[b.j + 7] && b.items[b.j + 4] === 1)
+        .map((b) => ({ x: r.left + b.x, y: r.top + b.y, w: b.w, h: rowH - 1, g: L.g[b.lane], fn: ct.names[b.items[b.j + 2]] }));
+    };
     // Where lane i's title is on the page, for the browser tests.
     ct.laneTitle = (i) => {
       const r = canvas.getBoundingClientRect();
@@ -155,6 +170,26 @@ ct.views.timeline = async function (root, params) {
     };
     canvas.dataset.span = Math.round(st.to - st.from);
     ct.mark("timelineDraw", performance.now() - t0);
+  }
+
+  // markFailed marks a bar that stands for failed calls: a call is
+  // outlined in red, or filled red where too narrow for an outline to
+  // show; a block, which holds other calls too, is underlined.
+  function markFailed(g, x, y, bw, block) {
+    g.fillStyle = failRed;
+    if (block) {
+      g.fillRect(x, y + rowH - 4, Math.max(bw - 0.3, 1.5), 3);
+    } else if (bw < 5) {
+      g.fillRect(x, y, Math.max(bw, 1.5), rowH - 1);
+    } else {
+      g.strokeStyle = failRed;
+      g.lineWidth = 1.5;
+      g.strokeRect(x + 0.75, y + 0.75, bw - 1.8, rowH - 2.5);
+      g.lineWidth = 1;
+      g.beginPath(); // and a corner, to show at a glance on a bar that is all red
+      g.moveTo(x + bw - 7, y); g.lineTo(x + bw - 0.3, y); g.lineTo(x + bw - 0.3, y + 7);
+      g.fill();
+    }
   }
 
   // ruler draws the time axis: a tick every 1, 2 or 5 times a power of
@@ -222,20 +257,25 @@ ct.views.timeline = async function (root, params) {
   };
   const describe = (r) => {
     const it = r.items, j = r.j, n = it[j + 4], fn = it[j + 2];
-    if (n === 1) return `${ct.names[fn]}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}`;
+    if (n === 1) return `${ct.names[fn]}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}${it[j + 7] ? " " + errorOf(r) : ""}`;
     const which = fn ? `calls of ${ct.names[fn]} and their callees` : `calls and callees, from ${ct.names[it[j + 6]]} on`;
-    return `${ct.num(n)} ${which} merged, ${ct.dur(it[j + 1])}: zoom in to see them`;
+    return `${ct.num(n)} ${which} merged, ${ct.dur(it[j + 1])}${failedIn(r)}: zoom in to see them`;
   };
+  // errorOf is the error of a bar's one call; failedIn says how many of a
+  // block's calls returned one.
+  const errorOf = (r) => ct.errText(r.errors[r.items[r.j + 7]] || { type: "?", message: "" });
+  const failedIn = (r) => (r.items[r.j + 7] ? `, ${ct.num(r.items[r.j + 7])} failed` : "");
   async function click(x, y) {
     const r = hit(x, y);
     if (r) {
-      const it = r.items, j = r.j, fn = it[j + 2], g = L.g[r.lane];
+      const it = r.items, j = r.j, fn = it[j + 2], g = L.g[r.lane], one = it[j + 4] === 1;
       const start = data.from + it[j], d = it[j + 1];
       ct.show(details, 
         fn ? ct.funcLink(ct.names[fn]) : ct.el("b", {}, "calls"),
-        ` in g${g}: ${it[j + 4] > 1 ? ct.num(it[j + 4]) + " calls merged, " : ""}${ct.dur(d)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
+        ` in g${g}: ${one ? "" : ct.num(it[j + 4]) + " calls merged" + failedIn(r) + ", "}${ct.dur(d)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
         ct.el("a", { href: "#", onclick: (e) => { e.preventDefault(); setWindow(start - d * 0.1, start + d * 1.1); } }, "zoom to it"),
-        " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g));
+        " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g),
+        one && it[j + 7] ? ct.el("div", { class: "error", id: "tl-error" }, errorOf(r)) : null);
       return;
     }
     // A lane's title: who started the goroutine.

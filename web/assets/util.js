@@ -109,6 +109,19 @@ ct.diffColour = function (value, base, all) {
   return `hsl(${delta < 0 ? 215 : 0},${Math.round(40 + 50 * s)}%,${Math.round(80 - 30 * s)}%)`;
 };
 
+// errorColour colours a box by the share of its calls that returned an
+// error: light grey for none, from pale to deep red for some to all. The
+// square root makes a share of a few percent show.
+ct.errorColour = function (failed, calls) {
+  if (!(failed > 0) || !(calls > 0)) return "#e3e3e3";
+  const s = Math.sqrt(Math.min(1, failed / calls));
+  return `hsl(0,${Math.round(55 + 35 * s)}%,${Math.round(86 - 42 * s)}%)`;
+};
+
+// errText shows an error as calltrail's command line does:
+// err=*fs.PathError "open x: no such file or directory".
+ct.errText = (e) => `err=${e.type} ${JSON.stringify(e.message)}`;
+
 // paint sizes a canvas to w×h CSS pixels at the screen's density, and
 // returns its context cleared, with the font set for labels.
 ct.paint = function (canvas, w, h, font) {
