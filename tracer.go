@@ -143,9 +143,12 @@ func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
 	}
 	t.seen[g&t.seenMask].Store(g)
 	parent, gopc, startpc := gstate.Info()
-	b, c := s.At(pos+1), s.At(pos+2)
-	b.Word, b.Time = parent, int64(gopc)
-	c.Word, c.Time = 0, int64(startpc)
+	// The record's words are published like events': the writer's
+	// encoder loads a slot's word ahead of knowing the slot before it
+	// is written, and drops what it read; a plain store here would race
+	// with that load.
+	ring.Put(s.At(pos+1), parent, int64(gopc))
+	ring.Put(s.At(pos+2), 0, int64(startpc))
 	ring.Put(s.At(pos), g<<opBits|tracefile.RawGoroutineOp, ts)
 	call := newCall(g, id) | callRoot
 	ring.Put(s.At(pos+3), call.word(), ts)
