@@ -10,7 +10,9 @@
 // replay with the command line's filters. Where a trace records the
 // errors calls returned, the timeline and the call tree mark the calls
 // that failed, and the flame graph can colour each box by the share of
-// its calls that did.
+// its calls that did. Where it records arguments and results (calltrail
+// run --args), the timeline's call details and the call tree's rows show
+// them, as calltrail replay does.
 //
 // Loading reads the file once and runs two passes over its bytes
 // concurrently: the analysis of package analysis, and the timeline

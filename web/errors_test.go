@@ -299,20 +299,7 @@ func TestNoErrors(t *testing.T) {
 		{"/api/timeline?from=0&to=2000000&px=100&l0=0&l1=2", `"items":[`, []string{`"errors"`}},
 		{"/api/tree?in=1", `"rows":[`, []string{`"error"`}},
 	} {
-		res, err := http.Get(srv.URL + tc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if !strings.Contains(string(body), tc.want) {
-			t.Errorf("%s: %.200s lacks %s", tc.path, body, tc.want)
-		}
-		for _, a := range tc.absent {
-			if strings.Contains(string(body), a) {
-				t.Errorf("%s: %.200s holds %s", tc.path, body, a)
-			}
-		}
+		holds(t, srv.URL+tc.path, tc.want, tc.absent)
 	}
 }
 
@@ -331,6 +318,25 @@ func TestFlamePageErrors(t *testing.T) {
 	for _, want := range []string{`"errors":[0,0,0,0,1,0,2]`, `"error_calls":[`, `"errors":3`} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("the flame page lacks %s", want)
+		}
+	}
+}
+
+// holds checks that the answer at url holds want and none of absent.
+func holds(t *testing.T, url, want string, absent []string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), want) {
+		t.Errorf("%s: %.200s lacks %s", url, body, want)
+	}
+	for _, a := range absent {
+		if strings.Contains(string(body), a) {
+			t.Errorf("%s: %.200s holds %s", url, body, a)
 		}
 	}
 }

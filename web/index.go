@@ -1,7 +1,9 @@
 package web
 
 import (
+	"cmp"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/calltrail/calltrail/tracefile"
@@ -28,6 +30,11 @@ type lane struct {
 	// a block of a million merged calls counts its failures with two
 	// binary searches rather than a look at each call.
 	failed []int32
+	// vals holds the arguments and results recorded with --args, of the
+	// calls that have them, by call, each call's arguments before its
+	// results: a trace of values on a few functions costs the other
+	// calls nothing, and a trace without, a nil slice.
+	vals []callValue
 
 	maxDepth int
 	open     []int32 // calls still running, while the index is built
@@ -86,6 +93,8 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			ix.calls++
 		case tracefile.ExitEvent:
 			l.exitCall(ev.Time, ev.Exit, ev.Err)
+		case tracefile.ValueEvent:
+			l.value(ev.Value)
 		}
 	}
 	for _, l := range byG {
@@ -98,6 +107,7 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			l.resize(n) // a lane that ended early was given room it never used
 		}
 		l.listFailed()
+		l.sortValues()
 		ix.lanes = append(ix.lanes, l)
 	}
 	sort.Slice(ix.lanes, func(i, j int) bool { return ix.lanes[i].g < ix.lanes[j].g })
@@ -217,4 +227,67 @@ func (l *lane) failedIn(lo, hi int) int32 {
 // failedBefore counts the calls before call i that returned an error.
 func (l *lane) failedBefore(i int) int32 {
 	return int32(sort.Search(len(l.failed), func(k int) bool { return int(l.failed[k]) >= i }))
+}
+
+// callValue is an argument or result of a call: a tracefile.Value in 32
+// bytes rather than 48, with the call's index in its lane.
+type callValue struct {
+	call   int32
+	kind   tracefile.ValueKind
+	result bool
+	bits   uint64
+	s      string // a string's bytes, or a type's name
+}
+
+func (v callValue) value() tracefile.Value {
+	tv := tracefile.Value{Kind: v.kind, Result: v.result, Bits: v.bits}
+	if v.kind == tracefile.TypeValue {
+		tv.Type = v.s
+	} else {
+		tv.Str = v.s
+	}
+	return tv
+}
+
+// value keeps a value of the innermost open call.
+func (l *lane) value(v tracefile.Value) {
+	n := len(l.open)
+	if n == 0 {
+		return // of a call that began before the trace did
+	}
+	s := v.Str
+	if v.Kind == tracefile.TypeValue {
+		s = v.Type
+	}
+	l.vals = append(l.vals, callValue{call: l.open[n-1], kind: v.Kind, result: v.Result, bits: v.Bits, s: s})
+}
+
+// sortValues puts the values in order of call, once the lane is read:
+// a call's results come at its end, after its callees' values. A stable
+// sort keeps each call's arguments before its results, in their order.
+func (l *lane) sortValues() {
+	byCall := func(a, b callValue) int { return cmp.Compare(a.call, b.call) }
+	if !slices.IsSortedFunc(l.vals, byCall) {
+		slices.SortStableFunc(l.vals, byCall)
+	}
+	if cap(l.vals) > len(l.vals)+len(l.vals)/4+16 {
+		l.vals = resized(l.vals, len(l.vals)) // appending left up to twice the room
+	}
+}
+
+// valuesOf returns the arguments and results of call i, nil for none.
+func (l *lane) valuesOf(i int) []callValue {
+	if len(l.vals) == 0 {
+		return nil
+	}
+	c := int32(i)
+	lo := sort.Search(len(l.vals), func(k int) bool { return l.vals[k].call >= c })
+	hi := lo
+	for hi < len(l.vals) && l.vals[hi].call == c {
+		hi++
+	}
+	if hi == lo {
+		return nil
+	}
+	return l.vals[lo:hi:hi]
 }

@@ -125,6 +125,31 @@ const itemLen = 8
 type laneItemsJSON struct {
 	Lane  int     `json:"lane"`
 	Items []int64 `json:"items"`
+	// Values are the arguments and results recorded with --args of the
+	// calls that have bars of their own, by the call's index in its lane
+	// (a bar's sixth number). A block's calls are not looked at one by
+	// one, and a million of them would not fit in a response.
+	Values map[int]valuesJSON `json:"values,omitempty"`
+}
+
+// valuesJSON is a call's arguments and results, each as calltrail replay
+// shows it: 42, "abc"…, len=3, *os.File, nil.
+type valuesJSON struct {
+	Args    []string `json:"args,omitempty"`
+	Results []string `json:"results,omitempty"`
+}
+
+// formatValues formats the values of one call.
+func formatValues(vs []callValue) valuesJSON {
+	var out valuesJSON
+	for _, v := range vs {
+		if v.result {
+			out.Results = append(out.Results, v.value().String())
+		} else {
+			out.Args = append(out.Args, v.value().String())
+		}
+	}
+	return out
 }
 
 // timeline answers /api/timeline?from=NS&to=NS&px=WIDTH&l0=I&l1=J: the
@@ -160,9 +185,10 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 		if err := r.Context().Err(); err != nil {
 			return nil, err // the page gave up on this request
 		}
-		items = ix.lanes[k].window(from, to, minDur, maxRows, items[:0])
+		l := ix.lanes[k]
+		items = l.window(from, to, minDur, maxRows, items[:0])
 		total += len(items)
-		flat := make([]int64, 0, itemLen*len(items))
+		li := laneItemsJSON{Lane: k, Items: make([]int64, 0, itemLen*len(items))}
 		for _, it := range items {
 			errs := int64(it.failed)
 			if it.count == 1 {
@@ -170,10 +196,16 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 				if it.err != 0 {
 					out.addError(s.t, it.err)
 				}
+				if vs := l.valuesOf(it.call); vs != nil {
+					if li.Values == nil {
+						li.Values = map[int]valuesJSON{}
+					}
+					li.Values[it.call] = formatValues(vs)
+				}
 			}
-			flat = append(flat, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first), errs)
+			li.Items = append(li.Items, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first), errs)
 		}
-		out.Lanes = append(out.Lanes, laneItemsJSON{k, flat})
+		out.Lanes = append(out.Lanes, li)
 	}
 	return out, nil
 }

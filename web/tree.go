@@ -14,13 +14,14 @@ import (
 var treeLimit = 500
 
 type treeRowJSON struct {
-	Call  int          `json:"call"` // index in the goroutine's lane
-	Func  uint32       `json:"func"`
-	Start int64        `json:"start_ns"`
-	Dur   int64        `json:"duration_ns"`
-	Exit  string       `json:"exit,omitempty"`
-	Error *query.Error `json:"error,omitempty"` // the error it returned
-	Kids  bool         `json:"kids"`            // it has callees, maybe not shown
+	Call       int          `json:"call"` // index in the goroutine's lane
+	Func       uint32       `json:"func"`
+	Start      int64        `json:"start_ns"`
+	Dur        int64        `json:"duration_ns"`
+	Exit       string       `json:"exit,omitempty"`
+	Error      *query.Error `json:"error,omitempty"` // the error it returned
+	Kids       bool         `json:"kids"`            // it has callees, maybe not shown
+	valuesJSON              // its arguments and results, if recorded
 }
 
 type goroutineRowJSON struct {
@@ -90,7 +91,7 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 		if len(out.Rows) == treeLimit {
 			return false
 		}
-		out.Rows = append(out.Rows, treeRowJSON{c, l.fn[c], l.start[c], l.dur[c], query.ExitName(l.exit[c]), s.t.callError(l.errAt(c)), l.next[c] > int32(c+1)})
+		out.Rows = append(out.Rows, treeRowJSON{c, l.fn[c], l.start[c], l.dur[c], query.ExitName(l.exit[c]), s.t.callError(l.errAt(c)), l.next[c] > int32(c+1), formatValues(l.valuesOf(c))})
 		return true
 	})
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -339,6 +340,96 @@ func TestServeBrowserErrors(t *testing.T) {
 	// Off, the functions' own colours.
 	p.do(chromedp.Click("#flame-errors", chromedp.ByQuery))
 	p.wait("the flame graph without errors", `!location.hash.includes("errors=1") && +document.querySelector("#flame-canvas").dataset.failedBoxes === 0`)
+
+	if len(p.exceptions) > 0 {
+		t.Errorf("JavaScript exceptions: %q", p.exceptions)
+	}
+}
+
+// TestServeBrowserValues drives the web UI over a trace of
+// examples/failing recorded with --args 'main\.D$': the details of a
+// clicked call of main.D on the timeline, and the status line over it,
+// show its argument and result as calltrail replay does, and so do the
+// call tree's rows. It writes values-timeline.png.
+func TestServeBrowserValues(t *testing.T) {
+	p := newPage(t)
+	bin := calltrailBinary(t)
+	trace := filepath.Join(t.TempDir(), "args.out")
+	if out, err := exec.Command(bin, "run", "-o", trace, "--args", `main\.D$`, "../../examples/failing").CombinedOutput(); err != nil {
+		t.Fatalf("calltrail run: %v\n%s", err, out)
+	}
+	url, _, _ := startServe(t, bin, trace)
+	p.open(url + "#timeline")
+
+	// Goroutine 1's calls of main.D, from the timeline's answer:
+	// loadDefaults reads workers (4) and queue (64), loadOverrides fails
+	// to open workers.local and queue.local (0 and an error).
+	type call struct {
+		Call          int
+		Href          string
+		Args, Results []string
+	}
+	var calls []call
+	p.do(chromedp.Evaluate(`(async () => {
+		const lanes = await ct.api("lanes"), k = lanes.g.indexOf(1);
+		const r = await ct.api("timeline", { from: 0, to: lanes.end_ns + 1, px: 20000, l0: k, l1: k + 1 });
+		const out = [];
+		for (const l of r.lanes) for (let j = 0; j < l.items.length; j += 8) {
+			const it = l.items.slice(j, j + 8), v = l.values && l.values[it[5]];
+			if (it[4] === 1 && ct.names[it[2]] === "main.D") out.push({Call: it[5], Href: ct.timelineHref(1, it[0], it[1]), Args: v && v.args, Results: v && v.results});
+		}
+		return out;
+	})()`, &calls, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	// A path as long as a temporary directory's is cut at 32 bytes.
+	path := regexp.MustCompile(`^"/[^"]*"…?$`)
+	var results []string
+	for _, c := range calls {
+		if len(c.Args) != 1 || !path.MatchString(c.Args[0]) || len(c.Results) != 1 {
+			t.Fatalf("goroutine 1's calls of main.D: %+v", calls)
+		}
+		results = append(results, c.Results[0])
+	}
+	if strings.Join(results, " ") != "4 64 0 0" || !strings.HasSuffix(calls[0].Args[0], `/workers"`) {
+		t.Fatalf("goroutine 1's calls of main.D: %+v", calls)
+	}
+
+	// Each opened and clicked as in the errors test: its details read
+	// main.D("/tmp/failing…/workers") = 4 in g1: ...
+	clickD := func(c call) {
+		t.Helper()
+		p.open(url + c.Href)
+		p.wait("the call of main.D on the timeline", fmt.Sprintf(`!document.querySelector("#tl-canvas").dataset.loading && (ct.callBars() || []).some((b) => b.g === 1 && b.call === %d)`, c.Call))
+		var at struct{ X, Y float64 }
+		p.eval(fmt.Sprintf(`(() => { const b = ct.callBars().find((b) => b.g === 1 && b.call === %d); return {X: b.x + b.w / 2, Y: b.y + b.h / 2}; })()`, c.Call), &at)
+		p.do(chromedp.MouseEvent(input.MouseMoved, at.X, at.Y), chromedp.MouseClickXY(at.X, at.Y))
+		p.wait("the call's details", `document.querySelector("#tl-details").textContent.includes(" in g1: ")`)
+		sig := "main.D(" + c.Args[0] + ") = " + c.Results[0]
+		if s := p.text("#tl-details"); !strings.HasPrefix(s, sig+" in g1: ") {
+			t.Errorf("the details of call %d read %q, want %s in g1: ...", c.Call, s, sig)
+		}
+		if s := p.text("#tl-status"); !strings.HasPrefix(s, sig+": ") {
+			t.Errorf("the status over call %d reads %q, want %s: ...", c.Call, s, sig)
+		}
+	}
+	clickD(calls[0])
+	clickD(calls[2])
+	if s := p.text("#tl-error"); !strings.HasPrefix(s, `err=*fs.PathError "open /`) {
+		t.Errorf("the failed call's error reads %q", s)
+	}
+	p.shot("values-timeline.png")
+
+	// Call tree: the same calls, in the same words.
+	p.open(url + "#tree?g=1&F=main%5C.D%24")
+	p.wait("the calls of main.D", `document.querySelectorAll("#tree li li").length >= 4`)
+	var rows []string
+	p.eval(`Array.from(document.querySelectorAll("#tree li li .call"), (e) => e.textContent)`, &rows)
+	var want []string
+	for _, c := range calls {
+		want = append(want, "main.D("+c.Args[0]+") = "+c.Results[0])
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("call tree of main.D in g1: %q, want %q", rows, want)
+	}
 
 	if len(p.exceptions) > 0 {
 		t.Errorf("JavaScript exceptions: %q", p.exceptions)

@@ -3,7 +3,9 @@
 // response stays small; while it is on its way, the last response is
 // redrawn at the new scale, so pan and zoom never wait for the network.
 // A call that returned an error is outlined in red, a block holding such
-// calls underlined in red.
+// calls underlined in red. A call's details show its arguments and
+// results, when recorded with --args: the server sends them for the
+// calls drawn apart only.
 "use strict";
 
 ct.views = ct.views || {};
@@ -82,9 +84,12 @@ ct.views.timeline = async function (root, params) {
       const res = await fetch("/api/timeline?" + new URLSearchParams(q), { signal: ac.signal });
       if (!res.ok) throw new Error(await res.text());
       const r = await res.json();
-      const lanes = new Map();
-      for (const l of r.lanes) lanes.set(l.lane, l.items);
-      data = { q, from: r.from_ns, lanes, errors: r.errors || {} };
+      const lanes = new Map(), values = new Map();
+      for (const l of r.lanes) {
+        lanes.set(l.lane, l.items);
+        if (l.values) values.set(l.lane, l.values);
+      }
+      data = { q, from: r.from_ns, lanes, values, errors: r.errors || {} };
       if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
       ct.replaceURL("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" });
@@ -138,7 +143,7 @@ ct.views.timeline = async function (root, params) {
             markFailed(g, x, y, bw, n > 1);
             failed++;
           }
-          rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items, errors: data.errors });
+          rects.push({ x, y, w: Math.max(bw, 1), lane: i, j, items, errors: data.errors, values: data.values.get(i) });
           drawn++;
         }
       }
@@ -156,13 +161,15 @@ ct.views.timeline = async function (root, params) {
     root.querySelector("#tl-window").textContent = `${ct.dur(st.from)} – ${ct.dur(st.to)} (${ct.dur(st.to - st.from)} shown)`;
     canvas.dataset.bars = drawn;
     canvas.dataset.failed = failed;
-    // Where the bars that stand for failed calls are on the page, for
-    // the browser tests.
-    ct.failedBars = () => {
+    // Where the bars of single calls are on the page, with the calls'
+    // indexes in their lanes, for the browser tests; and those of them
+    // that stand for failed calls.
+    ct.callBars = () => {
       const r = canvas.getBoundingClientRect();
-      return rects.filter((b) => b.items[b.j + 7] && b.items[b.j + 4] === 1)
-        .map((b) => ({ x: r.left + b.x, y: r.top + b.y, w: b.w, h: rowH - 1, g: L.g[b.lane], fn: ct.names[b.items[b.j + 2]] }));
+      return rects.filter((b) => b.items[b.j + 4] === 1)
+        .map((b) => ({ x: r.left + b.x, y: r.top + b.y, w: b.w, h: rowH - 1, g: L.g[b.lane], fn: ct.names[b.items[b.j + 2]], call: b.items[b.j + 5], failed: !!b.items[b.j + 7] }));
     };
+    ct.failedBars = () => ct.callBars().filter((b) => b.failed);
     // Where lane i's title is on the page, for the browser tests.
     ct.laneTitle = (i) => {
       const r = canvas.getBoundingClientRect();
@@ -257,7 +264,7 @@ ct.views.timeline = async function (root, params) {
   };
   const describe = (r) => {
     const it = r.items, j = r.j, n = it[j + 4], fn = it[j + 2];
-    if (n === 1) return `${ct.names[fn]}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}${it[j + 7] ? " " + errorOf(r) : ""}`;
+    if (n === 1) return `${ct.names[fn]}${ct.valuesText(valuesOf(r)).join("")}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}${it[j + 7] ? " " + errorOf(r) : ""}`;
     const which = fn ? `calls of ${ct.names[fn]} and their callees` : `calls and callees, from ${ct.names[it[j + 6]]} on`;
     return `${ct.num(n)} ${which} merged, ${ct.dur(it[j + 1])}${failedIn(r)}: zoom in to see them`;
   };
@@ -265,13 +272,15 @@ ct.views.timeline = async function (root, params) {
   // block's calls returned one.
   const errorOf = (r) => ct.errText(r.errors[r.items[r.j + 7]] || { type: "?", message: "" });
   const failedIn = (r) => (r.items[r.j + 7] ? `, ${ct.num(r.items[r.j + 7])} failed` : "");
+  // valuesOf is the arguments and results of a bar's one call, if any.
+  const valuesOf = (r) => r.values && r.items[r.j + 4] === 1 ? r.values[r.items[r.j + 5]] : undefined;
   async function click(x, y) {
     const r = hit(x, y);
     if (r) {
       const it = r.items, j = r.j, fn = it[j + 2], g = L.g[r.lane], one = it[j + 4] === 1;
       const start = data.from + it[j], d = it[j + 1];
       ct.show(details, 
-        fn ? ct.funcLink(ct.names[fn]) : ct.el("b", {}, "calls"),
+        fn ? ct.callSig(ct.names[fn], valuesOf(r)) : ct.el("b", {}, "calls"),
         ` in g${g}: ${one ? "" : ct.num(it[j + 4]) + " calls merged" + failedIn(r) + ", "}${ct.dur(d)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
         ct.el("a", { href: "#", onclick: (e) => { e.preventDefault(); setWindow(start - d * 0.1, start + d * 1.1); } }, "zoom to it"),
         " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g),

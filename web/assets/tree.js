@@ -59,7 +59,7 @@ ct.views.tree = async function (root, params) {
     for (const c of r.rows) {
       const nm = ct.names[c.func] || "?";
       into.append(expandable([
-        ct.funcLink(nm), ct.el("span", { class: "dur" }, ct.dur(c.duration_ns)),
+        ct.callSig(nm, c), ct.el("span", { class: "dur" }, ct.dur(c.duration_ns)),
         c.exit ? ct.el("span", { class: "exit" }, "(" + c.exit + ")") : "",
         c.error ? ct.el("span", { class: "exit" }, ct.errText(c.error)) : "",
         ct.el("a", { href: ct.timelineHref(g, c.start_ns, c.duration_ns), class: "dur", title: "open in the timeline" }, "at " + ct.dur(c.start_ns)),

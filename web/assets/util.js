@@ -122,6 +122,19 @@ ct.errorColour = function (failed, calls) {
 // err=*fs.PathError "open x: no such file or directory".
 ct.errText = (e) => `err=${e.type} ${JSON.stringify(e.message)}`;
 
+// valuesText shows a call's arguments and results, recorded with --args,
+// as calltrail replay does: ["(\"abc\", 3)", " = 42"]; empty strings for
+// what was not recorded.
+ct.valuesText = (v) => [v && v.args ? `(${v.args.join(", ")})` : "", v && v.results ? ` = ${v.results.join(", ")}` : ""];
+
+// callSig is a call's function, linked, with its arguments and results.
+ct.callSig = function (name, v) {
+  const [args, results] = ct.valuesText(v);
+  return ct.el("span", { class: "call" }, ct.funcLink(name),
+    args ? ct.el("span", { class: "args" }, args) : null,
+    results ? ct.el("span", { class: "results" }, results) : null);
+};
+
 // paint sizes a canvas to w×h CSS pixels at the screen's density, and
 // returns its context cleared, with the font set for labels.
 ct.paint = function (canvas, w, h, font) {
