@@ -225,13 +225,18 @@ func startServe(t *testing.T, bin string, traces ...string) (string, time.Durati
 
 // artifactsDir is where screenshots go: CALLTRAIL_ARTIFACTS, relative to
 // the repository's root, or artifacts/ there.
+// repoRoot is the repository's root, found when the tests start: tests
+// that change the working directory for a while must not move where
+// screenshots go.
+var repoRoot, _ = filepath.Abs(filepath.Join("..", ".."))
+
 func artifactsDir(t *testing.T) string {
 	dir := os.Getenv("CALLTRAIL_ARTIFACTS")
 	if dir == "" {
 		dir = "artifacts"
 	}
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join("..", "..", dir)
+		dir = filepath.Join(repoRoot, dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
