@@ -56,7 +56,9 @@ func valueOf[T any](p *T) (tracefile.ValueKind, uint64, string) {
 	t := reflect.TypeOf((*T)(nil)).Elem()
 	u := unsafe.Pointer(p)
 	switch t.Kind() {
-	case reflect.Int, reflect.Int64:
+	case reflect.Int: // four bytes on 32-bit platforms
+		return tracefile.IntValue, uint64(*(*int)(u)), ""
+	case reflect.Int64:
 		return tracefile.IntValue, uint64(*(*int64)(u)), ""
 	case reflect.Int8:
 		return tracefile.IntValue, uint64(*(*int8)(u)), ""
@@ -64,7 +66,11 @@ func valueOf[T any](p *T) (tracefile.ValueKind, uint64, string) {
 		return tracefile.IntValue, uint64(*(*int16)(u)), ""
 	case reflect.Int32:
 		return tracefile.IntValue, uint64(*(*int32)(u)), ""
-	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+	case reflect.Uint:
+		return tracefile.UintValue, uint64(*(*uint)(u)), ""
+	case reflect.Uintptr:
+		return tracefile.UintValue, uint64(*(*uintptr)(u)), ""
+	case reflect.Uint64:
 		return tracefile.UintValue, *(*uint64)(u), ""
 	case reflect.Uint8:
 		return tracefile.UintValue, uint64(*(*uint8)(u)), ""
