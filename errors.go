@@ -22,6 +22,10 @@ type errorTable struct {
 	// call returned: an error returned on up the stack is known without
 	// asking its message again, and a chain of wrappings is seen.
 	last [256]lastError
+	// types caches the ids of the names of values' types, by
+	// reflect.Type: the table names them as it names errors' types, so
+	// that the cache is the tracer's, as the ids are.
+	types sync.Map
 }
 
 // lastError is the error a goroutine's last failed call returned.

@@ -3,7 +3,6 @@ package calltrail
 import (
 	"math"
 	"reflect"
-	"sync"
 	"unsafe"
 
 	"github.com/calltrail/calltrail/internal/ring"
@@ -125,21 +124,17 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// typeNames caches the error table's ids of type names, by type: the
-// table names the types of values as it names errors' types.
-var typeNames sync.Map // reflect.Type -> uint32
-
 // typeID returns the id of x's dynamic type's name.
 func (t *tracer) typeID(x any) uint32 { return t.staticTypeID(reflect.TypeOf(x)) }
 
 func (t *tracer) staticTypeID(typ reflect.Type) uint32 {
-	if id, ok := typeNames.Load(typ); ok {
+	if id, ok := t.errs.types.Load(typ); ok {
 		return id.(uint32)
 	}
 	t.errs.mu.Lock()
 	id := t.errs.intern(errorKey{typ.String(), ""})
 	t.errs.mu.Unlock()
-	typeNames.Store(typ, id)
+	t.errs.types.Store(typ, id)
 	return id
 }
 

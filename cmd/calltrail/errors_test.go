@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -180,9 +179,7 @@ func TestCases(t *testing.T) {
 func TestErrorResults(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, errorCases)
-	wd, _ := os.Getwd()
-	os.Chdir(dir)
-	defer os.Chdir(wd)
+	chdir(t, dir)
 	if out, err := exec.Command("go", "test", "-count=1", ".").CombinedOutput(); err != nil {
 		t.Fatalf("go test: %v\n%s", err, out)
 	}
@@ -350,9 +347,7 @@ func main() {
 func TestArgs(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, valueCases)
-	wd, _ := os.Getwd()
-	os.Chdir(dir)
-	defer os.Chdir(wd)
+	chdir(t, dir)
 	plain, err := exec.Command("go", "run", ".").Output()
 	if err != nil {
 		t.Fatalf("go run: %v", err)
