@@ -372,23 +372,31 @@ func exitKind() tracefile.ExitKind {
 	return tracefile.Return
 }
 
-// frameClasses caches frameClass per return address: pc<<2 | class,
-// direct-mapped. A panic's exits meet the same few addresses again and
-// again (gopanic's call of deferred functions, each function's defer
-// wrapper).
-var frameClasses [1024]atomic.Uint64
+// frameClasses caches frameClass per return address: pc<<2 | class, in
+// sets of two, the newest first. A panic's exits meet the same few
+// addresses again and again (gopanic's call of deferred functions, each
+// function's defer wrapper), in turn: with one entry per set, two of them
+// sharing a set, as a change of the code's layout can make them, would
+// miss every time.
+var frameClasses [2 << 9]atomic.Uint64
 
 // frameClass classifies the function holding return address pc.
 func frameClass(pc uintptr) uint64 {
 	if pc == 0 {
 		return frameOther
 	}
-	e := &frameClasses[(pc^pc>>10)%uintptr(len(frameClasses))]
-	if v := e.Load(); uintptr(v>>2) == pc {
+	// 512 sets, picked by the top 9 bits of a multiplicative hash.
+	set := 2 * (uint64(pc) * 0x9e3779b97f4a7c15 >> (64 - 9))
+	e0, e1 := &frameClasses[set], &frameClasses[set+1]
+	if v := e0.Load(); uintptr(v>>2) == pc {
+		return v & 3
+	}
+	if v := e1.Load(); uintptr(v>>2) == pc {
 		return v & 3
 	}
 	c := classifyFrame(pc)
-	e.Store(uint64(pc)<<2 | c)
+	e1.Store(e0.Load())
+	e0.Store(uint64(pc)<<2 | c)
 	return c
 }
 
