@@ -37,8 +37,8 @@ type Options struct {
 	// last result is an error: the result, named if it is not, is read
 	// when the call ends (see calltrail.ExitErr). Naming results changes
 	// nothing a program can see: no statement could refer to them
-	// before, and a bare return needs them named already. Undo does not
-	// take the names out, so instrument -w leaves Errors off.
+	// before, and a bare return needs them named already. The names say
+	// how they came (see Undo), which takes them out again.
 	Errors bool
 	// Args, if set, records the arguments and results of the functions
 	// whose name matches, of the kinds calltrail.Arg says: parameters and
@@ -123,16 +123,9 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		edits = append(edits, fn.results...)
 		edits = append(edits, edit{at: fn.at, text: guard(v.table, i, fn)})
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
 	var out bytes.Buffer
 	out.Grow(len(src) + 120*len(v.funcs))
-	last := 0
-	for _, e := range edits {
-		out.Write(src[last:e.at])
-		out.WriteString(e.text)
-		last = e.at + e.del
-	}
-	out.Write(src[last:])
+	apply(&out, src, edits)
 	if !bytes.HasSuffix(src, []byte("\n")) {
 		out.WriteByte('\n') // Undo knows from the missing final newline
 	}
@@ -176,14 +169,20 @@ func guard(table string, i int, fn fn) string {
 	return b.String()
 }
 
-// errResultName is the name given to an error result that has none.
-const errResultName = "__ctErr"
+// The names given to parameters and results say how they came, so that
+// Undo can take them out whatever a formatter did since: __cta0, __cta1...
+// for parameters without names, __ctr0, __ctr1... and __ctErr for results
+// without; the same with a trailing _ for those named _; and __ctp0 or
+// __ctpErr for a lone result that had neither name nor parentheses.
+const (
+	errResultName = "__ctErr"
+	blankSuffix   = "_"
+)
 
 // results returns the names of ft's results, and the error's among them
 // ("" if the last result is no error), with the edits that give them
 // names where needed: for all of them if all is set (the values of
-// --args), else only when the last is an error. Unnamed results become
-// __ctr0, __ctr1..., the error __ctErr; a result named _ is renamed.
+// --args), else only when the last is an error.
 func (v *visitor) results(ft *ast.FuncType, all bool) (names []string, errName string, edits []edit) {
 	res := ft.Results
 	if res == nil || len(res.List) == 0 {
@@ -205,9 +204,9 @@ func (v *visitor) results(ft *ast.FuncType, all bool) (names []string, errName s
 				lastOne := fi == len(res.List)-1 && ni == len(f.Names)-1
 				name := n.Name
 				if name == "_" && (all || lastOne) {
-					name = fmt.Sprintf("__ctr%d", i)
+					name = fmt.Sprintf("__ctr%d", i) + blankSuffix
 					if lastOne && isErr {
-						name = errResultName
+						name = errResultName + blankSuffix
 					}
 					edits = append(edits, edit{at: off(n.Pos()), del: 1, text: name})
 				}
@@ -220,7 +219,8 @@ func (v *visitor) results(ft *ast.FuncType, all bool) (names []string, errName s
 		}
 		return names, errName, edits
 	}
-	if res.Opening == token.NoPos {
+	paren := res.Opening == token.NoPos
+	if paren {
 		edits = append(edits, edit{at: off(last.Type.Pos()), text: "("})
 	}
 	for i, f := range res.List {
@@ -228,14 +228,20 @@ func (v *visitor) results(ft *ast.FuncType, all bool) (names []string, errName s
 		if i == len(res.List)-1 && isErr {
 			name = errResultName
 		}
+		if paren {
+			name = "__ctp" + strings.TrimPrefix(name, "__ctr")
+			if isErr {
+				name = "__ctpErr"
+			}
+		}
 		names = append(names, name)
 		edits = append(edits, edit{at: off(f.Type.Pos()), text: name + " "})
 	}
-	if res.Opening == token.NoPos {
+	if paren {
 		edits = append(edits, edit{at: off(last.Type.End()), text: ")"})
 	}
 	if isErr {
-		errName = errResultName
+		errName = names[len(names)-1]
 	}
 	return names, errName, edits
 }
@@ -256,7 +262,7 @@ func (v *visitor) params(ft *ast.FuncType) (names []string, edits []edit) {
 		for _, n := range f.Names {
 			name := n.Name
 			if name == "_" {
-				name = fmt.Sprintf("__cta%d", i)
+				name = fmt.Sprintf("__cta%d", i) + blankSuffix
 				edits = append(edits, edit{at: off(n.Pos()), del: 1, text: name})
 			}
 			names = append(names, name)
@@ -306,7 +312,7 @@ type fn struct {
 	at   int // offset just after the opening brace
 	// With Options.Errors, for a function whose last result is an error:
 	// its name; with Options.Args, the names of its parameters and
-	// results, recorded, args not nil; and the edits that name them.
+	// results, recorded; and the edits that name them.
 	errName    string
 	args, vals []string
 	results    []edit
@@ -317,6 +323,19 @@ type edit struct {
 	at   int
 	del  int
 	text string
+}
+
+// apply writes src to out with the edits made, which do not overlap;
+// edits at one offset are made in the order given.
+func apply(out *bytes.Buffer, src []byte, edits []edit) {
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
+	last := 0
+	for _, e := range edits {
+		out.Write(src[last:e.at])
+		out.WriteString(e.text)
+		last = e.at + e.del
+	}
+	out.Write(src[last:])
 }
 
 type visitor struct {
@@ -406,7 +425,7 @@ func (v *visitor) add(name string, ft *ast.FuncType, body *ast.BlockStmt, decl, 
 			if f.errName != "" {
 				names = names[:len(names)-1] // recorded as the error it is
 			}
-			f.args, f.vals = append([]string{}, args...), names
+			f.args, f.vals = args, names
 			f.results = append(f.results, pedits...)
 		}
 	}

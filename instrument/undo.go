@@ -17,7 +17,11 @@ import (
 
 // The text File inserts, as File inserts it.
 var (
-	guardRE  = regexp.MustCompile(` if __ct\.Enabled \{ if c := __ct\.Enter\(&__ctf_[0-9a-f]{8}\[[0-9]+\]\); c != 0 \{ defer __ct\.Exit\(c\) \} \};`)
+	guardRE = regexp.MustCompile(strings.ReplaceAll(strings.ReplaceAll(
+		` if __ct\.Enabled \{ if c := __ct\.Enter\(&__ctf_[0-9a-f]{8}\[[0-9]+\]\); c != 0 \{(?: __ct\.Arg\(c, ID\);)*(?: defer EXIT| defer func\(\) \{(?: __ct\.Result\(c, ID\);)* EXIT \}\(\)) \} \};`,
+		"EXIT", `__ct\.Exit(?:\(c\)|Err\(c, &ID\))`),
+		"ID", `[\p{L}_][\p{L}\p{Nd}_]*`))
+	nameRE   = regexp.MustCompile(`^__ct(?:(?:a|r|p)[0-9]+|p?Err)_?$`)
 	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
 	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}\n?$`)
 )
@@ -38,6 +42,10 @@ func Instrumented(src []byte) bool {
 // a table without its guards) makes it refuse, with src untouched.
 // Source without instrumentation is returned unchanged.
 func Undo(src []byte) ([]byte, error) {
+	src, err := undoNames(src)
+	if err != nil {
+		return nil, err
+	}
 	if loc := tableRE.FindIndex(src); loc != nil {
 		table := src[loc[0]:loc[1]]
 		body := src[:loc[0]]
@@ -126,16 +134,63 @@ func undoParsed(src []byte) ([]byte, error) {
 	return out, nil
 }
 
+// undoNames takes out the names File gave parameters and results (see
+// errResultName), with the parentheses it put around a lone result.
+func undoNames(src []byte) ([]byte, error) {
+	if !bytes.Contains(src, []byte("__cta")) && !bytes.Contains(src, []byte("__ctr")) && !bytes.Contains(src, []byte("__ctp")) && !bytes.Contains(src, []byte(errResultName)) {
+		return src, nil
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("cannot undo: %v", err)
+	}
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	var edits []edit
+	fields := func(fl *ast.FieldList) {
+		if fl == nil {
+			return
+		}
+		for _, fd := range fl.List {
+			for _, n := range fd.Names {
+				switch {
+				case !nameRE.MatchString(n.Name):
+				case strings.HasSuffix(n.Name, blankSuffix):
+					edits = append(edits, edit{at: off(n.Pos()), del: len(n.Name), text: "_"})
+				case strings.HasPrefix(n.Name, "__ctp") && len(fl.List) == 1 && len(fd.Names) == 1 && fl.Opening.IsValid():
+					edits = append(edits,
+						edit{at: off(fl.Opening), del: off(fd.Type.Pos()) - off(fl.Opening)},
+						edit{at: off(fd.Type.End()), del: off(fl.Closing) + 1 - off(fd.Type.End())})
+				case len(fd.Names) == 1:
+					edits = append(edits, edit{at: off(n.Pos()), del: off(fd.Type.Pos()) - off(n.Pos())})
+				}
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ft, ok := n.(*ast.FuncType); ok {
+			fields(ft.Params)
+			fields(ft.Results)
+		}
+		return true
+	})
+	var out bytes.Buffer
+	apply(&out, src, edits)
+	return out.Bytes(), nil
+}
+
 // isGuard reports whether s is the guard File inserts, however
 // formatted: if __ct.Enabled { if c := __ct.Enter(&TABLE[i]); c != 0 {
-// defer __ct.Exit(c) } }.
+// defer __ct.Exit(c) } }, or with the error's name, ExitErr(c, &e); and,
+// with values, __ct.Arg(c, x) before the defer, which then runs
+// func() { __ct.Result(c, r); EXIT }().
 func isGuard(s ast.Stmt, table string) bool {
 	outer, ok := s.(*ast.IfStmt)
 	if !ok || outer.Init != nil || outer.Else != nil || !isSel(outer.Cond, "Enabled") || len(outer.Body.List) != 1 {
 		return false
 	}
 	inner, ok := outer.Body.List[0].(*ast.IfStmt)
-	if !ok || inner.Else != nil || len(inner.Body.List) != 1 {
+	if !ok || inner.Else != nil || len(inner.Body.List) == 0 {
 		return false
 	}
 	init, ok := inner.Init.(*ast.AssignStmt)
@@ -158,8 +213,62 @@ func isGuard(s ast.Stmt, table string) bool {
 	if !ok || cond.Op != token.NEQ || !isIdent(cond.X, "c") {
 		return false
 	}
-	def, ok := inner.Body.List[0].(*ast.DeferStmt)
-	return ok && isSel(def.Call.Fun, "Exit") && len(def.Call.Args) == 1 && isIdent(def.Call.Args[0], "c")
+	list := inner.Body.List
+	for ; len(list) > 1 && isRecord(list[0], "Arg"); list = list[1:] {
+	}
+	def, ok := list[0].(*ast.DeferStmt)
+	if !ok || len(list) != 1 {
+		return false
+	}
+	if isExit(def.Call) {
+		return true
+	}
+	lit, ok := def.Call.Fun.(*ast.FuncLit)
+	if !ok || len(def.Call.Args) != 0 || len(lit.Type.Params.List) != 0 || lit.Type.Results != nil || len(lit.Body.List) == 0 {
+		return false
+	}
+	body := lit.Body.List
+	for ; len(body) > 1 && isRecord(body[0], "Result"); body = body[1:] {
+	}
+	last, ok := body[0].(*ast.ExprStmt)
+	if !ok || len(body) != 1 {
+		return false
+	}
+	call, ok := last.X.(*ast.CallExpr)
+	return ok && isExit(call)
+}
+
+// isExit reports whether call is __ct.Exit(c) or __ct.ExitErr(c, &name).
+func isExit(call *ast.CallExpr) bool {
+	if len(call.Args) == 0 || !isIdent(call.Args[0], "c") {
+		return false
+	}
+	if isSel(call.Fun, "Exit") {
+		return len(call.Args) == 1
+	}
+	if !isSel(call.Fun, "ExitErr") || len(call.Args) != 2 {
+		return false
+	}
+	addr, ok := call.Args[1].(*ast.UnaryExpr)
+	if !ok || addr.Op != token.AND {
+		return false
+	}
+	_, ok = addr.X.(*ast.Ident)
+	return ok
+}
+
+// isRecord reports whether s is __ct.FN(c, name), FN Arg or Result.
+func isRecord(s ast.Stmt, fn string) bool {
+	e, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := e.X.(*ast.CallExpr)
+	if !ok || !isSel(call.Fun, fn) || len(call.Args) != 2 || !isIdent(call.Args[0], "c") {
+		return false
+	}
+	_, ok = call.Args[1].(*ast.Ident)
+	return ok
 }
 
 func isSel(e ast.Expr, name string) bool {

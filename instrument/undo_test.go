@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"go/format"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -98,4 +99,100 @@ func TestUndoRefuses(t *testing.T) {
 			t.Errorf("%s: Undo did not refuse", name)
 		}
 	}
+}
+
+// namesSrc has every shape of signature File names parameters and
+// results in, for errors and values.
+const namesSrc = `package p
+
+import "errors"
+
+type G[T any] struct{ v T }
+
+func (g *G[T]) Get(int, string) (T, error) { return g.v, nil }
+func (G[T]) Blank(_ int, _ ...string) (_ T, _ error) { return }
+func lone() error { return errors.New("x") }
+func loneInt(int) int { return 1 }
+func loneFunc() func() (int, error) { return nil }
+func loneIface() interface{ M() } { return nil }
+func loneParen() (error) { return nil }
+func named(a, b int) (n int, err error) { return a + b, nil }
+func mixed(a int, _ bool) (int, string, error) {
+	f := func(string) (bool, error) { return true, nil }
+	_, _ = f("")
+	return a, "", nil
+}
+func variadic(xs ...int) /* keep */ error /* me */ { return nil }
+func none() {}
+`
+
+// TestUndoNames instruments with errors and values, which names
+// parameters and results, and undoes: the names, and the parentheses put
+// around lone results, are gone, formatted or not.
+func TestUndoNames(t *testing.T) {
+	res, err := File("p.go", []byte(namesSrc), Options{Errors: true, Args: regexp.MustCompile(".")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"__cta0 int", "__cta0_ int", "__ctr0_ T", "__ctErr_ error", "(__ctpErr error)", "(__ctp0 func() (int, error))", "(__ctp0 interface{ M() })", "(__ctErr error)", "__ctr0 bool"} {
+		if !bytes.Contains(res.Src, []byte(name)) {
+			t.Errorf("instrumented source has no %q:\n%s", name, res.Src)
+		}
+	}
+	formatted, err := format.Source(res.Src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(formatted, res.Src) {
+		t.Fatal("gofmt changed nothing")
+	}
+	got, err := Undo(res.Src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != namesSrc {
+		t.Errorf("undo gave\n%s\nwant\n%s", got, namesSrc)
+	}
+	got, err = Undo(formatted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !SameSource(got, []byte(namesSrc)) {
+		t.Errorf("undo after gofmt gave\n%s\nwant, but for layout,\n%s", got, namesSrc)
+	}
+	// Instrumenting what was instrumented starts from the original.
+	again, err := File("p.go", res.Src, Options{Errors: true, Args: regexp.MustCompile(".")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Src, res.Src) {
+		t.Errorf("instrumenting twice gave\n%s\nwant\n%s", again.Src, res.Src)
+	}
+}
+
+// FuzzUndo checks, on any source File accepts, that Undo gives back the
+// original bytes of what File made, with errors and values recorded; and
+// that Undo of anything returns an error rather than panicking.
+func FuzzUndo(f *testing.F) {
+	f.Add(namesSrc)
+	f.Add(undoSrc)
+	f.Add("package p\nfunc f(int) (x, _ int, err error) { return }\n")
+	f.Add("package p\nvar g = func() error { return nil }")
+	f.Fuzz(func(t *testing.T, src string) {
+		Undo([]byte(src)) // must not panic
+		if Instrumented([]byte(src)) {
+			return // Undo's refusals are tested above
+		}
+		res, err := File("p.go", []byte(src), Options{Errors: true, Args: regexp.MustCompile(".")})
+		if err != nil {
+			return
+		}
+		got, err := Undo(res.Src)
+		if err != nil {
+			t.Fatalf("Undo: %v\n%s", err, res.Src)
+		}
+		if string(got) != src {
+			t.Fatalf("Undo gave\n%s\nwant\n%s", got, src)
+		}
+	})
 }

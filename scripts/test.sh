@@ -52,9 +52,10 @@ go test -count=1 -race -tags calltrail -skip 'TestRealModules|TestCaseStudies' .
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
 
-step "fuzzing the trace reader, the web UI's parameters, and every view of generated traces"
+step "fuzzing the trace reader, the web UI's parameters, instrument and undo, and every view of generated traces"
 go test -run '^$' -fuzz FuzzReader -fuzztime "${FUZZTIME:-20s}" ./tracefile
 go test -run '^$' -fuzz FuzzParams -fuzztime 5s ./web
+go test -run '^$' -fuzz FuzzUndo -fuzztime 10s ./instrument
 go test -run '^$' -fuzz FuzzViews -fuzztime "${FUZZTIME:-20s}" ./cmd/calltrail
 
 step "the runtime on every supported Go release"

@@ -324,12 +324,9 @@ func init() {
 			if err != nil {
 				return err
 			}
-			os.Setenv("CALLTRAIL_OUT", abs)
-			os.Setenv("CALLTRAIL_PROFILES", a.profiles)
-			for _, kv := range a.env {
-				k, v, _ := strings.Cut(kv, "=")
-				os.Setenv(k, v)
-			}
+			// For the test binaries, which inherit the go command's
+			// environment; calltrail's own stays as it was.
+			b.Env = append(append(b.Env, "CALLTRAIL_OUT="+abs, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
 			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
 			fmt.Fprintf(errOut, "calltrail: traces in %s; read one with: calltrail replay %s/PKG.test.trace\n", dir, dir)
 			return err

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -375,8 +377,42 @@ func TestArgs(t *testing.T) {
 	if t.Failed() {
 		t.Logf("replay:\n%s", stdout)
 	}
-	code, _, stderr = runCmd("instrument", "-w", "--args", ".", ".")
-	if code != 2 || !strings.Contains(stderr, "--args does not go with -w") {
-		t.Errorf("instrument -w --args: exit %d, %s", code, stderr)
+
+	// The same with the files rewritten, run by the go command, formatted
+	// by gofmt, and given back byte for byte by --undo.
+	code, _, stderr = runCmd("instrument", "-w", "--args", `^main\.`, "--inlined", ".")
+	if code != 0 {
+		t.Fatalf("instrument -w --args: exit %d, %s", code, stderr)
+	}
+	_, advice, ok := strings.Cut(stderr, "\tgo mod edit ")
+	if !ok {
+		t.Fatalf("instrument -w gave no advice on go.mod: %s", stderr)
+	}
+	advice, _, _ = strings.Cut(advice, "\n")
+	if out, err := exec.Command("go", append([]string{"mod", "edit"}, strings.Fields(advice)...)...).CombinedOutput(); err != nil {
+		t.Fatalf("go mod edit %s: %v\n%s", advice, err, out)
+	}
+	var said bytes.Buffer
+	for _, tags := range []string{"", "calltrail"} {
+		cmd := exec.Command("go", "run", "-tags="+tags, ".")
+		cmd.Stderr = &said
+		got, err := cmd.Output()
+		if err != nil || string(got) != string(plain) {
+			t.Fatalf("go run -tags=%s of the instrumented files: %v, printed %q, want %q\n%s", tags, err, got, plain, &said)
+		}
+	}
+	if code, stdout, stderr = runCmd("replay", "calltrail.out"); code != 0 || !strings.Contains(stdout, "->main.Kind(*main.P, 1000000, len=1, nil)\n") || !strings.Contains(stdout, " = 7, true\n") {
+		t.Errorf("replay of the instrumented files' trace: exit %d, %s\n%s\nthe program said: %s", code, stderr, stdout, &said)
+	}
+	if out, err := exec.Command("gofmt", "-w", ".").CombinedOutput(); err != nil {
+		t.Fatalf("gofmt: %v\n%s", err, out)
+	}
+	if code, _, stderr = runCmd("instrument", "--undo", "-w", "."); code != 0 {
+		t.Fatalf("instrument --undo -w: exit %d, %s", code, stderr)
+	}
+	for name, want := range valueCases {
+		if got, _ := os.ReadFile(name); string(got) != want && name != "go.mod" {
+			t.Errorf("%s after --undo:\n%s\nwant\n%s", name, got, want)
+		}
 	}
 }

@@ -19,11 +19,12 @@ import (
 func init() {
 	var (
 		write, list, diff, undo, tests, inlined bool
+		errs                                    bool
 		funcs, exclude, tags, values            string
 	)
 	register(&verb{
 		name:    "instrument",
-		args:    "[-w | -l | -d] [--undo] [--tests] [--tags TAGS] [--funcs REGEX] [--exclude REGEX] [--args REGEX] [--inlined] PATH...",
+		args:    "[-w | -l | -d] [--undo] [--tests] [--tags TAGS] [--funcs REGEX] [--exclude REGEX] [--errors] [--args REGEX] [--inlined] PATH...",
 		summary: "put the tracing guard into every function of Go files, or take it out (--undo)",
 		flags: func(fs *flag.FlagSet) {
 			write, list, diff, undo, tests, inlined, funcs, exclude, tags, values = false, false, false, false, false, false, "", "", "", ""
@@ -35,7 +36,8 @@ func init() {
 			fs.StringVar(&tags, "tags", "", "choose files by the build tags `TAGS` (a,b), as go build -tags does")
 			fs.StringVar(&funcs, "funcs", "", "instrument only functions whose name matches `REGEX`")
 			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
-			fs.StringVar(&values, "args", "", "record the arguments and results of functions whose name matches `REGEX` (not with -w: --undo could not take out the names it gives them)")
+			fs.BoolVar(&errs, "errors", true, "record the error each call of a function with an error result returns, its type and message (--errors=false to leave them out)")
+			fs.StringVar(&values, "args", "", "record the arguments and results of functions whose name matches `REGEX`")
 			fs.BoolVar(&inlined, "inlined", false, "trace the functions the compiler inlines too (left alone by default, so that they stay inlined)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -57,10 +59,8 @@ func init() {
 					return usageError{fmt.Sprintf("--exclude: %v", err)}
 				}
 			}
+			opts.Errors = errs
 			if values != "" {
-				if write {
-					return usageError{"--args does not go with -w: --undo could not take out the names it gives parameters and results; calltrail build, run and test --args leave the files untouched"}
-				}
 				if opts.Args, err = regexp.Compile(values); err != nil {
 					return usageError{fmt.Sprintf("--args: %v", err)}
 				}
