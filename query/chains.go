@@ -305,6 +305,24 @@ func (t *Trace) Steps(n *analysis.Node) []Step {
 	return f.steps(f.of[n], nil)
 }
 
+// SortChains orders chains as Chains does: the most calls first, then
+// by their functions' names.
+func SortChains(cs []Chain) {
+	names := func(c Chain) []string {
+		out := make([]string, len(c.Path))
+		for i, s := range c.Path {
+			out[i] = s.Name
+		}
+		return out
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].Calls != cs[j].Calls {
+			return cs[i].Calls > cs[j].Calls
+		}
+		return pathLess(names(cs[i]), names(cs[j]))
+	})
+}
+
 func pathLess(a, b []string) bool {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i] != b[i] {

@@ -81,6 +81,32 @@ func (t *Trace) Functions(key string, top int) []Function {
 	return out
 }
 
+// SortFunctions orders functions by key, one of SortKeys, as Functions
+// does: largest first, then by name.
+func SortFunctions(fs []Function, key string) {
+	val := func(f Function) int64 {
+		switch key {
+		case "total":
+			return f.TotalNs
+		case "calls":
+			return int64(f.Calls)
+		case "max":
+			return f.MaxNs
+		case "mean":
+			return f.MeanNs
+		case "errors":
+			return int64(f.Errors)
+		}
+		return f.SelfNs
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		if a, b := val(fs[i]), val(fs[j]); a != b {
+			return a > b
+		}
+		return fs[i].Name < fs[j].Name
+	})
+}
+
 // FunctionView is what the web UI's function view shows of one function.
 type FunctionView struct {
 	Function

@@ -78,8 +78,15 @@ func (t *Trace) Errors(ids map[uint32]uint64) []ErrorCount {
 		e := t.ErrorOf(id)
 		out = append(out, ErrorCount{Error{e.Type, e.Message}, n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	SortErrors(out)
+	return out
+}
+
+// SortErrors orders errors as Errors does: the most returned first, then
+// by message and type.
+func SortErrors(es []ErrorCount) {
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
 		switch {
 		case a.Calls != b.Calls:
 			return a.Calls > b.Calls
@@ -88,7 +95,6 @@ func (t *Trace) Errors(ids map[uint32]uint64) []ErrorCount {
 		}
 		return a.Type < b.Type
 	})
-	return out
 }
 
 // Error is an error calls returned: its dynamic type and its message, as

@@ -1,0 +1,437 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Meta is what a push says of the process a trace came from.
+type Meta struct {
+	Service string   // the service, or program, name; default: the trace's program
+	Labels  []string // k=v pairs: version=1.4, host=a, run=123
+}
+
+// Pushed is what Push did.
+type Pushed struct {
+	Trace   string // the trace's id: its SHA-256, in hex, cut to 32 digits
+	Calls   uint64 // calls stored
+	Already bool   // the trace was in the store already: nothing written
+	Warning string // the trace was damaged: what could be read was stored
+}
+
+// BatchRows is how many rows of calls a push sends at once: its memory
+// is about 100 bytes a row, whatever the trace's size.
+const BatchRows = 100_000
+
+// FuncID is the id of a function in the store: a hash of its name, the
+// same in every trace.
+func FuncID(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64() | 1 // never 0, which means none
+}
+
+// chainID is the id of the chain that goes on from parent to fn.
+func chainID(parent, fn uint64) uint64 {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], parent)
+	binary.LittleEndian.PutUint64(b[8:], fn)
+	h := fnv.New64a()
+	h.Write(b[:])
+	return h.Sum64() | 1
+}
+
+// errorID is the id of an error in the store.
+func errorID(e tracefile.Error) uint64 { return FuncID(e.Type + "\x00" + e.Message) }
+
+// TraceID returns the id of the trace file at path.
+func TraceID(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// Push stores the trace file at path, streaming, and calls progress, if
+// not nil, with the bytes read so far and the file's size. The store
+// must have its tables (see Init).
+func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(done, size int64)) (Pushed, error) {
+	id, err := TraceID(path)
+	if err != nil {
+		return Pushed{}, err
+	}
+	out := Pushed{Trace: id}
+	var n uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.table("pushes")+" WHERE trace = ?", id).Scan(&n); err != nil {
+		return out, err
+	}
+	if n > 0 {
+		out.Already = true
+		return out, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return out, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return out, err
+	}
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", path, err)
+	}
+	var pushID uint64
+	var rb [8]byte
+	rand.Read(rb[:])
+	pushID = binary.LittleEndian.Uint64(rb[:]) | 1
+	start := time.Now()
+	if v, ok := r.Meta()["start"]; ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			start = t
+		}
+	}
+	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, roots: map[uint64]*node{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}}
+	if err := p.run(progress, st.Size()); err != nil {
+		if !tracefile.IsIncomplete(err) {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		out.Warning = err.Error()
+	}
+	if err := p.finish(); err != nil {
+		return out, err
+	}
+	service := meta.Service
+	if service == "" {
+		service = r.Meta()["program"]
+	}
+	labels := append([]string{}, meta.Labels...)
+	sort.Strings(labels)
+	stats := r.Stats()
+	// The commit: from here on, queries see the push's rows.
+	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("pushes"))
+	if err != nil {
+		return out, err
+	}
+	if err := b.Append(pushID, id, service, labels, r.Meta()["program"], p.start, p.start+r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()); err != nil {
+		return out, err
+	}
+	if err := b.Send(); err != nil {
+		return out, err
+	}
+	out.Calls = p.calls
+	return out, nil
+}
+
+// table is the name of a table of the store, with its database.
+func (s *Store) table(name string) string { return s.cfg.Database + "." + name }
+
+type pusher struct {
+	s     *Store
+	ctx   context.Context
+	r     *tracefile.Reader
+	push  uint64
+	start int64 // the trace's start, Unix nanoseconds
+	calls uint64
+
+	gs         map[uint64]*gstate
+	roots      map[uint64]*node  // chains of one function, by function
+	nodes      []*node           // every chain
+	goroutines [][]any           // rows of the goroutines table not sent yet
+	funcs      map[uint32]uint64 // the trace's function ids to the store's
+	errs       map[uint32]uint64 // and its error ids
+
+	batch driver.Batch
+	rows  int
+}
+
+// gstate is a goroutine's open calls.
+type gstate struct {
+	frames []frame
+	open   map[uint64]int32 // calls open, by function
+	inNode map[*node]int32  // calls open, by chain
+}
+
+type frame struct {
+	fn       uint64
+	node     *node
+	children int64 // time in traced callees
+}
+
+// node is a chain with recursion folded, as the query package folds it:
+// a function entered again goes back to its first place in the chain.
+type node struct {
+	id      uint64
+	fn      uint64
+	parent  *node
+	kids    map[uint64]*node
+	repeats []uint32 // most calls of each step of the chain open at once
+}
+
+func (p *pusher) node(parent *node, fn uint64) *node {
+	for a := parent; a != nil; a = a.parent {
+		if a.fn == fn {
+			return a
+		}
+	}
+	kids, pid := p.roots, uint64(0)
+	if parent != nil {
+		if parent.kids == nil {
+			parent.kids = map[uint64]*node{}
+		}
+		kids, pid = parent.kids, parent.id
+	}
+	if n := kids[fn]; n != nil {
+		return n
+	}
+	n := &node{id: chainID(pid, fn), fn: fn, parent: parent}
+	kids[fn] = n
+	p.nodes = append(p.nodes, n)
+	return n
+}
+
+func (p *pusher) run(progress func(done, size int64), size int64) error {
+	var last time.Time
+	for {
+		ev, err := p.r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if progress != nil && time.Since(last) > 200*time.Millisecond {
+			progress(p.r.Offset(), size)
+			last = time.Now()
+		}
+		switch ev.Kind {
+		case tracefile.GoroutineEvent:
+			if err := p.goroutine(ev.G); err != nil {
+				return err
+			}
+		case tracefile.EnterEvent:
+			g := p.gs[ev.G]
+			if g == nil {
+				g = &gstate{open: map[uint64]int32{}, inNode: map[*node]int32{}}
+				p.gs[ev.G] = g
+			}
+			fn := p.fn(ev.Func)
+			var parent *node
+			if len(g.frames) > 0 {
+				parent = g.frames[len(g.frames)-1].node
+			}
+			n := p.node(parent, fn)
+			g.frames = append(g.frames, frame{fn: fn, node: n})
+			g.open[fn]++
+			g.inNode[n]++
+			// How many calls of each step of the chain are open now.
+			i := 0
+			for a := n; a != nil; a = a.parent {
+				i++
+			}
+			if len(n.repeats) < i {
+				n.repeats = make([]uint32, i)
+			}
+			for a := n; a != nil; a = a.parent {
+				i--
+				n.repeats[i] = max(n.repeats[i], uint32(g.inNode[a]))
+			}
+		case tracefile.ExitEvent:
+			g := p.gs[ev.G]
+			if g == nil || len(g.frames) == 0 {
+				continue
+			}
+			fr := g.frames[len(g.frames)-1]
+			g.frames = g.frames[:len(g.frames)-1]
+			g.open[fr.fn]--
+			g.inNode[fr.node]--
+			d := ev.Time - ev.Start
+			if len(g.frames) > 0 {
+				g.frames[len(g.frames)-1].children += d
+			} else {
+				delete(p.gs, ev.G)
+			}
+			var outer, chainOuter uint8
+			if g.open[fr.fn] == 0 {
+				outer = 1
+			}
+			if g.inNode[fr.node] == 0 {
+				chainOuter = 1
+			}
+			var errID uint64
+			if ev.Err != 0 {
+				errID = p.err(ev.Err)
+			}
+			if err := p.row(time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start+ev.Start, d, d-fr.children, uint32(ev.Depth), outer, chainOuter, uint8(ev.Exit), errID); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (p *pusher) row(vals ...any) error {
+	if p.batch == nil {
+		b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("calls")+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, push)")
+		if err != nil {
+			return err
+		}
+		p.batch = b
+	}
+	if err := p.batch.Append(append(vals, p.push)...); err != nil {
+		return err
+	}
+	p.calls++
+	p.rows++
+	if p.rows >= BatchRows {
+		return p.send()
+	}
+	return nil
+}
+
+func (p *pusher) send() error {
+	if p.batch == nil {
+		return nil
+	}
+	err := p.batch.Send()
+	p.batch, p.rows = nil, 0
+	return err
+}
+
+// fn returns the store's id of the trace's function id, writing the
+// function's row the first time.
+func (p *pusher) fn(id uint32) uint64 {
+	if sid, ok := p.funcs[id]; ok {
+		return sid
+	}
+	sid := FuncID(p.r.Func(id).Name)
+	p.funcs[id] = sid
+	return sid
+}
+
+func (p *pusher) err(id uint32) uint64 {
+	if sid, ok := p.errs[id]; ok {
+		return sid
+	}
+	sid := errorID(p.r.Error(id))
+	p.errs[id] = sid
+	return sid
+}
+
+func (p *pusher) goroutine(g uint64) error {
+	info, ok := p.r.Goroutine(g)
+	if !ok {
+		return nil
+	}
+	var creator uint64
+	if info.CreatorFunc != 0 {
+		creator = FuncID(p.r.Func(info.CreatorFunc).Name)
+	}
+	p.goroutines = append(p.goroutines, []any{p.push, g, info.Parent, creator, info.FirstSeen})
+	if len(p.goroutines) >= BatchRows {
+		return p.sendGoroutines()
+	}
+	return nil
+}
+
+func (p *pusher) sendGoroutines() error {
+	if len(p.goroutines) == 0 {
+		return nil
+	}
+	b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("goroutines"))
+	if err != nil {
+		return err
+	}
+	for _, row := range p.goroutines {
+		if err := b.Append(row...); err != nil {
+			return err
+		}
+	}
+	p.goroutines = p.goroutines[:0]
+	return b.Send()
+}
+
+// finish sends the last calls, then the chains, functions, errors and
+// profiles the calls refer to.
+func (p *pusher) finish() error {
+	if err := p.send(); err != nil {
+		return err
+	}
+	if err := p.sendGoroutines(); err != nil {
+		return err
+	}
+	b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("chains"))
+	if err != nil {
+		return err
+	}
+	for _, n := range p.nodes {
+		var funcs []uint64
+		for a := n; a != nil; a = a.parent {
+			funcs = append(funcs, a.fn)
+		}
+		for i, j := 0, len(funcs)-1; i < j; i, j = i+1, j-1 {
+			funcs[i], funcs[j] = funcs[j], funcs[i]
+		}
+		reps := n.repeats
+		if len(reps) != len(funcs) {
+			reps = make([]uint32, len(funcs))
+		}
+		if err := b.Append(p.push, n.id, funcs, reps); err != nil {
+			return err
+		}
+	}
+	if err := b.Send(); err != nil {
+		return err
+	}
+	if b, err = p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("functions")); err != nil {
+		return err
+	}
+	for id, sid := range p.funcs {
+		f := p.r.Func(id)
+		if err := b.Append(sid, f.Name, f.File, uint32(f.Line)); err != nil {
+			return err
+		}
+	}
+	if err := b.Send(); err != nil {
+		return err
+	}
+	if b, err = p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("errors")); err != nil {
+		return err
+	}
+	for id, sid := range p.errs {
+		e := p.r.Error(id)
+		if err := b.Append(sid, e.Type, e.Message); err != nil {
+			return err
+		}
+	}
+	if err := b.Send(); err != nil {
+		return err
+	}
+	if b, err = p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("profiles")); err != nil {
+		return err
+	}
+	for kind, data := range p.r.Profiles() {
+		if err := b.Append(p.push, kind, string(data)); err != nil {
+			return err
+		}
+	}
+	return b.Send()
+}

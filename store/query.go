@@ -1,0 +1,424 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Selection chooses the traces, and the calls of them, a query reads.
+// The zero Selection reads everything.
+type Selection struct {
+	Service string   // traces pushed with this service
+	Labels  []string // and every one of these k=v labels
+	Traces  []string // and, if any, only these trace ids
+	// Calls that began in [Since, Until); zero times do not bound.
+	Since, Until time.Time
+}
+
+// pushes returns the condition on the pushes table, with its arguments,
+// that chooses the selected traces.
+func (s *Store) pushes(sel Selection) (string, []any) {
+	conds := []string{"1"}
+	var args []any
+	if sel.Service != "" {
+		conds = append(conds, "service = ?")
+		args = append(args, sel.Service)
+	}
+	for _, l := range sel.Labels {
+		conds = append(conds, "has(labels, ?)")
+		args = append(args, l)
+	}
+	if len(sel.Traces) > 0 {
+		conds = append(conds, "has(?, trace)")
+		args = append(args, sel.Traces)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// where returns the condition on calls, with its arguments, that chooses
+// the selected calls of committed pushes. GLOBAL IN reads the pushes on
+// the server the query came to and sends them to the shards.
+func (s *Store) where(sel Selection) (string, []any) {
+	pc, args := s.pushes(sel)
+	cond := "push GLOBAL IN (SELECT push FROM " + s.table("pushes") + " WHERE " + pc + ")"
+	if !sel.Since.IsZero() {
+		cond += " AND start >= ?"
+		args = append(args, sel.Since.UnixNano())
+	}
+	if !sel.Until.IsZero() {
+		cond += " AND start < ?"
+		args = append(args, sel.Until.UnixNano())
+	}
+	return cond, args
+}
+
+// Traces returns the number of committed pushes the selection reads.
+func (s *Store) Traces(ctx context.Context, sel Selection) (int, error) {
+	cond, args := s.pushes(sel)
+	var n uint64
+	err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.table("pushes")+" WHERE "+cond, args...).Scan(&n)
+	return int(n), s.noSchema(err)
+}
+
+func (s *Store) noSchema(err error) error {
+	if err != nil && strings.Contains(err.Error(), "doesn't exist") {
+		return fmt.Errorf("%s: %w", s.cfg.Database, ErrNoSchema)
+	}
+	return err
+}
+
+// Functions returns every called function's figures over the selected
+// calls, ordered by key (see query.SortKeys), top > 0 keeping the first.
+func (s *Store) Functions(ctx context.Context, sel Selection, key string, top int) ([]query.Function, error) {
+	cond, args := s.where(sel)
+	rows, err := s.conn.Query(ctx, `SELECT func, count(), sum(dur * outer), sum(self), sum(dur), max(dur),
+		quantilesExact(0.5, 0.99)(dur), countIf(exit = 1), countIf(error != 0)
+		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY func`, args...)
+	if err != nil {
+		return nil, s.noSchema(err)
+	}
+	defer rows.Close()
+	var out []query.Function
+	var ids []uint64
+	for rows.Next() {
+		var (
+			id, calls, panics, errs uint64
+			total, self, sum, mx    int64
+			qs                      []int64
+		)
+		if err := rows.Scan(&id, &calls, &total, &self, &sum, &mx, &qs, &panics, &errs); err != nil {
+			return nil, err
+		}
+		f := query.Function{Calls: calls, TotalNs: total, SelfNs: self, MeanNs: sum / int64(max(calls, 1)), MaxNs: mx, Panics: panics, Errors: errs}
+		if len(qs) == 2 {
+			f.P50Ns, f.P99Ns = qs[0], qs[1]
+		}
+		out = append(out, f)
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	names, err := s.names(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Name = names[ids[i]]
+	}
+	query.SortFunctions(out, key)
+	if top > 0 && top < len(out) {
+		out = out[:top]
+	}
+	return out, nil
+}
+
+// names returns the names of functions by id.
+func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]string, error) {
+	out := map[uint64]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.conn.Query(ctx, "SELECT id, any(name) FROM "+s.table("functions")+" WHERE id IN ("+list(ids)+") GROUP BY id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uint64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		out[id] = name
+	}
+	return out, rows.Err()
+}
+
+// Lookup returns the ids of the functions name names: the function of
+// that exact name, or else those whose name the regular expression name
+// matches anywhere (RE2, as ClickHouse's match), or a
+// *query.NotFoundError.
+func (s *Store) Lookup(ctx context.Context, name string) ([]uint64, error) {
+	if n, err := s.names(ctx, []uint64{FuncID(name)}); err != nil {
+		return nil, s.noSchema(err)
+	} else if n[FuncID(name)] == name {
+		return []uint64{FuncID(name)}, nil
+	}
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT id FROM "+s.table("functions")+" WHERE match(name, ?)", name)
+	if err != nil {
+		return nil, s.noSchema(err)
+	}
+	defer rows.Close()
+	var ids []uint64
+	for rows.Next() {
+		var id uint64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, &query.NotFoundError{Query: name}
+	}
+	return ids, nil
+}
+
+// ChainOptions say which calls Chains counts and how many it lists.
+type ChainOptions struct {
+	Slowest    int  // the slowest calls kept per chain
+	OnlyErrors bool // only calls that returned an error
+	OnlyPanics bool // only calls left by a panic
+}
+
+// Chains returns the chains that reached the functions ids in the
+// selected calls, as query.Trace.Chains does for one trace, the most
+// calls first. SpawnedFrom is left empty.
+func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o ChainOptions) ([]query.Chain, error) {
+	cond, args := s.where(sel)
+	cond += " AND func IN (" + list(ids) + ")"
+	if o.OnlyErrors {
+		cond += " AND error != 0"
+	}
+	if o.OnlyPanics {
+		cond += " AND exit = 1"
+	}
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur), max(dur), countIf(exit = 1), countIf(error != 0)
+		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
+	if err != nil {
+		return nil, s.noSchema(err)
+	}
+	byID := map[uint64]*query.Chain{}
+	var chainIDs []uint64
+	for rows.Next() {
+		var id, calls, panics, errs uint64
+		var total, sum, mx int64
+		if err := rows.Scan(&id, &calls, &total, &sum, &mx, &panics, &errs); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		byID[id] = &query.Chain{Calls: calls, TotalNs: total, MeanNs: sum / int64(max(calls, 1)), MaxNs: mx, Panics: panics, Errors: errs, SpawnedFrom: [][]query.Step{}, Slowest: []query.Call{}}
+		chainIDs = append(chainIDs, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(chainIDs) == 0 {
+		return []query.Chain{}, nil
+	}
+	if err := s.paths(ctx, sel, chainIDs, byID); err != nil {
+		return nil, err
+	}
+	if err := s.messages(ctx, cond, args, byID); err != nil {
+		return nil, err
+	}
+	if o.Slowest > 0 {
+		if err := s.slowest(ctx, cond, args, o.Slowest, byID); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]query.Chain, 0, len(byID))
+	for _, c := range byID {
+		out = append(out, *c)
+	}
+	query.SortChains(out)
+	return out, nil
+}
+
+// paths fills in the chains' functions, with the most times each was
+// open at once in any of the selected pushes.
+func (s *Store) paths(ctx context.Context, sel Selection, ids []uint64, byID map[uint64]*query.Chain) error {
+	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces})
+	rows, err := s.conn.Query(ctx, "SELECT id, any(funcs), maxForEach(repeats) FROM "+s.table("chains")+" WHERE id IN ("+list(ids)+") AND "+cond+" GROUP BY id", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	type path struct {
+		funcs   []uint64
+		repeats []uint32
+	}
+	paths := map[uint64]path{}
+	var fids []uint64
+	for rows.Next() {
+		var id uint64
+		var p path
+		if err := rows.Scan(&id, &p.funcs, &p.repeats); err != nil {
+			return err
+		}
+		paths[id] = p
+		fids = append(fids, p.funcs...)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	names, err := s.names(ctx, fids)
+	if err != nil {
+		return err
+	}
+	for id, c := range byID {
+		p := paths[id]
+		c.Path = make([]query.Step, len(p.funcs))
+		for i, f := range p.funcs {
+			c.Path[i].Name = names[f]
+			if i < len(p.repeats) && p.repeats[i] > 1 {
+				c.Path[i].Repeat = int(p.repeats[i])
+			}
+		}
+	}
+	return nil
+}
+
+// messages fills in the errors each chain's calls returned.
+func (s *Store) messages(ctx context.Context, cond string, args []any, byID map[uint64]*query.Chain) error {
+	rows, err := s.conn.Query(ctx, "SELECT chain, error, count() FROM "+s.table("calls")+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	counts := map[uint64]map[uint64]uint64{}
+	var eids []uint64
+	for rows.Next() {
+		var chain, e, n uint64
+		if err := rows.Scan(&chain, &e, &n); err != nil {
+			return err
+		}
+		if counts[chain] == nil {
+			counts[chain] = map[uint64]uint64{}
+		}
+		counts[chain][e] = n
+		eids = append(eids, e)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	errs, err := s.errors(ctx, eids)
+	if err != nil {
+		return err
+	}
+	for chain, m := range counts {
+		c := byID[chain]
+		if c == nil {
+			continue
+		}
+		for e, n := range m {
+			c.Messages = append(c.Messages, query.ErrorCount{Error: errs[e], Calls: n})
+		}
+		query.SortErrors(c.Messages)
+	}
+	return nil
+}
+
+// errors returns errors by id.
+func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]query.Error, error) {
+	out := map[uint64]query.Error{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.conn.Query(ctx, "SELECT id, any(type), any(message) FROM "+s.table("errors")+" WHERE id IN ("+list(ids)+") GROUP BY id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uint64
+		var e query.Error
+		if err := rows.Scan(&id, &e.Type, &e.Message); err != nil {
+			return nil, err
+		}
+		out[id] = e
+	}
+	return out, rows.Err()
+}
+
+// slowest fills in the n slowest of each chain's outermost calls (those
+// not inside another call of the chain, as locally); their start is
+// since their trace's.
+func (s *Store) slowest(ctx context.Context, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
+	rows, err := s.conn.Query(ctx, fmt.Sprintf(`SELECT chain, goroutine, start, dur, exit, error, push
+		FROM %s WHERE %s AND chain_outer = 1 ORDER BY chain, dur DESC, start LIMIT %d BY chain`, s.table("calls"), cond, n), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	type slow struct {
+		chain, g, err, push uint64
+		start, dur          int64
+		exit                uint8
+	}
+	var all []slow
+	var eids, pushes []uint64
+	for rows.Next() {
+		var c slow
+		if err := rows.Scan(&c.chain, &c.g, &c.start, &c.dur, &c.exit, &c.err, &c.push); err != nil {
+			return err
+		}
+		all = append(all, c)
+		if c.err != 0 {
+			eids = append(eids, c.err)
+		}
+		pushes = append(pushes, c.push)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	errs, err := s.errors(ctx, eids)
+	if err != nil {
+		return err
+	}
+	starts := map[uint64]int64{}
+	prow, err := s.conn.Query(ctx, "SELECT push, start FROM "+s.table("pushes")+" WHERE push IN ("+list(pushes)+")")
+	if err != nil {
+		return err
+	}
+	for prow.Next() {
+		var p uint64
+		var st int64
+		if err := prow.Scan(&p, &st); err != nil {
+			prow.Close()
+			return err
+		}
+		starts[p] = st
+	}
+	prow.Close()
+	for _, c := range all {
+		ch := byID[c.chain]
+		if ch == nil {
+			continue
+		}
+		call := query.Call{G: c.g, StartNs: c.start - starts[c.push], DurationNs: c.dur, Exit: query.ExitName(tracefile.ExitKind(c.exit))}
+		if c.err != 0 {
+			e := errs[c.err]
+			call.Error = &e
+		}
+		ch.Slowest = append(ch.Slowest, call)
+	}
+	for _, ch := range byID {
+		sort.SliceStable(ch.Slowest, func(i, j int) bool { return ch.Slowest[i].DurationNs > ch.Slowest[j].DurationNs })
+	}
+	return nil
+}
+
+// list writes ids as SQL's list of numbers: the client's binding of a
+// slice writes an array, which IN does not take on every server.
+func list(ids []uint64) string {
+	b := make([]byte, 0, 21*len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, id, 10)
+	}
+	return string(b)
+}

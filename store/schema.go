@@ -1,0 +1,50 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The tables, as docs/store.md describes them. Each is written once per
+// push; none is updated. Ids of functions, chains and errors are hashes
+// of their names, the same in every trace, so that rows of many traces
+// aggregate by them.
+var schema = []struct {
+	name, columns, engine, order, shard string
+}{
+	{"pushes", `
+	push UInt64, trace String, service String, labels Array(String),
+	program String, start Int64, end Int64, calls UInt64, dropped UInt64,
+	pushed DateTime`, "MergeTree", "PARTITION BY toYYYYMM(pushed) ORDER BY (service, trace, push)", "push"},
+	{"calls", `
+	date Date, push UInt64, goroutine UInt64, func UInt64, chain UInt64,
+	start Int64, dur Int64, self Int64, depth UInt32,
+	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "push"},
+	{"chains", `
+	push UInt64, id UInt64, funcs Array(UInt64), repeats Array(UInt32)`, "MergeTree", "ORDER BY (id, push)", "id"},
+	{"functions", `
+	id UInt64, name String, file String, line UInt32`, "ReplacingMergeTree", "ORDER BY id", "id"},
+	{"errors", `
+	id UInt64, type String, message String`, "ReplacingMergeTree", "ORDER BY id", "id"},
+	{"goroutines", `
+	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64`, "MergeTree", "ORDER BY (push, goroutine)", "push"},
+	{"profiles", `
+	push UInt64, kind String, data String`, "MergeTree", "ORDER BY push", "push"},
+}
+
+// tables returns the DDL of the tables in db, named with suffix; with a
+// cluster, Distributed tables over the local ones named with _local.
+func tables(db, suffix, cluster string) []string {
+	var out []string
+	for _, t := range schema {
+		cols := strings.Join(strings.Fields(t.columns), " ")
+		if cluster != "" {
+			out = append(out, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)",
+				db, t.name, cols, cluster, db, t.name, t.shard))
+			continue
+		}
+		out = append(out, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s (%s) ENGINE = %s() %s",
+			db, t.name, suffix, cols, t.engine, t.order))
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Config says where the store is.
+type Config struct {
+	Addr     string // host:port of ClickHouse's native protocol
+	Database string
+	User     string
+	Password string
+	// Cluster, if set, is a cluster of the servers' remote_servers: the
+	// tables are Distributed over local tables on each of its shards.
+	Cluster string
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ParseURL reads clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DB[?cluster=NAME].
+// The port defaults to 9000, the native protocol's; the database to
+// calltrail.
+func ParseURL(s string) (Config, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
+		return Config{}, fmt.Errorf("%q: want clickhouse://HOST:PORT/DB", s)
+	}
+	c := Config{Addr: u.Host, Database: strings.Trim(u.Path, "/"), User: "default"}
+	if u.Port() == "" {
+		c.Addr += ":9000"
+	}
+	if c.Database == "" {
+		c.Database = "calltrail"
+	}
+	if u.User != nil {
+		c.User = u.User.Username()
+		c.Password, _ = u.User.Password()
+	}
+	q := u.Query()
+	c.Cluster = q.Get("cluster")
+	for k := range q {
+		if k != "cluster" {
+			return Config{}, fmt.Errorf("%q: unknown parameter %q (known: cluster)", s, k)
+		}
+	}
+	if !identRE.MatchString(c.Database) || c.Cluster != "" && !identRE.MatchString(c.Cluster) {
+		return Config{}, fmt.Errorf("%q: database and cluster names are letters, digits and _", s)
+	}
+	return c, nil
+}
+
+// Store is an open connection to the store.
+type Store struct {
+	conn driver.Conn
+	cfg  Config
+}
+
+// Open connects to the store, without creating anything in it (see Init).
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	conn, err := dial(cfg.Addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{conn: conn, cfg: cfg}, nil
+}
+
+func dial(addr string, cfg Config) (driver.Conn, error) {
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr:        []string{addr},
+		Auth:        clickhouse.Auth{Database: "default", Username: cfg.User, Password: cfg.Password},
+		DialTimeout: 10 * time.Second,
+		Settings: clickhouse.Settings{
+			// A push commits only once its rows are on the shards.
+			"insert_distributed_sync": 1,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse %s: %v", addr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("clickhouse %s: %v", addr, err)
+	}
+	return conn, nil
+}
+
+// Close closes the connection.
+func (s *Store) Close() error { return s.conn.Close() }
+
+// ErrNoSchema is returned by queries of a store that has no calltrail
+// tables: nothing was pushed to it.
+var ErrNoSchema = errors.New("no calltrail tables in this database: push a trace first")
+
+// Init creates the database and the tables where they do not exist: on
+// the server of the URL, or with a cluster on every shard of it, whose
+// addresses it reads from system.clusters.
+func (s *Store) Init(ctx context.Context) error {
+	if s.cfg.Cluster == "" {
+		return s.create(ctx, s.conn, tables(s.cfg.Database, "", ""))
+	}
+	rows, err := s.conn.Query(ctx, "SELECT host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", s.cfg.Cluster)
+	if err != nil {
+		return err
+	}
+	var addrs []string
+	for rows.Next() {
+		var host string
+		var port uint16
+		if err := rows.Scan(&host, &port); err != nil {
+			rows.Close()
+			return err
+		}
+		addrs = append(addrs, fmt.Sprintf("%s:%d", host, port))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("no cluster %q in the server's remote_servers", s.cfg.Cluster)
+	}
+	// On every server, the local tables and the Distributed ones over
+	// them, so that any of them answers queries.
+	for _, addr := range addrs {
+		conn, err := dial(addr, s.cfg)
+		if err != nil {
+			return err
+		}
+		err = s.create(ctx, conn, tables(s.cfg.Database, "_local", ""))
+		if err == nil {
+			err = s.create(ctx, conn, tables(s.cfg.Database, "", s.cfg.Cluster))
+		}
+		conn.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %v", addr, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) create(ctx context.Context, conn driver.Conn, ddl []string) error {
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+s.cfg.Database); err != nil {
+		return err
+	}
+	for _, q := range ddl {
+		if err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%v\n%s", err, q)
+		}
+	}
+	return nil
+}

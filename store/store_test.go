@@ -1,0 +1,247 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/chtest"
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// servers are two ClickHouse servers, the shards of chtest.Cluster,
+// started for the package's tests; nil where clickhouse-server is not
+// installed and CALLTRAIL_CLICKHOUSE is not "required".
+var servers []*chtest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if _, err := chtest.Binary(); err != nil {
+		if os.Getenv("CALLTRAIL_CLICKHOUSE") == "required" {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run() // the tests that need servers skip
+	}
+	dir, err := os.MkdirTemp("", "calltrail-clickhouse-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if servers, err = chtest.StartShards(dir, 2); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer chtest.Stop(servers)
+	return m.Run()
+}
+
+var databases int
+
+// open returns a store in a fresh database: on the first server alone,
+// or over both shards with cluster set.
+func open(t *testing.T, cluster bool) *Store {
+	t.Helper()
+	if servers == nil {
+		t.Skip("clickhouse-server is not installed (scripts/test.sh installs it)")
+	}
+	databases++
+	cfg := Config{Addr: servers[0].Addr(), Database: fmt.Sprintf("t%d_%d", os.Getpid(), databases), User: "default"}
+	if cluster {
+		cfg.Cluster = chtest.Cluster
+	}
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Init(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// scripts are traces with the shapes the figures depend on: nesting,
+// recursion direct and through other functions, errors, panics,
+// goroutines, and calls left open at the end.
+var scripts = map[string]string{
+	"nested": `
+1 +main.main 0
+1 +main.A 10
+1 +main.D 20
+1 -boom 50
+1 +main.B 60
+1 +main.D 70
+1 - 90
+1 - 100
+1 - 110
+1 +main.C 120
+1 +main.D 130
+1 -boom 150
+1 - 160
+1 - 200
+`,
+	"recursion": `
+1 +main.main 0
+1 +main.A 10
+1 +main.B 20
+1 +main.A 30
+1 +main.C 40
+1 +main.B 50
+1 +main.D 60
+1 ! 70
+1 ! 80
+1 ! 90
+1 - 100
+1 - 110
+1 - 120
+1 +main.A 130
+1 +main.A 140
+1 +main.A 150
+1 +main.D 160
+1 -other 170
+1 - 180
+1 - 190
+1 - 200
+1 - 210
+`,
+	"goroutines": `
+1 +main.main 0
+1 +main.serve 10
+2 go 1 main.serve 15
+2 +main.handle 20
+2 +main.D 30
+3 go 1 main.serve 35
+3 +main.handle 40
+3 +main.D 45
+3 -timeout 60
+2 - 70
+2 - 80
+3 - 90
+1 - 100
+1 +main.D 110
+`,
+}
+
+// traces writes the scripts' traces, and one of a deep recursion, to
+// files.
+func traces(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	out := map[string]string{}
+	for name, script := range scripts {
+		data, err := tracetest.Build(script)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = filepath.Join(dir, name+".trace")
+		if err := os.WriteFile(out[name], data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out["deep"] = filepath.Join(dir, "deep.trace")
+	if err := os.WriteFile(out["deep"], tracetest.Recursion(5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// local analyses a trace as the command line does.
+func local(t *testing.T, path string, o analysis.Options) *query.Trace {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return query.New(path, analysis.Analyze(r, o), r)
+}
+
+// TestEqualsLocal pushes each trace and checks that the store's figures
+// for it are the local analysis': every function's, and every chain of
+// every function, with errors, panics and the slowest calls. Quantiles
+// differ by design: the store's are exact, the local ones read from a
+// histogram.
+func TestEqualsLocal(t *testing.T) {
+	ctx := context.Background()
+	for _, cluster := range []bool{false, true} {
+		s := open(t, cluster)
+		for name, path := range traces(t) {
+			p, err := s.Push(ctx, path, Meta{Service: "svc-" + name}, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			sel := Selection{Service: "svc-" + name}
+			lt := local(t, path, analysis.Options{Slowest: 3})
+			var calls uint64
+			for _, f := range lt.Profile.Funcs {
+				calls += f.Calls
+			}
+			if p.Calls != calls {
+				t.Errorf("%s: pushed %d calls, the local analysis counts %d", name, p.Calls, calls)
+			}
+			got, err := s.Functions(ctx, sel, "self", 0)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want := lt.Functions("self", 0)
+			for i := range want {
+				want[i].P50Ns, want[i].P99Ns = 0, 0
+			}
+			for i := range got {
+				got[i].P50Ns, got[i].P99Ns = 0, 0
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("cluster %v, %s: functions\n got %+v\nwant %+v", cluster, name, got, want)
+			}
+			for _, f := range want {
+				ids, err := s.Lookup(ctx, f.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range []ChainOptions{{Slowest: 3}, {Slowest: 3, OnlyErrors: true}} {
+					got, err := s.Chains(ctx, sel, ids, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lt := lt
+					if o.OnlyErrors {
+						lt = local(t, path, analysis.Options{Slowest: 3, OnlyErrors: true})
+					}
+					want, _ := lt.Chains([]uint32{mustFunc(t, lt, f.Name)}, 0)
+					for i := range want {
+						want[i].SpawnedFrom = [][]query.Step{}
+					}
+					if len(want) == 0 {
+						want = []query.Chain{}
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("cluster %v, %s: chains of %s (errors only: %v)\n got %+v\nwant %+v", cluster, name, f.Name, o.OnlyErrors, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func mustFunc(t *testing.T, tr *query.Trace, name string) uint32 {
+	id, err := tr.Func(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
