@@ -8,6 +8,8 @@
 # darwin/arm64 and windows/amd64.
 # The web UI's browser tests drive headless Chromium (installed from
 # Debian's packages when missing) in every pass of the tests.
+# The store's tests run against ClickHouse (Debian's clickhouse-server,
+# installed when missing): two servers as the shards of a cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +20,11 @@ step() { printf '\n== %s\n' "$*"; }
 if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
 command -v chromium >/dev/null || ($sudo apt-get update && $sudo apt-get install -y chromium)
 export CALLTRAIL_BROWSER=required
+
+# The store's tests start Debian's clickhouse-server themselves, with a
+# configuration of their own under a temporary directory, loopback only.
+command -v clickhouse-server >/dev/null || [ -x /usr/sbin/clickhouse-server ] || ($sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y clickhouse-server)
+export CALLTRAIL_CLICKHOUSE=required
 
 step gofmt
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

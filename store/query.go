@@ -144,8 +144,7 @@ func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]string, err
 
 // Lookup returns the ids of the functions name names: the function of
 // that exact name, or else those whose name the regular expression name
-// matches anywhere (RE2, as ClickHouse's match), or a
-// *query.NotFoundError.
+// matches anywhere (RE2, as ClickHouse's match).
 func (s *Store) Lookup(ctx context.Context, name string) ([]uint64, error) {
 	if n, err := s.names(ctx, []uint64{FuncID(name)}); err != nil {
 		return nil, s.noSchema(err)
@@ -169,7 +168,7 @@ func (s *Store) Lookup(ctx context.Context, name string) ([]uint64, error) {
 		return nil, err
 	}
 	if len(ids) == 0 {
-		return nil, &query.NotFoundError{Query: name}
+		return nil, fmt.Errorf("no function %q in the store, nor one whose name it matches", name)
 	}
 	return ids, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"github.com/calltrail/calltrail/diagnose"
 	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/store"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -64,15 +66,17 @@ func writeJSON(w io.Writer, v any) error {
 func init() {
 	var (
 		ff     filterFlags
+		sf     storeFlags
 		lf     topFlags
 		sortBy string
 	)
 	register(&verb{
 		name:    "report",
-		args:    "[--sort self|total|calls|max|mean] [--top N] [--json] [filters] [FILE]",
+		args:    "[--sort self|total|calls|max|mean|errors] [--top N] [--json] [filters] [FILE | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
 		summary: "per function: calls, total and self time, mean, p50, p99, max, panics",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
+			sf.register(fs)
 			sortBy = "self"
 			fs.StringVar(&sortBy, "sort", "self", "order functions by `KEY`: "+strings.Join(query.SortKeys, ", "))
 			lf.register(fs, 0, "show only the first `N` functions (0: all)")
@@ -80,6 +84,29 @@ func init() {
 		run: func(_ *flag.FlagSet, args []string) error {
 			if !contains(query.SortKeys, sortBy) {
 				return usageError{fmt.Sprintf("--sort %q: want one of %s", sortBy, strings.Join(query.SortKeys, ", "))}
+			}
+			if sf.from != "" {
+				st, sel, err := sf.open(&ff, args)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				funcs, err := st.Functions(context.Background(), sel, sortBy, lf.top)
+				if err != nil {
+					return err
+				}
+				if lf.json {
+					return writeJSON(out, struct {
+						Findings  []diagnose.Finding `json:"findings"`
+						Functions []query.Function   `json:"functions"`
+					}{[]diagnose.Finding{}, funcs})
+				}
+				if len(funcs) == 0 {
+					fmt.Fprintln(out, "no calls")
+					return nil
+				}
+				writeReport(out, funcs, false)
+				return nil
 			}
 			t, err := ff.load(args, analysis.Options{})
 			if err != nil {
@@ -158,6 +185,7 @@ func writeReport(w io.Writer, funcs []query.Function, split bool) {
 func init() {
 	var (
 		ff      filterFlags
+		sf      storeFlags
 		asJSON  bool
 		slowest int
 		panics  bool
@@ -165,10 +193,11 @@ func init() {
 	)
 	register(&verb{
 		name:    "chains",
-		args:    "[--json] [--slowest N] [--panics] [--errors] [filters] FUNC [FILE]",
+		args:    "[--json] [--slowest N] [--panics] [--errors] [filters] FUNC [FILE | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
 		summary: "every chain of calls that reached FUNC, with counts, times, errors and the slowest calls",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
+			sf.register(fs)
 			asJSON, slowest, panics, failed = false, 3, false, false
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
 			fs.IntVar(&slowest, "slowest", 3, "show the `N` slowest calls of each chain")
@@ -180,19 +209,36 @@ func init() {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
 			}
 			fn, rest := args[0], args[1:]
-			t, err := ff.load(rest, analysis.Options{Slowest: max(slowest, 0), OnlyPanics: panics, OnlyErrors: failed})
-			if err != nil {
-				return err
+			var chains []query.Chain
+			if sf.from != "" {
+				st, sel, err := sf.open(&ff, rest)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				ctx := context.Background()
+				ids, err := st.Lookup(ctx, fn)
+				if err != nil {
+					return err
+				}
+				if chains, err = st.Chains(ctx, sel, ids, store.ChainOptions{Slowest: max(slowest, 0), OnlyErrors: failed, OnlyPanics: panics}); err != nil {
+					return err
+				}
+			} else {
+				t, err := ff.load(rest, analysis.Options{Slowest: max(slowest, 0), OnlyPanics: panics, OnlyErrors: failed})
+				if err != nil {
+					return err
+				}
+				ids, err := t.Lookup(fn)
+				var nf *query.NotFoundError
+				if errors.As(err, &nf) && len(nf.Near) == 0 {
+					return fmt.Errorf("no function %q: the trace has no functions", fn)
+				}
+				if err != nil {
+					return err
+				}
+				chains, _ = t.Chains(ids, 0)
 			}
-			ids, err := t.Lookup(fn)
-			var nf *query.NotFoundError
-			if errors.As(err, &nf) && len(nf.Near) == 0 {
-				return fmt.Errorf("no function %q: the trace has no functions", fn)
-			}
-			if err != nil {
-				return err
-			}
-			chains, _ := t.Chains(ids, 0)
 			if asJSON {
 				return writeJSON(out, struct {
 					Function string        `json:"function"`

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/store"
+)
+
+// storeFlags choose, with --from, the calls of a store a verb reads
+// instead of a trace file.
+type storeFlags struct {
+	from         string
+	service      string
+	labels       labelList
+	since, until string
+}
+
+type labelList []string
+
+func (l *labelList) String() string { return strings.Join(*l, ",") }
+func (l *labelList) Set(s string) error {
+	if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE")
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+func (sf *storeFlags) register(fs *flag.FlagSet) {
+	*sf = storeFlags{}
+	fs.StringVar(&sf.from, "from", "", "read the calls of a store, `clickhouse://HOST:PORT/DB[?cluster=NAME]`, instead of a trace file")
+	fs.StringVar(&sf.service, "service", "", "with --from: only traces pushed with service `NAME`")
+	fs.Var(&sf.labels, "label", "with --from: only traces pushed with label `KEY=VALUE` (repeat for more)")
+	fs.StringVar(&sf.since, "since", "", "with --from: only calls that began at or after `TIME` (RFC 3339, or a duration ago: 24h)")
+	fs.StringVar(&sf.until, "until", "", "with --from: only calls that began before `TIME` (RFC 3339, or a duration ago)")
+}
+
+// open connects to the store of --from and returns the selection the
+// flags make; ff's filters read trace files and do not go with it.
+func (sf *storeFlags) open(ff *filterFlags, args []string) (*store.Store, store.Selection, error) {
+	var sel store.Selection
+	if ff != nil && *ff != (filterFlags{}) {
+		return nil, sel, usageError{"-g, -F, -N, -D, -t and --window filter a trace file; with --from choose calls with --service, --label, --since and --until"}
+	}
+	if len(args) > 0 {
+		return nil, sel, usageError{fmt.Sprintf("--from reads a store: no trace file (%s) goes with it", args[0])}
+	}
+	cfg, err := store.ParseURL(sf.from)
+	if err != nil {
+		return nil, sel, usageError{"--from " + err.Error()}
+	}
+	sel = store.Selection{Service: sf.service, Labels: sf.labels}
+	if sel.Since, err = when(sf.since); err != nil {
+		return nil, sel, usageError{"--since: " + err.Error()}
+	}
+	if sel.Until, err = when(sf.until); err != nil {
+		return nil, sel, usageError{"--until: " + err.Error()}
+	}
+	s, err := store.Open(context.Background(), cfg)
+	if err != nil {
+		return nil, sel, err
+	}
+	return s, sel, nil
+}
+
+// when reads a time as RFC 3339 or as a duration before now.
+func when(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return time.Now().Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want a time such as 2026-11-23T10:00:00Z or a duration such as 24h", s)
+	}
+	return t, nil
+}
+
+func init() {
+	var (
+		to, service string
+		labels      labelList
+	)
+	register(&verb{
+		name:    "push",
+		args:    "--to clickhouse://HOST:PORT/DB[?cluster=NAME] [--service NAME] [--label KEY=VALUE]... TRACE...",
+		summary: "store traces in ClickHouse, for report, chains, diff and flame --from over many processes",
+		flags: func(fs *flag.FlagSet) {
+			to, service, labels = "", "", nil
+			fs.StringVar(&to, "to", "", "the store: `clickhouse://HOST:PORT/DB`, with ?cluster=NAME for tables over the shards of a cluster")
+			fs.StringVar(&service, "service", "", "the service the traces came from (default: each trace's program)")
+			fs.Var(&labels, "label", "a label of the traces, `KEY=VALUE` (repeat for more): version, host, run")
+		},
+		run: func(_ *flag.FlagSet, args []string) error {
+			if to == "" {
+				return usageError{"name the store: --to clickhouse://HOST:PORT/DB"}
+			}
+			if len(args) == 0 {
+				return usageError{"name the traces to push"}
+			}
+			cfg, err := store.ParseURL(to)
+			if err != nil {
+				return usageError{"--to " + err.Error()}
+			}
+			for _, a := range args {
+				if _, err := os.Stat(a); err != nil {
+					return err
+				}
+			}
+			ctx := context.Background()
+			s, err := store.Open(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.Init(ctx); err != nil {
+				return err
+			}
+			tty := isTerminal(os.Stderr)
+			for _, a := range args {
+				var progress func(done, size int64)
+				if tty {
+					progress = func(done, size int64) {
+						fmt.Fprintf(errOut, "\r%s %s", bar(done, size), a)
+					}
+				}
+				t0 := time.Now()
+				p, err := s.Push(ctx, a, store.Meta{Service: service, Labels: labels}, progress)
+				if tty {
+					fmt.Fprintf(errOut, "\r\033[K")
+				}
+				if err != nil {
+					return err
+				}
+				if p.Warning != "" {
+					fmt.Fprintf(errOut, "calltrail: warning: %s: %s; pushed the calls before that point\n", a, p.Warning)
+				}
+				if p.Already {
+					fmt.Fprintf(errOut, "calltrail: %s: in the store already (trace %s): nothing pushed\n", a, p.Trace)
+					continue
+				}
+				el := time.Since(t0)
+				fmt.Fprintf(errOut, "calltrail: %s: pushed %d calls in %s (%.0f calls/s), trace %s\n", a, p.Calls, el.Round(time.Millisecond), float64(p.Calls)/el.Seconds(), p.Trace)
+			}
+			return nil
+		},
+	})
+}
+
+// bar draws a progress bar of done out of size.
+func bar(done, size int64) string {
+	const width = 30
+	n := width
+	if size > 0 && done < size {
+		n = int(done * width / size)
+	}
+	return "[" + strings.Repeat("=", n) + strings.Repeat(" ", width-n) + "]"
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/internal/chtest"
+	"github.com/calltrail/calltrail/query"
+)
+
+// startShards starts two ClickHouse servers, the shards of
+// chtest.Cluster, for the test; it skips where clickhouse-server is not
+// installed, unless CALLTRAIL_CLICKHOUSE=required (scripts/test.sh).
+func startShards(t *testing.T) []*chtest.Server {
+	t.Helper()
+	if _, err := chtest.Binary(); err != nil {
+		if os.Getenv("CALLTRAIL_CLICKHOUSE") == "required" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	servers, err := chtest.StartShards(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { chtest.Stop(servers) })
+	return servers
+}
+
+// TestStoreChains traces ten processes, pushes their traces into a store
+// of two shards and into one server, and checks that chains --from gives
+// the exact union of the chains of the ten traces, as chains of each
+// trace gives them; and that report --from counts every call.
+func TestStoreChains(t *testing.T) {
+	servers := startShards(t)
+	bin := calltrailBinary(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "failing")
+	if out, err := exec.Command(bin, "build", "-o", prog, "../../examples/failing").CombinedOutput(); err != nil {
+		t.Fatalf("calltrail build: %v\n%s", err, out)
+	}
+	var traces []string
+	for i := 0; i < 10; i++ {
+		trace := filepath.Join(dir, fmt.Sprintf("p%d.trace", i))
+		cmd := exec.Command(prog)
+		cmd.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", prog, err, out)
+		}
+		traces = append(traces, trace)
+	}
+	sharded := "clickhouse://" + servers[0].Addr() + "/fleet?cluster=" + chtest.Cluster
+	single := "clickhouse://" + servers[1].Addr() + "/fleet_one"
+	for _, to := range []string{sharded, single} {
+		if code, _, stderr := runCmd(append([]string{"push", "--to", to, "--service", "failing", "--label", "version=1"}, traces...)...); code != 0 {
+			t.Fatalf("push --to %s: exit %d: %s", to, code, stderr)
+		}
+	}
+	// Pushing again stores nothing more.
+	if code, _, stderr := runCmd("push", "--to", sharded, "--service", "failing", traces[0]); code != 0 || !strings.Contains(stderr, "in the store already") {
+		t.Fatalf("push again: exit %d: %s", code, stderr)
+	}
+
+	chains := func(args ...string) []query.Chain {
+		t.Helper()
+		code, stdout, stderr := runCmd(append([]string{"chains", "--json", "--slowest", "0"}, args...)...)
+		if code != 0 {
+			t.Fatalf("chains %v: exit %d: %s", args, code, stderr)
+		}
+		var res struct{ Chains []query.Chain }
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Chains
+	}
+	for _, errorsOnly := range []bool{false, true} {
+		flags := []string{}
+		if errorsOnly {
+			flags = []string{"--errors"}
+		}
+		// The union of the traces' chains, as the store should give it.
+		union := map[string]*query.Chain{}
+		sums := map[string]int64{}
+		for _, tr := range traces {
+			for _, c := range chains(append(flags, "main.D", tr)...) {
+				k := chainText(c.Path, " -> ")
+				u := union[k]
+				if u == nil {
+					u = &query.Chain{Path: c.Path, SpawnedFrom: [][]query.Step{}, Slowest: []query.Call{}}
+					union[k] = u
+				}
+				u.Calls += c.Calls
+				u.TotalNs += c.TotalNs
+				u.MaxNs = max(u.MaxNs, c.MaxNs)
+				u.Panics += c.Panics
+				u.Errors += c.Errors
+			next:
+				for _, m := range c.Messages {
+					for i := range u.Messages {
+						if u.Messages[i].Error == m.Error {
+							u.Messages[i].Calls += m.Calls
+							continue next
+						}
+					}
+					u.Messages = append(u.Messages, m)
+				}
+				sums[k] += c.MeanNs * int64(c.Calls)
+			}
+		}
+		if len(union) < 2 {
+			t.Fatalf("the traces have %d chains to main.D", len(union))
+		}
+		for _, from := range []string{sharded, single} {
+			got := chains(append(flags, "--from", from, "--service", "failing", "--label", "version=1", "main.D")...)
+			if len(got) != len(union) {
+				t.Errorf("--from %s: %d chains, the traces %d", from, len(got), len(union))
+			}
+			for _, c := range got {
+				k := chainText(c.Path, " -> ")
+				u := union[k]
+				if u == nil {
+					t.Errorf("--from %s: chain %s in no trace", from, k)
+					continue
+				}
+				// Means are rounded down in each trace: the store's,
+				// of all calls, is within a nanosecond of theirs.
+				if d := c.MeanNs - sums[k]/int64(c.Calls); d < 0 || d > 1 {
+					t.Errorf("--from %s: %s: mean %d, traces' %d", from, k, c.MeanNs, sums[k]/int64(c.Calls))
+				}
+				want := *u
+				want.MeanNs = c.MeanNs
+				query.SortErrors(want.Messages)
+				if len(want.Messages) == 0 {
+					want.Messages = nil
+				}
+				if !reflect.DeepEqual(c, want) {
+					t.Errorf("--from %s, %s:\n got %+v\nwant %+v", from, k, c, want)
+				}
+			}
+		}
+	}
+
+	// report --from counts the calls of all ten.
+	code, stdout, stderr := runCmd("report", "--json", "--from", sharded, "--label", "version=1")
+	if code != 0 {
+		t.Fatalf("report --from: exit %d: %s", code, stderr)
+	}
+	var rep struct{ Functions []query.Function }
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range rep.Functions {
+		names = append(names, f.Name)
+		if f.Name == "main.D" && f.Calls != 10*104 {
+			t.Errorf("report --from: main.D called %d times, want %d", f.Calls, 10*104)
+		}
+	}
+	sort.Strings(names)
+	if !contains(names, "main.main") || !contains(names, "main.D") {
+		t.Errorf("report --from: functions %v", names)
+	}
+	// A selection of nothing, and bad input.
+	if code, stdout, _ := runCmd("report", "--from", sharded, "--label", "version=2"); code != 0 || stdout != "no calls\n" {
+		t.Errorf("report of no traces: exit %d: %q", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"report", "--from", "http://x"},
+		{"report", "--from", sharded, "-g", "1"},
+		{"chains", "--from", sharded, "main.nothing"},
+		{"push", "--to", sharded, filepath.Join(dir, "missing.trace")},
+	} {
+		if code, _, stderr := runCmd(args...); code == 0 || len(stderr) == 0 {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
