@@ -48,44 +48,13 @@ func (c Change) ErrorRate() (base, cur float64) {
 // Functions and chains are matched by name, as ids differ between traces;
 // chains by walking both traces' trees of chains at once.
 func Compare(base, cur *Trace, top int) Diff {
-	fm := map[string]*Change{}
-	for _, f := range base.Profile.Funcs {
-		fm[f.Name] = &Change{Name: f.Name, BaseCalls: f.Calls, BaseNs: f.Self, BaseErrors: f.Errors, Vanished: true}
-	}
-	for _, f := range cur.Profile.Funcs {
-		c := fm[f.Name]
-		if c == nil {
-			c = &Change{Name: f.Name, Appeared: true}
-			fm[f.Name] = c
+	figures := func(t *Trace) []Function {
+		out := make([]Function, 0, len(t.Profile.Funcs))
+		for _, f := range t.Profile.Funcs {
+			out = append(out, Function{Name: f.Name, Calls: f.Calls, SelfNs: f.Self, Errors: f.Errors})
 		}
-		c.Vanished = false
-		c.NewCalls, c.NewNs, c.NewErrors = f.Calls, f.Self, f.Errors
+		return out
 	}
-	var funcs, errs []Change
-	for _, c := range fm {
-		funcs = append(funcs, *c)
-		if b, a := c.ErrorRate(); a != b {
-			errs = append(errs, *c)
-		}
-	}
-	sort.Slice(errs, func(i, j int) bool {
-		bi, ai := errs[i].ErrorRate()
-		bj, aj := errs[j].ErrorRate()
-		if di, dj := math.Abs(ai-bi), math.Abs(aj-bj); di != dj {
-			return di > dj
-		}
-		return errs[i].Name < errs[j].Name
-	})
-	if top > 0 && len(errs) > top {
-		errs = errs[:top]
-	}
-	for i := range errs {
-		errs[i].DeltaNs = errs[i].NewNs - errs[i].BaseNs
-	}
-	if errs == nil {
-		errs = []Change{}
-	}
-
 	af, bf := cur.fold(), base.fold()
 	a, b := af.tree, bf.tree
 	akids, bkids := a.children(), b.children()
@@ -112,6 +81,51 @@ func Compare(base, cur *Trace, top int) Diff {
 			add(b, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], BaseErrors: bf.errors[i], Vanished: true})
 		}
 	})
+	return Changes(figures(base), figures(cur), chains, top)
+}
+
+// Changes is the Diff of functions' figures before and after (their
+// calls, self time and errors), and of chains' changes, the largest of
+// each first, at most top (0: all): Compare's, for figures from
+// elsewhere, such as a store.
+func Changes(base, cur []Function, chains []Change, top int) Diff {
+	fm := map[string]*Change{}
+	for _, f := range base {
+		fm[f.Name] = &Change{Name: f.Name, BaseCalls: f.Calls, BaseNs: f.SelfNs, BaseErrors: f.Errors, Vanished: true}
+	}
+	for _, f := range cur {
+		c := fm[f.Name]
+		if c == nil {
+			c = &Change{Name: f.Name, Appeared: true}
+			fm[f.Name] = c
+		}
+		c.Vanished = false
+		c.NewCalls, c.NewNs, c.NewErrors = f.Calls, f.SelfNs, f.Errors
+	}
+	var funcs, errs []Change
+	for _, c := range fm {
+		funcs = append(funcs, *c)
+		if b, a := c.ErrorRate(); a != b {
+			errs = append(errs, *c)
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool {
+		bi, ai := errs[i].ErrorRate()
+		bj, aj := errs[j].ErrorRate()
+		if di, dj := math.Abs(ai-bi), math.Abs(aj-bj); di != dj {
+			return di > dj
+		}
+		return errs[i].Name < errs[j].Name
+	})
+	if top > 0 && len(errs) > top {
+		errs = errs[:top]
+	}
+	for i := range errs {
+		errs[i].DeltaNs = errs[i].NewNs - errs[i].BaseNs
+	}
+	if errs == nil {
+		errs = []Change{}
+	}
 	return Diff{Functions: largest(funcs, top), Chains: largest(chains, top), Errors: errs}
 }
 

@@ -421,3 +421,74 @@ func list(ids []uint64) string {
 	}
 	return string(b)
 }
+
+// Compare compares the calls of selection cur with those of base, as
+// query.Compare compares two traces: function by function and chain by
+// chain, the largest changes first, at most top of each (0: all).
+func (s *Store) Compare(ctx context.Context, base, cur Selection, top int) (query.Diff, error) {
+	bf, err := s.Functions(ctx, base, "self", 0)
+	if err != nil {
+		return query.Diff{}, err
+	}
+	cf, err := s.Functions(ctx, cur, "self", 0)
+	if err != nil {
+		return query.Diff{}, err
+	}
+	type fig struct {
+		calls, errs uint64
+		ns          int64
+	}
+	side := func(sel Selection) (map[uint64]fig, error) {
+		cond, args := s.where(sel)
+		rows, err := s.conn.Query(ctx, "SELECT chain, count(), sum(dur * chain_outer), countIf(error != 0) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY chain", args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := map[uint64]fig{}
+		for rows.Next() {
+			var id uint64
+			var f fig
+			if err := rows.Scan(&id, &f.calls, &f.ns, &f.errs); err != nil {
+				return nil, err
+			}
+			out[id] = f
+		}
+		return out, rows.Err()
+	}
+	bc, err := side(base)
+	if err != nil {
+		return query.Diff{}, err
+	}
+	cc, err := side(cur)
+	if err != nil {
+		return query.Diff{}, err
+	}
+	byID := map[uint64]*query.Chain{}
+	var ids []uint64
+	for _, m := range []map[uint64]fig{bc, cc} {
+		for id := range m {
+			if byID[id] == nil {
+				byID[id] = &query.Chain{}
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) > 0 {
+		// The chains' functions, from the pushes of either side.
+		if err := s.paths(ctx, Selection{}, ids, byID); err != nil {
+			return query.Diff{}, err
+		}
+	}
+	var chains []query.Change
+	for _, id := range ids {
+		b, inBase := bc[id]
+		c, inCur := cc[id]
+		ch := query.Change{BaseCalls: b.calls, BaseNs: b.ns, BaseErrors: b.errs, NewCalls: c.calls, NewNs: c.ns, NewErrors: c.errs, Appeared: !inBase, Vanished: !inCur}
+		for _, st := range byID[id].Path {
+			ch.Chain = append(ch.Chain, query.Step{Name: st.Name})
+		}
+		chains = append(chains, ch)
+	}
+	return query.Changes(bf, cf, chains, top), nil
+}

@@ -245,3 +245,26 @@ func mustFunc(t *testing.T, tr *query.Trace, name string) uint32 {
 	}
 	return id
 }
+
+// TestCompareEqualsLocal checks that Compare of two pushed traces,
+// chosen by their labels, is query.Compare of the two.
+func TestCompareEqualsLocal(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, true)
+	files := traces(t)
+	for _, pair := range [][2]string{{"nested", "recursion"}, {"recursion", "goroutines"}, {"nested", "nested"}} {
+		for _, name := range pair {
+			if _, err := s.Push(ctx, files[name], Meta{Service: "cmp", Labels: []string{"trace=" + name}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Compare(ctx, Selection{Labels: []string{"trace=" + pair[0]}}, Selection{Labels: []string{"trace=" + pair[1]}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := query.Compare(local(t, files[pair[0]], analysis.Options{}), local(t, files[pair[1]], analysis.Options{}), 0)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s against %s:\n got %+v\nwant %+v", pair[1], pair[0], got, want)
+		}
+	}
+}

@@ -1,45 +1,74 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/store"
 )
 
 func init() {
 	var (
 		ff filterFlags
+		sf storeFlags
 		lf topFlags
 	)
 	register(&verb{
 		name:    "diff",
-		args:    "[--top N] [--json] [filters] BASE NEW",
-		summary: "compare two traces: per function and per chain, calls, time and errors before and after",
+		args:    "[--top N] [--json] [filters] BASE NEW | --from STORE [--service NAME] [--label K=V] [--since T] [--until T] K=V[,K=V] K=V[,K=V]",
+		summary: "compare two traces, or two sets of a store's traces: per function and per chain, calls, time and errors before and after",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
+			sf.register(fs)
 			lf.register(fs, 20, "show the `N` largest changes of each kind (0: all)")
 		},
+		more: "With --from, BASE and NEW are labels the traces were pushed with, service=NAME for a service: version=1.3 version=1.4.",
 		run: func(_ *flag.FlagSet, args []string) error {
 			if len(args) != 2 {
+				if sf.from != "" {
+					return usageError{"name the two sets of traces by their labels: version=1.3 version=1.4"}
+				}
 				return usageError{"name the two traces: BASE NEW"}
 			}
-			f, err := ff.filter()
-			if err != nil {
-				return err
+			var d query.Diff
+			if sf.from != "" {
+				st, sel, err := sf.open(&ff, nil)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				base, err := side(sel, args[0])
+				if err != nil {
+					return err
+				}
+				cur, err := side(sel, args[1])
+				if err != nil {
+					return err
+				}
+				if d, err = st.Compare(context.Background(), base, cur, lf.top); err != nil {
+					return err
+				}
+			} else {
+				f, err := ff.filter()
+				if err != nil {
+					return err
+				}
+				base, err := load(args[0], analysis.Options{Filter: f})
+				if err != nil {
+					return err
+				}
+				cur, err := load(args[1], analysis.Options{Filter: f})
+				if err != nil {
+					return err
+				}
+				d = query.Compare(base, cur, lf.top)
 			}
-			base, err := load(args[0], analysis.Options{Filter: f})
-			if err != nil {
-				return err
-			}
-			cur, err := load(args[1], analysis.Options{Filter: f})
-			if err != nil {
-				return err
-			}
-			d := query.Compare(base, cur, lf.top)
 			if lf.json {
 				return writeJSON(out, d)
 			}
@@ -88,4 +117,22 @@ func writeErrorDiff(w io.Writer, cs []query.Change) {
 		fmt.Fprintf(tw, "%d/%d %.1f%%\t%d/%d %.1f%%\t%+.1f pts\t\t%s\n", c.BaseErrors, c.BaseCalls, 100*b, c.NewErrors, c.NewCalls, 100*a, 100*(a-b), c.Name)
 	}
 	tw.Flush()
+}
+
+// side is the selection sel narrowed by labels k=v[,k=v], service=NAME
+// choosing a service.
+func side(sel store.Selection, labels string) (store.Selection, error) {
+	sel.Labels = append([]string{}, sel.Labels...)
+	for _, l := range strings.Split(labels, ",") {
+		k, v, ok := strings.Cut(l, "=")
+		switch {
+		case !ok || k == "":
+			return sel, usageError{fmt.Sprintf("%q: want labels KEY=VALUE[,KEY=VALUE], or service=NAME", labels)}
+		case k == "service":
+			sel.Service = v
+		default:
+			sel.Labels = append(sel.Labels, l)
+		}
+	}
+	return sel, nil
 }

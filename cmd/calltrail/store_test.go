@@ -167,6 +167,26 @@ func TestStoreChains(t *testing.T) {
 	if !contains(names, "main.main") || !contains(names, "main.D") {
 		t.Errorf("report --from: functions %v", names)
 	}
+	// diff --from compares two sets by their labels: the same set, no
+	// change; against a set of nothing, every function gone.
+	for _, pair := range [][2]string{{"version=1", "service=failing,version=1"}, {"version=1", "version=2"}} {
+		code, stdout, stderr := runCmd("diff", "--json", "--top", "0", "--from", sharded, pair[0], pair[1])
+		if code != 0 {
+			t.Fatalf("diff --from %v: exit %d: %s", pair, code, stderr)
+		}
+		var d query.Diff
+		if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Functions) != len(rep.Functions) {
+			t.Errorf("diff --from %v: %d functions, report %d", pair, len(d.Functions), len(rep.Functions))
+		}
+		for _, c := range d.Functions {
+			if gone := pair[1] == "version=2"; c.Vanished != gone || c.BaseCalls == 0 || !gone && (c.NewCalls != c.BaseCalls || c.DeltaNs != 0) {
+				t.Errorf("diff --from %v: %+v", pair, c)
+			}
+		}
+	}
 	// A selection of nothing, and bad input.
 	if code, stdout, _ := runCmd("report", "--from", sharded, "--label", "version=2"); code != 0 || stdout != "no calls\n" {
 		t.Errorf("report of no traces: exit %d: %q", code, stdout)
@@ -175,6 +195,8 @@ func TestStoreChains(t *testing.T) {
 		{"report", "--from", "http://x"},
 		{"report", "--from", sharded, "-g", "1"},
 		{"chains", "--from", sharded, "main.nothing"},
+		{"diff", "--from", sharded, "version=1"},
+		{"diff", "--from", sharded, "version", "version=2"},
 		{"push", "--to", sharded, filepath.Join(dir, "missing.trace")},
 	} {
 		if code, _, stderr := runCmd(args...); code == 0 || len(stderr) == 0 {
