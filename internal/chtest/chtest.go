@@ -118,7 +118,6 @@ func (s *Server) start(bin, shards string) error {
 	s.cmd = exec.Command(bin, "--config-file="+filepath.Join(s.Dir, "config.xml"))
 	s.cmd.Dir = s.Dir
 	s.cmd.Stdout, s.cmd.Stderr = log, log
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
