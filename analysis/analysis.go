@@ -530,37 +530,6 @@ func (h *instances) Pop() any {
 	return x
 }
 
-// Sorted returns the functions ordered by key: "self", "total", "calls",
-// "max", "mean" or "errors", largest first, then by name.
-func (p *Profile) Sorted(key string) []*Func {
-	fs := make([]*Func, 0, len(p.Funcs))
-	for _, f := range p.Funcs {
-		fs = append(fs, f)
-	}
-	val := func(f *Func) int64 {
-		switch key {
-		case "total":
-			return f.Total
-		case "calls":
-			return int64(f.Calls)
-		case "max":
-			return f.Max
-		case "mean":
-			return int64(f.Mean())
-		case "errors":
-			return int64(f.Errors)
-		}
-		return f.Self
-	}
-	sort.Slice(fs, func(i, j int) bool {
-		if a, b := val(fs[i]), val(fs[j]); a != b {
-			return a > b
-		}
-		return fs[i].Name < fs[j].Name
-	})
-	return fs
-}
-
 // Walk calls fn for every chain, parents before children.
 func (p *Profile) Walk(fn func(n *Node)) {
 	p.WalkPaths(func(path []*Node) { fn(path[len(path)-1]) })

@@ -70,19 +70,19 @@ var SortKeys = []string{"self", "total", "calls", "max", "mean", "errors"}
 // Functions returns every called function's figures, ordered by key (one
 // of SortKeys), largest first; top > 0 keeps the first top.
 func (t *Trace) Functions(key string, top int) []Function {
-	fs := t.Profile.Sorted(key)
-	if top > 0 && top < len(fs) {
-		fs = fs[:top]
-	}
-	out := make([]Function, 0, len(fs))
-	for _, f := range fs {
+	out := make([]Function, 0, len(t.Profile.Funcs))
+	for _, f := range t.Profile.Funcs {
 		out = append(out, t.function(f))
+	}
+	SortFunctions(out, key)
+	if top > 0 && top < len(out) {
+		out = out[:top]
 	}
 	return out
 }
 
-// SortFunctions orders functions by key, one of SortKeys, as Functions
-// does: largest first, then by name.
+// SortFunctions orders functions by key, one of SortKeys, largest first,
+// then by name: the order of Functions, and of a store's.
 func SortFunctions(fs []Function, key string) {
 	val := func(f Function) int64 {
 		switch key {

@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -128,14 +129,7 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 	sort.Strings(labels)
 	stats := r.Stats()
 	// The commit: from here on, queries see the push's rows.
-	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table("pushes"))
-	if err != nil {
-		return out, err
-	}
-	if err := b.Append(pushID, id, service, labels, r.Meta()["program"], p.start, p.start+r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()); err != nil {
-		return out, err
-	}
-	if err := b.Send(); err != nil {
+	if err := s.insert(ctx, "pushes", [][]any{{pushID, id, service, labels, r.Meta()["program"], p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()}}); err != nil {
 		return out, err
 	}
 	out.Calls = p.calls
@@ -316,8 +310,8 @@ func (p *pusher) send() error {
 	return err
 }
 
-// fn returns the store's id of the trace's function id, writing the
-// function's row the first time.
+// fn returns the store's id of the trace's function id; finish writes
+// the rows of the functions met.
 func (p *pusher) fn(id uint32) uint64 {
 	if sid, ok := p.funcs[id]; ok {
 		return sid
@@ -353,20 +347,9 @@ func (p *pusher) goroutine(g uint64) error {
 }
 
 func (p *pusher) sendGoroutines() error {
-	if len(p.goroutines) == 0 {
-		return nil
-	}
-	b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("goroutines"))
-	if err != nil {
-		return err
-	}
-	for _, row := range p.goroutines {
-		if err := b.Append(row...); err != nil {
-			return err
-		}
-	}
+	err := p.s.insert(p.ctx, "goroutines", p.goroutines)
 	p.goroutines = p.goroutines[:0]
-	return b.Send()
+	return err
 }
 
 // finish sends the last calls, then the chains, functions, errors and
@@ -378,58 +361,53 @@ func (p *pusher) finish() error {
 	if err := p.sendGoroutines(); err != nil {
 		return err
 	}
-	b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("chains"))
-	if err != nil {
-		return err
-	}
+	var chains, funcs, errs, profiles [][]any
 	for _, n := range p.nodes {
-		var funcs []uint64
+		var path []uint64
 		for a := n; a != nil; a = a.parent {
-			funcs = append(funcs, a.fn)
+			path = append(path, a.fn)
 		}
-		for i, j := 0, len(funcs)-1; i < j; i, j = i+1, j-1 {
-			funcs[i], funcs[j] = funcs[j], funcs[i]
-		}
+		slices.Reverse(path)
 		reps := n.repeats
-		if len(reps) != len(funcs) {
-			reps = make([]uint32, len(funcs))
+		if len(reps) != len(path) {
+			reps = make([]uint32, len(path))
 		}
-		if err := b.Append(p.push, n.id, funcs, reps); err != nil {
-			return err
-		}
-	}
-	if err := b.Send(); err != nil {
-		return err
-	}
-	if b, err = p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("functions")); err != nil {
-		return err
+		chains = append(chains, []any{p.push, n.id, path, reps})
 	}
 	for id, sid := range p.funcs {
 		f := p.r.Func(id)
-		if err := b.Append(sid, f.Name, f.File, uint32(f.Line)); err != nil {
-			return err
-		}
-	}
-	if err := b.Send(); err != nil {
-		return err
-	}
-	if b, err = p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("errors")); err != nil {
-		return err
+		funcs = append(funcs, []any{sid, f.Name, f.File, uint32(f.Line)})
 	}
 	for id, sid := range p.errs {
 		e := p.r.Error(id)
-		if err := b.Append(sid, e.Type, e.Message); err != nil {
+		errs = append(errs, []any{sid, e.Type, e.Message})
+	}
+	for kind, data := range p.r.Profiles() {
+		profiles = append(profiles, []any{p.push, kind, string(data)})
+	}
+	for _, t := range []struct {
+		name string
+		rows [][]any
+	}{{"chains", chains}, {"functions", funcs}, {"errors", errs}, {"profiles", profiles}} {
+		if err := p.s.insert(p.ctx, t.name, t.rows); err != nil {
 			return err
 		}
 	}
-	if err := b.Send(); err != nil {
+	return nil
+}
+
+// insert writes rows, in the order of its columns, to a table of the
+// store in one batch.
+func (s *Store) insert(ctx context.Context, table string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table))
+	if err != nil {
 		return err
 	}
-	if b, err = p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("profiles")); err != nil {
-		return err
-	}
-	for kind, data := range p.r.Profiles() {
-		if err := b.Append(p.push, kind, string(data)); err != nil {
+	for _, row := range rows {
+		if err := b.Append(row...); err != nil {
 			return err
 		}
 	}

@@ -66,14 +66,14 @@ type Store struct {
 
 // Open connects to the store, without creating anything in it (see Init).
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	conn, err := dial(cfg.Addr, cfg)
+	conn, err := dial(ctx, cfg.Addr, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{conn: conn, cfg: cfg}, nil
 }
 
-func dial(addr string, cfg Config) (driver.Conn, error) {
+func dial(ctx context.Context, addr string, cfg Config) (driver.Conn, error) {
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        []string{addr},
 		Auth:        clickhouse.Auth{Database: "default", Username: cfg.User, Password: cfg.Password},
@@ -86,7 +86,7 @@ func dial(addr string, cfg Config) (driver.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse %s: %v", addr, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := conn.Ping(ctx); err != nil {
 		conn.Close()
@@ -133,7 +133,7 @@ func (s *Store) Init(ctx context.Context) error {
 	// On every server, the local tables and the Distributed ones over
 	// them, so that any of them answers queries.
 	for _, addr := range addrs {
-		conn, err := dial(addr, s.cfg)
+		conn, err := dial(ctx, addr, s.cfg)
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func BenchmarkFunction(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := New(t, nil, nil)
-	name := t.Profile.Sorted("calls")[0].Name
+	name := t.Functions("calls", 1)[0].Name
 	b.ResetTimer()
 	for range b.N {
 		if _, err := s.function(nil, nil, &params{q: map[string][]string{"name": {name}}}); err != nil {
