@@ -60,10 +60,14 @@ step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
 
 step "fuzzing the trace reader, the web UI's parameters, instrument and undo, and every view of generated traces"
-go test -run '^$' -fuzz FuzzReader -fuzztime "${FUZZTIME:-20s}" ./tracefile
-go test -run '^$' -fuzz FuzzParams -fuzztime 5s ./web
-go test -run '^$' -fuzz FuzzUndo -fuzztime 10s ./instrument
-go test -run '^$' -fuzz FuzzViews -fuzztime "${FUZZTIME:-20s}" ./cmd/calltrail
+# Budgets are counts of inputs, each about 5-20 s here: a duration's
+# deadline races Go's fuzzing coordinator (golang/go#75804), which then
+# fails with "context deadline exceeded" and no failing input. FUZZTIME
+# (a count, 5000x, or a duration) overrides them all.
+go test -run '^$' -fuzz FuzzReader -fuzztime "${FUZZTIME:-1000000x}" ./tracefile
+go test -run '^$' -fuzz FuzzParams -fuzztime "${FUZZTIME:-25000x}" ./web
+go test -run '^$' -fuzz FuzzUndo -fuzztime "${FUZZTIME:-300000x}" ./instrument
+go test -run '^$' -fuzz FuzzViews -fuzztime "${FUZZTIME:-2000x}" ./cmd/calltrail
 
 step "the runtime on every supported Go release"
 for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
