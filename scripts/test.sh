@@ -62,12 +62,14 @@ go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/nul
 step "fuzzing the trace reader, the web UI's parameters, instrument and undo, and every view of generated traces"
 # Budgets are counts of inputs, each about 5-20 s here: a duration's
 # deadline races Go's fuzzing coordinator (golang/go#75804), which then
-# fails with "context deadline exceeded" and no failing input. FUZZTIME
-# (a count, 5000x, or a duration) overrides them all.
-go test -run '^$' -fuzz FuzzReader -fuzztime "${FUZZTIME:-1000000x}" ./tracefile
-go test -run '^$' -fuzz FuzzParams -fuzztime "${FUZZTIME:-25000x}" ./web
-go test -run '^$' -fuzz FuzzUndo -fuzztime "${FUZZTIME:-300000x}" ./instrument
-go test -run '^$' -fuzz FuzzViews -fuzztime "${FUZZTIME:-2000x}" ./cmd/calltrail
+# fails with "context deadline exceeded" and no failing input; and the
+# minimizing of each new input is bounded by a count too (its default is
+# a minute, in which nothing else runs). FUZZTIME (a count, 5000x, or a
+# duration) overrides the budgets.
+go test -run '^$' -fuzz FuzzReader -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-1000000x}" ./tracefile
+go test -run '^$' -fuzz FuzzParams -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-25000x}" ./web
+go test -run '^$' -fuzz FuzzUndo -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-150000x}" ./instrument
+go test -run '^$' -fuzz FuzzViews -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-2000x}" ./cmd/calltrail
 
 step "the runtime on every supported Go release"
 for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
