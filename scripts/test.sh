@@ -9,7 +9,8 @@
 # The web UI's browser tests drive headless Chromium (installed from
 # Debian's packages when missing) in every pass of the tests.
 # The store's tests run against ClickHouse (Debian's clickhouse-server,
-# installed when missing): two servers as the shards of a cluster.
+# installed when missing): two servers as the shards of a cluster; the
+# OTLP tests against an OpenTelemetry Collector built from its modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,14 @@ export CALLTRAIL_BROWSER=required
 # configuration of their own under a temporary directory, loopback only.
 command -v clickhouse-server >/dev/null || [ -x /usr/sbin/clickhouse-server ] || ($sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y clickhouse-server)
 export CALLTRAIL_CLICKHOUSE=required
+
+# The OTLP tests send spans to a real OpenTelemetry Collector, built once
+# here from the Collector's released modules (scripts/otelcol, a module
+# of its own: calltrail does not depend on the Collector).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -C scripts/otelcol -o "$tmp/otelcol" .
+export CALLTRAIL_OTELCOL="$tmp/otelcol"
 
 step gofmt
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -85,8 +94,6 @@ if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null;
 		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
 	fi
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 for arch in arm64 riscv64; do
 	echo "-- linux/$arch under qemu"
 	GOARCH=$arch go test -c -tags calltrail -o "$tmp/calltrail-$arch.test" .

@@ -8,22 +8,25 @@ import (
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/export"
 	"github.com/calltrail/calltrail/tracefile"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 func init() {
 	var (
 		ff     filterFlags
+		sf     spanFlags
 		format string
 		output string
 	)
 	register(&verb{
 		name:    "export",
-		args:    "--format pprof|folded|speedscope|chrome [-o OUT] [filters] [FILE]",
-		summary: "write the trace for pprof, flamegraph.pl, speedscope or Chrome/Perfetto",
+		args:    "--format pprof|folded|speedscope|chrome|otlp [-o OUT] [filters] [FILE]",
+		summary: "write the trace for pprof, flamegraph.pl, speedscope, Chrome/Perfetto or OpenTelemetry",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
+			sf.register(fs, "with --format otlp")
 			format, output = "", ""
-			fs.StringVar(&format, "format", "", "`FORMAT`: pprof, folded, speedscope or chrome")
+			fs.StringVar(&format, "format", "", "`FORMAT`: pprof, folded, speedscope, chrome or otlp (OTLP JSON spans of the calls --spans, --slower and --failed choose)")
 			fs.StringVar(&output, "o", "", "write to `OUT` instead of standard output")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
@@ -39,9 +42,27 @@ func init() {
 					return err
 				}
 			}
+			if format != "otlp" && sf != (spanFlags{}) {
+				return usageError{"--spans, --slower and --failed choose spans for --format otlp"}
+			}
 			var buf bytes.Buffer
 			cut, what := 0, "chains"
 			switch format {
+			case "otlp":
+				o, err := sf.options(f)
+				if err != nil {
+					return err
+				}
+				td, err := spans(name, o)
+				if err != nil {
+					return err
+				}
+				data, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+				if err != nil {
+					return err
+				}
+				buf.Write(data)
+				buf.WriteByte('\n')
 			case "pprof", "folded":
 				t, err := load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
 				if err != nil {
@@ -69,7 +90,7 @@ func init() {
 				}
 				what = "calls"
 			default:
-				return usageError{fmt.Sprintf("--format %q: want pprof, folded, speedscope or chrome", format)}
+				return usageError{fmt.Sprintf("--format %q: want pprof, folded, speedscope, chrome or otlp", format)}
 			}
 			if cut > 0 {
 				if what == "chains" {

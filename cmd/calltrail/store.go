@@ -87,14 +87,16 @@ func init() {
 	var (
 		to, service string
 		labels      labelList
+		sf          spanFlags
 	)
 	register(&verb{
 		name:    "push",
-		args:    "--to clickhouse://HOST:PORT/DB[?cluster=NAME] [--service NAME] [--label KEY=VALUE]... TRACE...",
-		summary: "store traces in ClickHouse, for report, chains, diff and flame --from over many processes",
+		args:    "--to clickhouse://HOST:PORT/DB[?cluster=NAME]|otlp://HOST:PORT [--service NAME] [--label KEY=VALUE]... TRACE...",
+		summary: "store traces in ClickHouse, for report, chains, diff and flame --from over many processes; or send spans to OpenTelemetry",
 		flags: func(fs *flag.FlagSet) {
 			to, service, labels = "", "", nil
-			fs.StringVar(&to, "to", "", "the store: `clickhouse://HOST:PORT/DB`, with ?cluster=NAME for tables over the shards of a cluster")
+			fs.StringVar(&to, "to", "", "the store: `clickhouse://HOST:PORT/DB`, with ?cluster=NAME for tables over the shards of a cluster; or an OTLP/HTTP receiver, otlp://HOST:PORT, for spans")
+			sf.register(fs, "with otlp://")
 			fs.StringVar(&service, "service", "", "the service the traces came from (default: each trace's program)")
 			fs.Var(&labels, "label", "a label of the traces, `KEY=VALUE` (repeat for more): version, host, run")
 		},
@@ -105,14 +107,25 @@ func init() {
 			if len(args) == 0 {
 				return usageError{"name the traces to push"}
 			}
-			cfg, err := store.ParseURL(to)
-			if err != nil {
-				return usageError{"--to " + err.Error()}
-			}
 			for _, a := range args {
 				if _, err := os.Stat(a); err != nil {
 					return err
 				}
+			}
+			if strings.HasPrefix(to, "otlp://") || strings.HasPrefix(to, "otlps://") {
+				o, err := sf.options(nil)
+				if err != nil {
+					return err
+				}
+				o.Service, o.Labels = service, labels
+				return pushSpans(to, o, args)
+			}
+			if sf != (spanFlags{}) {
+				return usageError{"--spans, --slower and --failed choose spans for otlp://; ClickHouse stores every call"}
+			}
+			cfg, err := store.ParseURL(to)
+			if err != nil {
+				return usageError{"--to " + err.Error()}
 			}
 			ctx := context.Background()
 			s, err := store.Open(ctx, cfg)

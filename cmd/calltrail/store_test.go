@@ -36,12 +36,10 @@ func startShards(t *testing.T) []*chtest.Server {
 	return servers
 }
 
-// TestStoreChains traces ten processes, pushes their traces into a store
-// of two shards and into one server, and checks that chains --from gives
-// the exact union of the chains of the ten traces, as chains of each
-// trace gives them; and that report --from counts every call.
-func TestStoreChains(t *testing.T) {
-	servers := startShards(t)
+// traceFailing builds examples/failing with calltrail build, runs it n
+// times, and returns the n traces.
+func traceFailing(t *testing.T, n int) []string {
+	t.Helper()
 	bin := calltrailBinary(t)
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "failing")
@@ -49,7 +47,7 @@ func TestStoreChains(t *testing.T) {
 		t.Fatalf("calltrail build: %v\n%s", err, out)
 	}
 	var traces []string
-	for i := 0; i < 10; i++ {
+	for i := 0; i < n; i++ {
 		trace := filepath.Join(dir, fmt.Sprintf("p%d.trace", i))
 		cmd := exec.Command(prog)
 		cmd.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
@@ -58,6 +56,16 @@ func TestStoreChains(t *testing.T) {
 		}
 		traces = append(traces, trace)
 	}
+	return traces
+}
+
+// TestStoreChains traces ten processes, pushes their traces into a store
+// of two shards and into one server, and checks that chains --from gives
+// the exact union of the chains of the ten traces, as chains of each
+// trace gives them; and that report --from counts every call.
+func TestStoreChains(t *testing.T) {
+	servers := startShards(t)
+	traces := traceFailing(t, 10)
 	sharded := "clickhouse://" + servers[0].Addr() + "/fleet?cluster=" + chtest.Cluster
 	single := "clickhouse://" + servers[1].Addr() + "/fleet_one"
 	for _, to := range []string{sharded, single} {
@@ -199,7 +207,7 @@ func TestStoreChains(t *testing.T) {
 		{"chains", "--from", sharded, "main.nothing"},
 		{"diff", "--from", sharded, "version=1"},
 		{"diff", "--from", sharded, "version", "version=2"},
-		{"push", "--to", sharded, filepath.Join(dir, "missing.trace")},
+		{"push", "--to", sharded, filepath.Join(t.TempDir(), "missing.trace")},
 	} {
 		if code, _, stderr := runCmd(args...); code == 0 || len(stderr) == 0 {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)

@@ -1,0 +1,372 @@
+package otlp
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/tracefile"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Options choose the calls worth a span, and describe the process.
+type Options struct {
+	// A call becomes a span if its function matches Funcs, if it lasted
+	// at least Slower (when not zero), or if Failed is set and it
+	// returned an error, panicked or ended its goroutine.
+	Funcs  *regexp.Regexp
+	Slower time.Duration
+	Failed bool
+
+	// Filter, if not nil, leaves out calls first, as it does for every
+	// view of a trace.
+	Filter *filter.Filter
+
+	Service string   // service.name; default: the trace's program
+	Labels  []string // KEY=VALUE attributes of the process
+	ID      string   // the trace file's id, for span ids; default: from its metadata
+
+	Limit int // most spans; 0 means MaxSpans
+}
+
+// MaxSpans is how many spans Spans makes at most, by default: span
+// stores and their viewers slow down well before.
+const MaxSpans = 200_000
+
+// ErrTooMany says the options chose more calls than Options.Limit.
+type ErrTooMany struct{ Limit int }
+
+func (e *ErrTooMany) Error() string {
+	return fmt.Sprintf("more than %d calls are worth a span: choose fewer with --spans, --slower or the filters -g, -F, -N, -D and --window", e.Limit)
+}
+
+// Scope is the instrumentation scope of the spans.
+const Scope = "github.com/calltrail/calltrail"
+
+// span is a call that becomes a span.
+type span struct {
+	id         uint64
+	parent     *span // the innermost enclosing span in its goroutine
+	link       *span // for a goroutine's outermost spans: the parent goroutine's span
+	g          uint64
+	fn         uint32
+	start, end int64
+	exit       tracefile.ExitKind
+	err        uint32
+	trace      [16]byte
+	traced     bool // trace is set
+}
+
+// frame is an open call.
+type frame struct {
+	shown   bool
+	pending []*span // spans below it whose parent is not known yet
+}
+
+// Spans reads r and returns the spans of the calls o chooses. Of a
+// damaged trace it returns the spans of the calls before the damage and
+// the error that stopped reading.
+func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
+	if o.Limit == 0 {
+		o.Limit = MaxSpans
+	}
+	f := o.Filter
+	if f == nil {
+		f = &filter.Filter{}
+	}
+	b := builder{r: r, o: o, seed: seed(r, o.ID), stacks: map[uint64][]frame{}, spans: map[uint64][]*span{}}
+	trackers := map[uint64]*filter.Tracker{}
+	name := func(id uint32) string { return r.Func(id).Name }
+	var readErr error
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+		if ev.Kind != tracefile.EnterEvent && ev.Kind != tracefile.ExitEvent {
+			continue
+		}
+		if !f.Goroutine(ev.G) {
+			continue
+		}
+		tr := trackers[ev.G]
+		if tr == nil {
+			tr = f.NewTracker()
+			trackers[ev.G] = tr
+		}
+		st := b.stacks[ev.G]
+		if ev.Kind == tracefile.EnterEvent {
+			shown, _ := tr.Enter(ev.Func, name)
+			b.stacks[ev.G] = append(st, frame{shown: shown && f.InWindow(ev.Time)})
+			continue
+		}
+		tr.Exit()
+		if len(st) == 0 {
+			continue
+		}
+		fr := st[len(st)-1]
+		st = st[:len(st)-1]
+		b.stacks[ev.G] = st
+		b.seq++
+		var s *span
+		if fr.shown && f.Long(ev.Duration()) && b.worth(&ev) {
+			if b.n >= o.Limit {
+				return ptrace.NewTraces(), &ErrTooMany{Limit: o.Limit}
+			}
+			b.n++
+			s = &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, exit: ev.Exit, err: ev.Err}
+			for _, c := range fr.pending {
+				c.parent = s
+			}
+			fr.pending = []*span{s}
+			b.spans[ev.G] = append(b.spans[ev.G], s)
+		}
+		if len(st) > 0 {
+			st[len(st)-1].pending = append(st[len(st)-1].pending, fr.pending...)
+		} else {
+			delete(b.stacks, ev.G)
+		}
+	}
+	if readErr != nil && !tracefile.IsIncomplete(readErr) {
+		return ptrace.NewTraces(), readErr
+	}
+	b.links()
+	return b.traces(), readErr
+}
+
+type builder struct {
+	r      *tracefile.Reader
+	o      Options
+	seed   []byte
+	seq    uint64             // calls ended so far
+	n      int                // spans so far
+	stacks map[uint64][]frame // open calls by goroutine
+	spans  map[uint64][]*span // by goroutine, in order of their end
+}
+
+func (b *builder) worth(ev *tracefile.Event) bool {
+	switch {
+	case b.o.Failed && (ev.Err != 0 || ev.Exit == tracefile.Panic || ev.Exit == tracefile.Goexit):
+		return true
+	case b.o.Slower > 0 && ev.Duration() >= b.o.Slower:
+		return true
+	case b.o.Funcs != nil && b.o.Funcs.MatchString(b.r.Func(ev.Func).Name):
+		return true
+	}
+	return false
+}
+
+// seed is what makes the ids of one trace file's spans its own.
+func seed(r *tracefile.Reader, id string) []byte {
+	if id == "" {
+		m := r.Meta()
+		id = m["program"] + "\x00" + m["pid"] + "\x00" + m["start"]
+	}
+	return []byte(id)
+}
+
+// hash is a 128-bit hash of the trace file's seed, n and what.
+func (b *builder) hash(n uint64, what byte) []byte {
+	h := fnv.New128a()
+	h.Write(b.seed)
+	var p [9]byte
+	binary.LittleEndian.PutUint64(p[:], n)
+	p[8] = what
+	h.Write(p[:])
+	return h.Sum(nil)
+}
+
+// spanID is the id of the span of the seq-th call to end.
+func (b *builder) spanID(seq uint64) uint64 {
+	return binary.BigEndian.Uint64(b.hash(seq, 's')) | 1 // never the invalid id 0
+}
+
+// links gives each goroutine's outermost spans their link to the span
+// that was running in the goroutine's parent when it began.
+func (b *builder) links() {
+	byStart := map[uint64][]*span{}
+	for g, spans := range b.spans {
+		info, ok := b.r.Goroutine(g)
+		if !ok || info.Parent == 0 || len(b.spans[info.Parent]) == 0 {
+			continue
+		}
+		ps, ok := byStart[info.Parent]
+		if !ok {
+			ps = slices.Clone(b.spans[info.Parent])
+			slices.SortStableFunc(ps, func(x, y *span) int {
+				if c := cmp.Compare(x.start, y.start); c != 0 {
+					return c
+				}
+				return cmp.Compare(y.end, x.end) // the outer first
+			})
+			byStart[info.Parent] = ps
+		}
+		l := innermostAt(ps, info.FirstSeen)
+		if l == nil {
+			continue
+		}
+		for _, s := range spans {
+			if s.parent == nil {
+				s.link = l
+			}
+		}
+	}
+}
+
+// innermostAt returns the innermost of spans, one goroutine's in order
+// of their start, that was running at time t. A goroutine's spans nest,
+// so the last to start by t either runs at t or ended inside every span
+// that does.
+func innermostAt(spans []*span, t int64) *span {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].start > t }) - 1
+	if i < 0 {
+		return nil
+	}
+	s := spans[i]
+	for s != nil && s.end < t {
+		s = s.parent
+	}
+	return s
+}
+
+// traceOf returns the trace id of s: its parent's, its link's, or, for a
+// span that has neither, one of its own.
+func (b *builder) traceOf(s *span) [16]byte {
+	var path []*span
+	for a := s; ; {
+		if a.traced {
+			break
+		}
+		path = append(path, a)
+		next := a.parent
+		if next == nil {
+			next = a.link
+		}
+		if next == nil {
+			copy(a.trace[:], b.hash(a.id, 't'))
+			a.traced = true
+			break
+		}
+		a = next
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		a := path[i]
+		if a.traced {
+			continue
+		}
+		up := a.parent
+		if up == nil {
+			up = a.link
+		}
+		a.trace, a.traced = up.trace, true
+	}
+	return s.trace
+}
+
+func (b *builder) traces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	res := rs.Resource().Attributes()
+	m := b.r.Meta()
+	service := b.o.Service
+	if service == "" {
+		service = m["program"]
+	}
+	res.PutStr("service.name", service)
+	if m["program"] != "" {
+		res.PutStr("process.executable.name", m["program"])
+	}
+	if pid, err := strconv.ParseInt(m["pid"], 10, 64); err == nil {
+		res.PutInt("process.pid", pid)
+	}
+	res.PutStr("process.runtime.name", "go")
+	if v := m["go"]; v != "" {
+		res.PutStr("process.runtime.version", v)
+	}
+	for _, l := range b.o.Labels {
+		if k, v, ok := strings.Cut(l, "="); ok && k != "" {
+			res.PutStr(k, v)
+		}
+	}
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(Scope)
+	var base time.Time
+	if t, err := time.Parse(time.RFC3339Nano, m["start"]); err == nil {
+		base = t
+	}
+	at := func(ns int64) pcommon.Timestamp { return pcommon.NewTimestampFromTime(base.Add(time.Duration(ns))) }
+	out := ss.Spans()
+	out.EnsureCapacity(b.n)
+	for _, g := range sortedKeys(b.spans) {
+		for _, s := range b.spans[g] {
+			sp := out.AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID(b.traceOf(s)))
+			sp.SetSpanID(spanID(s.id))
+			if s.parent != nil {
+				sp.SetParentSpanID(spanID(s.parent.id))
+			}
+			fn := b.r.Func(s.fn)
+			sp.SetName(fn.Name)
+			sp.SetKind(ptrace.SpanKindInternal)
+			sp.SetStartTimestamp(at(s.start))
+			sp.SetEndTimestamp(at(s.end))
+			a := sp.Attributes()
+			a.PutStr("code.function.name", fn.Name)
+			if fn.File != "" {
+				a.PutStr("code.file.path", fn.File)
+				a.PutInt("code.line.number", int64(fn.Line))
+			}
+			a.PutInt("calltrail.goroutine", int64(s.g))
+			if s.exit != tracefile.Return {
+				a.PutStr("calltrail.exit", s.exit.String())
+			}
+			switch {
+			case s.err != 0:
+				e := b.r.Error(s.err)
+				a.PutStr("error.type", e.Type)
+				sp.Status().SetCode(ptrace.StatusCodeError)
+				sp.Status().SetMessage(e.Message)
+			case s.exit == tracefile.Panic || s.exit == tracefile.Goexit:
+				sp.Status().SetCode(ptrace.StatusCodeError)
+				sp.Status().SetMessage(s.exit.String())
+			}
+			if s.link != nil {
+				l := sp.Links().AppendEmpty()
+				l.SetTraceID(pcommon.TraceID(b.traceOf(s.link)))
+				l.SetSpanID(spanID(s.link.id))
+				if info, ok := b.r.Goroutine(s.g); ok {
+					l.Attributes().PutInt("calltrail.goroutine.parent", int64(info.Parent))
+				}
+			}
+		}
+	}
+	return td
+}
+
+func spanID(id uint64) pcommon.SpanID {
+	var s pcommon.SpanID
+	binary.BigEndian.PutUint64(s[:], id)
+	return s
+}
+
+func sortedKeys(m map[uint64][]*span) []uint64 {
+	keys := make([]uint64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
