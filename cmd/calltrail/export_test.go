@@ -203,7 +203,7 @@ func TestExportErrors(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "chains.out")
 	writeChainsTrace(t, trace, true)
-	if code, _, stderr := runCmd("export", "--format", "svg", trace); code != 2 || !strings.Contains(stderr, "want pprof, folded, speedscope or chrome") {
+	if code, _, stderr := runCmd("export", "--format", "svg", trace); code != 2 || !strings.Contains(stderr, "want pprof, folded, speedscope, chrome or otlp") {
 		t.Errorf("bad format: exit %d, %q", code, stderr)
 	}
 	out := filepath.Join(dir, "x.json")
