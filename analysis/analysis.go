@@ -130,6 +130,10 @@ type Func struct {
 	ErrorIDs map[uint32]uint64
 	Growth   Growth
 	hist     histogram
+	// Quantiles, when not nil, hold exact quantiles of the calls'
+	// durations, by q, for Quantile to return rather than read the
+	// histogram: those of a profile made by a store.
+	Quantiles map[float64]int64
 
 	// With the Go runtime's profiles in the trace (Profile.HasCPU,
 	// HasWaits): time on CPU and waiting, what was waited on, most first,
@@ -173,6 +177,9 @@ func (f *Func) Mean() time.Duration {
 func (f *Func) Quantile(q float64) time.Duration {
 	if f.Calls == 0 {
 		return 0
+	}
+	if v, ok := f.Quantiles[q]; ok {
+		return time.Duration(v)
 	}
 	if float64(f.Calls-1) < q*float64(f.Calls) { // the slowest call's rank
 		return time.Duration(f.Max)

@@ -31,10 +31,25 @@ type Trace struct {
 // New makes a Trace of profile p, which Analyze made from r: r has read
 // the whole trace, and knows every function's name and place.
 func New(name string, p *analysis.Profile, r *tracefile.Reader) *Trace {
-	n := r.NumFuncs()
+	funcs := make([]tracefile.Func, r.NumFuncs())
+	for i := range funcs {
+		funcs[i] = r.Func(uint32(i + 1))
+	}
+	errs := make([]tracefile.Error, r.NumErrors())
+	for i := range errs {
+		errs[i] = r.Error(uint32(i + 1))
+	}
+	return FromTables(name, p, funcs, errs)
+}
+
+// FromTables makes a Trace of profile p, whose function ids and error
+// ids are one more than their index in funcs and errs: for profiles made
+// other than by reading a trace, from a store.
+func FromTables(name string, p *analysis.Profile, funcs []tracefile.Func, errs []tracefile.Error) *Trace {
+	n := len(funcs)
 	t := &Trace{Name: name, Profile: p, names: make([]string, n+1), files: make([]string, n+1), byName: make(map[string]uint32, n)}
-	for id := 1; id <= n; id++ {
-		f := r.Func(uint32(id))
+	for i, f := range funcs {
+		id := i + 1
 		t.names[id] = f.Name
 		t.files[id] = fmt.Sprintf("%s:%d", f.File, f.Line)
 		// A name can have several ids (the same function listed
@@ -43,10 +58,7 @@ func New(name string, p *analysis.Profile, r *tracefile.Reader) *Trace {
 			t.byName[f.Name] = uint32(id)
 		}
 	}
-	t.errs = make([]tracefile.Error, r.NumErrors()+1)
-	for id := range t.errs[1:] {
-		t.errs[id+1] = r.Error(uint32(id + 1))
-	}
+	t.errs = append([]tracefile.Error{{}}, errs...)
 	// Name functions and errors from the tables: the reader, which holds
 	// the trace, can go.
 	p.Names, p.Error = t.FuncName, t.ErrorOf

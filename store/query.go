@@ -111,7 +111,7 @@ func (s *Store) Functions(ctx context.Context, sel Selection, key string, top in
 		return nil, err
 	}
 	for i := range out {
-		out[i].Name = names[ids[i]]
+		out[i].Name = names[ids[i]].Name
 	}
 	query.SortFunctions(out, key)
 	if top > 0 && top < len(out) {
@@ -120,24 +120,26 @@ func (s *Store) Functions(ctx context.Context, sel Selection, key string, top in
 	return out, nil
 }
 
-// names returns the names of functions by id.
-func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]string, error) {
-	out := map[uint64]string{}
+// names returns functions, their names and places, by id.
+func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]tracefile.Func, error) {
+	out := map[uint64]tracefile.Func{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.conn.Query(ctx, "SELECT id, any(name) FROM "+s.table("functions")+" WHERE id IN ("+list(ids)+") GROUP BY id")
+	rows, err := s.conn.Query(ctx, "SELECT id, any(name), any(file), any(line) FROM "+s.table("functions")+" WHERE id IN ("+list(ids)+") GROUP BY id")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id uint64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
+		var f tracefile.Func
+		var line uint32
+		if err := rows.Scan(&id, &f.Name, &f.File, &line); err != nil {
 			return nil, err
 		}
-		out[id] = name
+		f.Line = int(line)
+		out[id] = f
 	}
 	return out, rows.Err()
 }
@@ -148,7 +150,7 @@ func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]string, err
 func (s *Store) Lookup(ctx context.Context, name string) ([]uint64, error) {
 	if n, err := s.names(ctx, []uint64{FuncID(name)}); err != nil {
 		return nil, s.noSchema(err)
-	} else if n[FuncID(name)] == name {
+	} else if n[FuncID(name)].Name == name {
 		return []uint64{FuncID(name)}, nil
 	}
 	rows, err := s.conn.Query(ctx, "SELECT DISTINCT id FROM "+s.table("functions")+" WHERE match(name, ?)", name)
@@ -238,31 +240,7 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o Chain
 // paths fills in the chains' functions, with the most times each was
 // open at once in any of the selected pushes.
 func (s *Store) paths(ctx context.Context, sel Selection, ids []uint64, byID map[uint64]*query.Chain) error {
-	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces})
-	rows, err := s.conn.Query(ctx, "SELECT id, any(funcs), maxForEach(repeats) FROM "+s.table("chains")+" WHERE id IN ("+list(ids)+") AND "+cond+" GROUP BY id", args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	type path struct {
-		funcs   []uint64
-		repeats []uint32
-	}
-	paths := map[uint64]path{}
-	var fids []uint64
-	for rows.Next() {
-		var id uint64
-		var p path
-		if err := rows.Scan(&id, &p.funcs, &p.repeats); err != nil {
-			return err
-		}
-		paths[id] = p
-		fids = append(fids, p.funcs...)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	names, err := s.names(ctx, fids)
+	paths, names, err := s.chainPaths(ctx, sel, ids)
 	if err != nil {
 		return err
 	}
@@ -270,7 +248,7 @@ func (s *Store) paths(ctx context.Context, sel Selection, ids []uint64, byID map
 		p := paths[id]
 		c.Path = make([]query.Step, len(p.funcs))
 		for i, f := range p.funcs {
-			c.Path[i].Name = names[f]
+			c.Path[i].Name = names[f].Name
 			if i < len(p.repeats) && p.repeats[i] > 1 {
 				c.Path[i].Repeat = int(p.repeats[i])
 			}
@@ -279,28 +257,50 @@ func (s *Store) paths(ctx context.Context, sel Selection, ids []uint64, byID map
 	return nil
 }
 
+// path is a chain's functions, and the most times each was open at once.
+type path struct {
+	funcs   []uint64
+	repeats []uint32
+}
+
+// chainPaths returns the paths of chains ids in the selected pushes, and
+// the names of their functions.
+func (s *Store) chainPaths(ctx context.Context, sel Selection, ids []uint64) (map[uint64]path, map[uint64]tracefile.Func, error) {
+	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces})
+	rows, err := s.conn.Query(ctx, "SELECT id, any(funcs), maxForEach(repeats) FROM "+s.table("chains")+" WHERE id IN ("+list(ids)+") AND "+cond+" GROUP BY id", args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	paths := map[uint64]path{}
+	var fids []uint64
+	for rows.Next() {
+		var id uint64
+		var p path
+		if err := rows.Scan(&id, &p.funcs, &p.repeats); err != nil {
+			return nil, nil, err
+		}
+		paths[id] = p
+		fids = append(fids, p.funcs...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	names, err := s.names(ctx, fids)
+	return paths, names, err
+}
+
 // messages fills in the errors each chain's calls returned.
 func (s *Store) messages(ctx context.Context, cond string, args []any, byID map[uint64]*query.Chain) error {
-	rows, err := s.conn.Query(ctx, "SELECT chain, error, count() FROM "+s.table("calls")+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args...)
+	counts, err := s.chainErrors(ctx, cond, args)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	counts := map[uint64]map[uint64]uint64{}
 	var eids []uint64
-	for rows.Next() {
-		var chain, e, n uint64
-		if err := rows.Scan(&chain, &e, &n); err != nil {
-			return err
+	for _, m := range counts {
+		for e := range m {
+			eids = append(eids, e)
 		}
-		if counts[chain] == nil {
-			counts[chain] = map[uint64]uint64{}
-		}
-		counts[chain][e] = n
-		eids = append(eids, e)
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	errs, err := s.errors(ctx, eids)
 	if err != nil {

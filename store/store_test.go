@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calltrail/calltrail/analysis"
@@ -265,6 +267,85 @@ func TestCompareEqualsLocal(t *testing.T) {
 		want := query.Compare(local(t, files[pair[0]], analysis.Options{}), local(t, files[pair[1]], analysis.Options{}), 0)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s against %s:\n got %+v\nwant %+v", pair[1], pair[0], got, want)
+		}
+	}
+}
+
+// folded is a profile's tree of chains as a map from the chain, its
+// names joined, to its calls, total, self and errors; with fold, the
+// local tree's recursion folded as the store folds it, a node's total
+// counted where no caller is in the same folded chain.
+func folded(p *analysis.Profile, fold bool) map[string][4]int64 {
+	out := map[string][4]int64{}
+	type item struct {
+		n     *analysis.Node
+		names []string
+	}
+	stack := []item{{p.Root, nil}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		key := func(names []string) string {
+			if !fold {
+				return strings.Join(names, ";")
+			}
+			var s []string
+			for _, st := range query.FoldPath(names) {
+				s = append(s, st.Name)
+			}
+			return strings.Join(s, ";")
+		}
+		for _, c := range it.n.Children {
+			names := append(slices.Clone(it.names), p.Names(c.Func))
+			k := key(names)
+			v := out[k]
+			v[0] += int64(c.Calls)
+			inner := false
+			for i := 1; i < len(names); i++ {
+				inner = inner || key(names[:i]) == k
+			}
+			if !inner {
+				v[1] += c.Total
+			}
+			v[2] += c.Self
+			v[3] += int64(c.Errors)
+			out[k] = v
+			stack = append(stack, item{c, names})
+		}
+	}
+	return out
+}
+
+// TestProfileEqualsLocal checks that Profile of a pushed trace is the
+// local analysis's tree of chains with recursion folded, and its
+// functions the local ones; over the two shards.
+func TestProfileEqualsLocal(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, true)
+	for name, path := range traces(t) {
+		if _, err := s.Push(ctx, path, Meta{Service: "prof-" + name}, nil); err != nil {
+			t.Fatal(err)
+		}
+		p, tab, err := s.Profile(ctx, Selection{Service: "prof-" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := query.FromTables("store", p, tab.Funcs, tab.Errors)
+		lt := local(t, path, analysis.Options{})
+		if got, want := folded(st.Profile, false), folded(lt.Profile, true); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: chains\n got %v\nwant %v", name, got, want)
+		}
+		// The quantiles are the store's exact ones (see TestEqualsLocal).
+		got, want := st.Functions("self", 0), lt.Functions("self", 0)
+		exact, err := s.Functions(ctx, Selection{Service: "prof-" + name}, "self", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			want[i].P50Ns, want[i].P99Ns = exact[i].P50Ns, exact[i].P99Ns
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: functions\n got %+v\nwant %+v", name, got, want)
 		}
 	}
 }

@@ -35,6 +35,13 @@ type Trace struct {
 // Calls is the number of calls in the timeline index.
 func (t *Trace) Calls() int { return t.ix.calls }
 
+// FromQuery serves t, made from elsewhere than a trace file (a store's
+// aggregates): every view but the timeline and the call tree, which need
+// the calls themselves, and which it shows empty.
+func FromQuery(t *query.Trace, warning string) *Trace {
+	return &Trace{Trace: t, Warning: warning, ix: &index{}}
+}
+
 // Load reads the trace file name into memory and prepares it: the
 // analysis and the timeline index are built at once, from two readers
 // of the same bytes, one on each core.

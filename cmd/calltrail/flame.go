@@ -15,16 +15,18 @@ import (
 func init() {
 	var (
 		ff                  filterFlags
+		sf                  storeFlags
 		output, base        string
 		self, total, icicle bool
 		cpu, wait           bool
 	)
 	register(&verb{
 		name:    "flame",
-		args:    "[-o OUT.html|OUT.svg] [--self|--total] [--cpu|--wait] [--diff BASE] [--icicle] [filters] [FILE]",
+		args:    "[-o OUT.html|OUT.svg] [--self|--total] [--cpu|--wait] [--diff BASE] [--icicle] [filters] [FILE | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
 		summary: "draw a flame graph of exact call times, as an interactive page or an SVG",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
+			sf.register(fs)
 			output, base, self, total, icicle, cpu, wait = "", "", false, false, false, false, false
 			fs.StringVar(&output, "o", "", "write to `OUT`: .svg for a static SVG, anything else an HTML page (default: HTML on standard output)")
 			fs.BoolVar(&self, "self", false, "an inverted graph of self time: functions the time was spent in, and their callers")
@@ -41,19 +43,32 @@ func init() {
 			if cpu && wait {
 				return usageError{"--cpu and --wait do not go together"}
 			}
+			if sf.from != "" && (cpu || wait || base != "") {
+				return usageError{"with --from, flame draws wall time: --cpu, --wait and --diff read trace files"}
+			}
 			if output != "" {
-				name, err := traceArg(args)
-				if err != nil {
-					return err
+				inputs := []string{base}
+				if sf.from == "" {
+					name, err := traceArg(args)
+					if err != nil {
+						return err
+					}
+					inputs = append(inputs, name)
 				}
-				if err := notInput(output, name, base); err != nil {
+				if err := notInput(output, inputs...); err != nil {
 					return err
 				}
 				if err := writable(output); err != nil {
 					return err
 				}
 			}
-			t, err := ff.load(args, analysis.Options{})
+			var t *query.Trace
+			var err error
+			if sf.from != "" {
+				t, err = sf.profile(&ff, args)
+			} else {
+				t, err = ff.load(args, analysis.Options{})
+			}
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/calltrail/calltrail/web"
 )
@@ -20,32 +21,49 @@ func init() {
 	var (
 		addr string
 		open bool
+		sf   storeFlags
 	)
 	register(&verb{
 		name:    "serve",
 		live:    true,
-		args:    "[-http ADDR] [--open] [FILE [BASE]]",
+		args:    "[-http ADDR] [--open] [FILE [BASE] | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
 		summary: "browse a trace in the web UI: overview, flame graph, functions, timeline, call tree",
 		flags: func(fs *flag.FlagSet) {
 			addr, open = "localhost:0", false
 			fs.StringVar(&addr, "http", "localhost:0", "listen on `ADDR` (host:port; a port of 0 picks a free one)")
 			fs.BoolVar(&open, "open", false, "open the page in a web browser")
+			sf.register(fs)
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			var name, base string
-			switch len(args) {
-			case 0:
+			switch {
+			case sf.from != "":
+			case len(args) == 0:
 				name = defaultTrace
-			case 1:
+			case len(args) == 1:
 				name = args[0]
-			case 2:
+			case len(args) == 2:
 				name, base = args[0], args[1]
 			default:
 				return usageError{fmt.Sprintf("want a trace file and at most one base trace, got %d arguments", len(args))}
 			}
-			t, bt, err := loadTraces(name, base)
-			if err != nil {
-				return err
+			var t, bt *web.Trace
+			var calls uint64
+			if sf.from != "" {
+				began := time.Now()
+				qt, err := sf.profile(nil, args)
+				if err != nil {
+					return err
+				}
+				t = web.FromQuery(qt, "read from a store: recursion is folded, and the timeline and call tree, which need the calls themselves, are empty")
+				t.LoadTime = time.Since(began)
+				name, calls = qt.Name, qt.Profile.Stats.Calls
+			} else {
+				var err error
+				if t, bt, err = loadTraces(name, base); err != nil {
+					return err
+				}
+				calls = uint64(t.Calls())
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -57,7 +75,7 @@ func init() {
 				fmt.Fprintf(errOut, "calltrail serve: warning: listening on %s, beyond this machine: anyone who can reach it can read the trace\n", ln.Addr())
 			}
 			url := "http://" + ln.Addr().String() + "/"
-			fmt.Fprintf(out, "calltrail serve: %s (%s: %d calls, ready in %dms)\n", url, name, t.Calls(), t.LoadTime.Milliseconds())
+			fmt.Fprintf(out, "calltrail serve: %s (%s: %d calls, ready in %dms)\n", url, name, calls, t.LoadTime.Milliseconds())
 			if t.Warning != "" {
 				fmt.Fprintf(errOut, "calltrail: warning: %s: %s\n", name, t.Warning)
 			}

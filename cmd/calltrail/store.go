@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/store"
 )
 
@@ -66,6 +67,31 @@ func (sf *storeFlags) open(ff *filterFlags, args []string) (*store.Store, store.
 		return nil, sel, err
 	}
 	return s, sel, nil
+}
+
+// profile reads the selected calls of the store as a trace: their tree
+// of chains and functions, added up by ClickHouse.
+func (sf *storeFlags) profile(ff *filterFlags, args []string) (*query.Trace, error) {
+	s, sel, err := sf.open(ff, args)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	p, tab, err := s.Profile(context.Background(), sel)
+	if err != nil {
+		return nil, err
+	}
+	if p.Stats.Calls == 0 {
+		return nil, fmt.Errorf("%s: no calls in the selection", sf.from)
+	}
+	name := sf.from
+	if sel.Service != "" {
+		name += " service=" + sel.Service
+	}
+	for _, l := range sel.Labels {
+		name += " " + l
+	}
+	return query.FromTables(name, p, tab.Funcs, tab.Errors), nil
 }
 
 // when reads a time as RFC 3339 or as a duration before now.

@@ -3,8 +3,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +201,19 @@ func TestStoreChains(t *testing.T) {
 			}
 		}
 	}
+	// flame and serve --from draw the chains the store adds up.
+	svg := filepath.Join(t.TempDir(), "fleet.svg")
+	if code, _, stderr := runCmd("flame", "--from", sharded, "--label", "version=1", "-o", svg); code != 0 {
+		t.Fatalf("flame --from: exit %d: %s", code, stderr)
+	}
+	if data, err := os.ReadFile(svg); err != nil || !strings.Contains(string(data), "main.handle") || !strings.Contains(string(data), "main.D") {
+		t.Errorf("flame --from: the SVG lacks main.handle or main.D (%v)", err)
+	}
+	if code, _, _ := runCmd("flame", "--from", sharded, "--cpu"); code != 2 {
+		t.Errorf("flame --from --cpu: exit %d, want 2", code)
+	}
+	checkServeFrom(t, sharded)
+
 	// A selection of nothing, and bad input.
 	if code, stdout, _ := runCmd("report", "--from", sharded, "--label", "version=2"); code != 0 || stdout != "no calls\n" {
 		t.Errorf("report of no traces: exit %d: %q", code, stdout)
@@ -212,5 +229,49 @@ func TestStoreChains(t *testing.T) {
 		if code, _, stderr := runCmd(args...); code == 0 || len(stderr) == 0 {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
 		}
+	}
+}
+
+// checkServeFrom runs serve --from store and checks that its flame graph
+// and function view hold the store's chains of main.D.
+func checkServeFrom(t *testing.T, store string) {
+	t.Helper()
+	cmd := exec.Command(calltrailBinary(t), "serve", "-http", "127.0.0.1:0", "--from", store)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve --from: %v: %s", err, stderr.String())
+	}
+	url := strings.Fields(strings.TrimPrefix(line, "calltrail serve: "))[0]
+	get := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %s: %s", path, resp.Status, body)
+		}
+		return string(body)
+	}
+	if flame := get("api/flame"); !strings.Contains(flame, "main.handle") || !strings.Contains(flame, "main.D") {
+		t.Errorf("serve --from: the flame graph lacks main.handle or main.D: %.300s", flame)
+	}
+	if fn := get("api/func?name=main.D"); !strings.Contains(fn, "main.loadOverrides") {
+		t.Errorf("serve --from: the function view of main.D lacks the chain through loadOverrides: %.300s", fn)
+	}
+	if ov := get("api/overview"); !strings.Contains(ov, "read from a store") {
+		t.Errorf("serve --from: the overview does not say the timeline is empty: %.300s", ov)
 	}
 }

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Tables name a Profile's functions and errors: Funcs[i] is function
+// i+1, Errors[i] error i+1.
+type Tables struct {
+	Funcs  []tracefile.Func
+	Errors []tracefile.Error
+}
+
+// Profile returns the selected calls as the local analysis's model: the
+// tree of chains, with recursion folded as the store keeps it (a
+// function entered again is its first place in the chain), and every
+// function's figures. ClickHouse adds them up by chain; the tree is as
+// large as the number of chains, whatever the number of calls. Quantiles
+// and the runtime's profiles are not in it.
+func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, Tables, error) {
+	var tab Tables
+	cond, args := s.where(sel)
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(error != 0), min(start), max(start + dur), uniqExact(push, goroutine)
+		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
+	if err != nil {
+		return nil, tab, s.noSchema(err)
+	}
+	type chainRow struct {
+		calls, panics, errs     uint64
+		total, outer, self, sum int64
+		min, max                int64
+		first, last             int64
+		goroutines              uint64
+	}
+	byChain := map[uint64]*chainRow{}
+	var ids []uint64
+	first, last, goroutines := int64(0), int64(0), uint64(0)
+	for rows.Next() {
+		var id uint64
+		var c chainRow
+		if err := rows.Scan(&id, &c.calls, &c.total, &c.outer, &c.self, &c.sum, &c.min, &c.max, &c.panics, &c.errs, &c.first, &c.last, &c.goroutines); err != nil {
+			rows.Close()
+			return nil, tab, err
+		}
+		byChain[id] = &c
+		ids = append(ids, id)
+		if first == 0 || c.first < first {
+			first = c.first
+		}
+		last = max(last, c.last)
+		goroutines = max(goroutines, c.goroutines)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, tab, err
+	}
+	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, Meta: map[string]string{}, Ended: true}
+	if len(ids) == 0 {
+		return p, tab, nil
+	}
+	paths, funcs, err := s.chainPaths(ctx, sel, ids)
+	if err != nil {
+		return nil, tab, err
+	}
+	// The trace's ids: functions in order of their names.
+	fids := make([]uint64, 0, len(funcs))
+	for id := range funcs {
+		fids = append(fids, id)
+	}
+	sort.Slice(fids, func(i, j int) bool { return funcs[fids[i]].Name < funcs[fids[j]].Name })
+	local := map[uint64]uint32{}
+	for i, id := range fids {
+		local[id] = uint32(i + 1)
+		tab.Funcs = append(tab.Funcs, funcs[id])
+	}
+	errIDs, err := s.chainErrors(ctx, cond, args)
+	if err != nil {
+		return nil, tab, err
+	}
+	errLocal := map[uint64]uint32{}
+	var eids []uint64
+	for _, m := range errIDs {
+		for e := range m {
+			if errLocal[e] == 0 {
+				errLocal[e] = 1
+				eids = append(eids, e)
+			}
+		}
+	}
+	errs, err := s.errors(ctx, eids)
+	if err != nil {
+		return nil, tab, err
+	}
+	sort.Slice(eids, func(i, j int) bool { return eids[i] < eids[j] })
+	for i, e := range eids {
+		errLocal[e] = uint32(i + 1)
+		tab.Errors = append(tab.Errors, tracefile.Error{Type: errs[e].Type, Message: errs[e].Message})
+	}
+
+	// The tree: a node for each chain, under the node of its path less
+	// its last function (made if no selected call ran in it).
+	nodes := map[string]*analysis.Node{"": p.Root}
+	var node func(fs []uint64) *analysis.Node
+	node = func(fs []uint64) *analysis.Node {
+		key := pathKey(fs)
+		if n := nodes[key]; n != nil {
+			return n
+		}
+		parent := node(fs[:len(fs)-1])
+		n := &analysis.Node{Func: local[fs[len(fs)-1]], Parent: parent}
+		parent.Children = append(parent.Children, n)
+		nodes[key] = n
+		return n
+	}
+	sort.Slice(ids, func(i, j int) bool { return len(paths[ids[i]].funcs) < len(paths[ids[j]].funcs) })
+	for _, id := range ids {
+		fs := paths[id].funcs
+		if len(fs) == 0 {
+			continue
+		}
+		c := byChain[id]
+		n := node(fs)
+		n.Calls, n.Total, n.Self, n.Max, n.Panics, n.Errors = c.calls, c.total, c.self, c.max, c.panics, c.errs
+		f := p.Funcs[n.Func]
+		if f == nil {
+			f = &analysis.Func{ID: n.Func, Name: funcs[fs[len(fs)-1]].Name, Min: c.min}
+			p.Funcs[n.Func] = f
+		}
+		f.Calls += c.calls
+		f.Total += c.outer
+		f.Self += c.self
+		f.Sum += c.sum
+		f.Min = min(f.Min, c.min)
+		f.Max = max(f.Max, c.max)
+		f.Panics += c.panics
+		f.Errors += c.errs
+		for e, k := range errIDs[id] {
+			if n.ErrorIDs == nil {
+				n.ErrorIDs = map[uint32]uint64{}
+			}
+			n.ErrorIDs[errLocal[e]] += k
+			if f.ErrorIDs == nil {
+				f.ErrorIDs = map[uint32]uint64{}
+			}
+			f.ErrorIDs[errLocal[e]] += k
+		}
+	}
+	if err := s.quantiles(ctx, cond, args, p, local); err != nil {
+		return nil, tab, err
+	}
+	p.Duration = time.Duration(last - first)
+	p.Goroutines = int(goroutines)
+	p.Stats.Calls = 0
+	for _, c := range byChain {
+		p.Stats.Calls += c.calls
+	}
+	return p, tab, nil
+}
+
+// quantiles sets the functions' median and 99th percentile, exactly.
+func (s *Store) quantiles(ctx context.Context, cond string, args []any, p *analysis.Profile, local map[uint64]uint32) error {
+	rows, err := s.conn.Query(ctx, "SELECT func, quantilesExact(0.5, 0.99)(dur) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY func", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uint64
+		var qs []int64
+		if err := rows.Scan(&id, &qs); err != nil {
+			return err
+		}
+		if f := p.Funcs[local[id]]; f != nil && len(qs) == 2 {
+			f.Quantiles = map[float64]int64{0.5: qs[0], 0.99: qs[1]}
+		}
+	}
+	return rows.Err()
+}
+
+// chainErrors counts the errors each chain's calls returned.
+func (s *Store) chainErrors(ctx context.Context, cond string, args []any) (map[uint64]map[uint64]uint64, error) {
+	rows, err := s.conn.Query(ctx, "SELECT chain, error, count() FROM "+s.table("calls")+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	counts := map[uint64]map[uint64]uint64{}
+	for rows.Next() {
+		var chain, e, n uint64
+		if err := rows.Scan(&chain, &e, &n); err != nil {
+			return nil, err
+		}
+		if counts[chain] == nil {
+			counts[chain] = map[uint64]uint64{}
+		}
+		counts[chain][e] = n
+	}
+	return counts, rows.Err()
+}
+
+func pathKey(fs []uint64) string {
+	b := make([]byte, 0, 8*len(fs))
+	for _, f := range fs {
+		for i := 0; i < 8; i++ {
+			b = append(b, byte(f>>(8*i)))
+		}
+	}
+	return string(b)
+}
