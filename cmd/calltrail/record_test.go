@@ -17,8 +17,9 @@ import (
 )
 
 // service builds, with calltrail build, a program that calls main.D
-// through main.B (even i) or main.C (odd i), for ever, and imports
-// nothing of calltrail's. It returns the binary.
+// through main.B (even i) or main.C (odd i), for ever (or, with SVC_PACE
+// set in its environment, about a hundred times a millisecond), and
+// imports nothing of calltrail's. It returns the binary.
 func service(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -28,6 +29,7 @@ func service(t *testing.T) string {
 
 import (
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -55,8 +57,13 @@ func A(i int) int {
 
 func main() {
 	fmt.Println("ready")
+	// SVC_PACE paces the calls: a pause each hundred loops.
+	pace := os.Getenv("SVC_PACE") != ""
 	for i := 0; ; i++ {
 		A(i)
+		if pace && i%100 == 0 {
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 `,

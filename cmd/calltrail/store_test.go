@@ -275,3 +275,34 @@ func checkServeFrom(t *testing.T, store string) {
 		t.Errorf("serve --from: the overview does not say the timeline is empty: %.300s", ov)
 	}
 }
+
+// TestCollect runs two services and collects two windows of each into a
+// store: chains --from then finds main.D's chains of both.
+func TestCollect(t *testing.T) {
+	servers := startShards(t)
+	bin := service(t)
+	a := startService(t, exec.Command(bin), "SVC_PACE=1")
+	b := startService(t, exec.Command(bin), "SVC_PACE=1")
+	to := "clickhouse://" + servers[0].Addr() + "/collected"
+	// The calltrail binary, not this test process: pushing windows at
+	// the race detector's pace would take most of the test.
+	var errb bytes.Buffer
+	cmd := exec.Command(calltrailBinary(t), "collect", "--to", to, "--every", "1s", "--count", "2", "--label", "run=c", a, b)
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("collect: %v: %s", err, errb.String())
+	}
+	stderr := errb.String()
+	for _, addr := range []string{a, b} {
+		if n := strings.Count(stderr, addr+": pushed "); n != 2 {
+			t.Errorf("collect pushed %d windows of %s, want 2:\n%s", n, addr, stderr)
+		}
+	}
+	code, stdout, stderr := runCmd("chains", "--from", to, "--label", "endpoint="+b, "main.D")
+	if code != 0 || !strings.Contains(stdout, "main.B") || !strings.Contains(stdout, "main.C") {
+		t.Errorf("chains --from of collected windows: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd("collect", "--to", to, "--every", "1s", "--count", "1", "127.0.0.1:1"); code != 1 || !strings.Contains(stderr, "no window pushed") {
+		t.Errorf("collect from nothing: exit %d: %s", code, stderr)
+	}
+}
