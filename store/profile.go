@@ -164,7 +164,7 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 
 // quantiles sets the functions' median and 99th percentile, exactly.
 func (s *Store) quantiles(ctx context.Context, cond string, args []any, p *analysis.Profile, local map[uint64]uint32) error {
-	rows, err := s.conn.Query(ctx, "SELECT func, quantilesExact(0.5, 0.99)(dur) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY func", args...)
+	rows, err := s.conn.Query(ctx, "SELECT func, quantilesDeterministic(0.5, 0.99)(dur, start) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY func", args...)
 	if err != nil {
 		return err
 	}

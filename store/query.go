@@ -79,7 +79,7 @@ func (s *Store) noSchema(err error) error {
 func (s *Store) Functions(ctx context.Context, sel Selection, key string, top int) ([]query.Function, error) {
 	cond, args := s.where(sel)
 	rows, err := s.conn.Query(ctx, `SELECT func, count(), sum(dur * outer), sum(self), sum(dur), max(dur),
-		quantilesExact(0.5, 0.99)(dur), countIf(exit = 1), countIf(error != 0)
+		quantilesDeterministic(0.5, 0.99)(dur, start), countIf(exit = 1), countIf(error != 0)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY func`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)

@@ -15,22 +15,25 @@ var schema = []struct {
 	{"pushes", `
 	push UInt64, trace String, service String, labels Array(String),
 	program String, start Int64, end Int64, calls UInt64, dropped UInt64,
-	pushed DateTime`, "MergeTree", "PARTITION BY toYYYYMM(pushed) ORDER BY (service, trace, push)", "push"},
+	pushed DateTime`, "MergeTree", "PARTITION BY toYYYYMM(pushed) ORDER BY (service, trace, push)", "intHash64(push)"},
 	{"calls", `
 	date Date, push UInt64, goroutine UInt64, func UInt64, chain UInt64,
 	start Int64, dur Int64, self Int64, depth UInt32,
-	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "push"},
+	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
 	{"chains", `
-	push UInt64, id UInt64, funcs Array(UInt64), repeats Array(UInt32)`, "MergeTree", "ORDER BY (id, push)", "id"},
+	push UInt64, id UInt64, funcs Array(UInt64), repeats Array(UInt32)`, "MergeTree", "ORDER BY (id, push)", "intHash64(id)"},
 	{"functions", `
-	id UInt64, name String, file String, line UInt32`, "ReplacingMergeTree", "ORDER BY id", "id"},
+	id UInt64, name String, file String, line UInt32`, "ReplacingMergeTree", "ORDER BY id", "intHash64(id)"},
 	{"errors", `
-	id UInt64, type String, message String`, "ReplacingMergeTree", "ORDER BY id", "id"},
+	id UInt64, type String, message String`, "ReplacingMergeTree", "ORDER BY id", "intHash64(id)"},
 	{"goroutines", `
-	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64`, "MergeTree", "ORDER BY (push, goroutine)", "push"},
+	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
 	{"profiles", `
-	push UInt64, kind String, data String`, "MergeTree", "ORDER BY push", "push"},
+	push UInt64, kind String, data String`, "MergeTree", "ORDER BY push", "intHash64(push)"},
 }
+
+// The sharding keys hash the ids: every id is odd (see FuncID), so the
+// ids themselves would put every row on the same shard of an even count.
 
 // tables returns the DDL of the tables in db, named with suffix; with a
 // cluster, Distributed tables over the local ones named with _local.

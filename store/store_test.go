@@ -349,3 +349,46 @@ func TestProfileEqualsLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsShare pushes twenty traces over the two shards and checks
+// that each shard holds calls of some: were every push on one shard (all
+// twenty the same way by chance: one in half a million), the cluster
+// would not scale out.
+func TestShardsShare(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, true)
+	dir := t.TempDir()
+	for i := 0; i < 20; i++ {
+		data, err := tracetest.Build(scripts["nested"] + fmt.Sprintf("1 +main.E%d 300\n1 - 310\n", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("t%d.trace", i))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Push(ctx, path, Meta{Service: "share"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var total uint64
+	for i, srv := range servers {
+		one, err := Open(ctx, Config{Addr: srv.Addr(), Database: s.cfg.Database, User: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		err = one.conn.QueryRow(ctx, "SELECT count() FROM "+s.cfg.Database+".calls_local").Scan(&n)
+		one.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("shard %d holds no calls", i)
+		}
+		total += n
+	}
+	if total != 20*8 {
+		t.Errorf("the shards hold %d calls, want %d", total, 20*8)
+	}
+}
