@@ -180,9 +180,7 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 	if f == nil {
 		f = &filter.Filter{}
 	}
-	trackers := map[uint64]*filter.Tracker{}
-	shown := map[uint64][]bool{}
-	name := func(id uint32) string { return r.Func(id).Name }
+	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -191,27 +189,11 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 			}
 			return out, cut, err
 		}
-		if !f.Goroutine(ev.G) {
-			continue
-		}
-		tr := trackers[ev.G]
-		if tr == nil {
-			tr = f.NewTracker()
-			trackers[ev.G] = tr
-		}
 		switch ev.Kind {
 		case tracefile.EnterEvent:
-			s, _ := tr.Enter(ev.Func, name)
-			shown[ev.G] = append(shown[ev.G], s && f.InWindow(ev.Time))
+			sel.Enter(ev.G, ev.Func, ev.Time)
 		case tracefile.ExitEvent:
-			tr.Exit()
-			st := shown[ev.G]
-			if len(st) == 0 {
-				continue
-			}
-			s := st[len(st)-1]
-			shown[ev.G] = st[:len(st)-1]
-			if !s || !f.Long(ev.Duration()) {
+			if !sel.Exit(ev.G, ev.Duration()) {
 				continue
 			}
 			if ev.Depth > MaxStack {

@@ -196,3 +196,59 @@ func (t *Tracker) Exit() {
 		t.depth--
 	}
 }
+
+// Selector follows the calls of a trace, goroutine by goroutine, and
+// tells which of them f selects: those of a selected goroutine, shown by
+// the tracker, starting in the window and lasting at least MinTime. It is
+// what the views of single calls (Chrome, speedscope, spans) share.
+type Selector struct {
+	f    *Filter
+	name func(uint32) string
+	gs   map[uint64]*selected
+}
+
+type selected struct {
+	tracker *Tracker
+	open    []bool // whether each open call is shown and in the window
+}
+
+// Selector returns a Selector of f; name maps function ids to names.
+func (f *Filter) Selector(name func(uint32) string) *Selector {
+	return &Selector{f: f, name: name, gs: map[uint64]*selected{}}
+}
+
+func (s *Selector) g(g uint64) *selected {
+	st := s.gs[g]
+	if st == nil {
+		st = &selected{tracker: s.f.NewTracker()}
+		s.gs[g] = st
+	}
+	return st
+}
+
+// Enter tells the Selector goroutine g called function fn at time t.
+func (s *Selector) Enter(g uint64, fn uint32, t int64) {
+	if !s.f.Goroutine(g) {
+		return
+	}
+	st := s.g(g)
+	shown, _ := st.tracker.Enter(fn, s.name)
+	st.open = append(st.open, shown && s.f.InWindow(t))
+}
+
+// Exit tells the Selector goroutine g's innermost call ended after d. It
+// returns whether the filter selects that call, and false for an exit
+// with no call open in a goroutine the filter selects.
+func (s *Selector) Exit(g uint64, d time.Duration) bool {
+	if !s.f.Goroutine(g) {
+		return false
+	}
+	st := s.g(g)
+	st.tracker.Exit()
+	if len(st.open) == 0 {
+		return false
+	}
+	shown := st.open[len(st.open)-1]
+	st.open = st.open[:len(st.open)-1]
+	return shown && s.f.Long(d)
+}

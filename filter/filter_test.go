@@ -91,3 +91,37 @@ func TestWindow(t *testing.T) {
 		t.Error("window bounds")
 	}
 }
+
+// TestSelector follows two goroutines' calls: of goroutine 1, only
+// calls under main.A (focus), starting from time 10 (window) and lasting
+// 5ns at least are selected; goroutine 2 is not.
+func TestSelector(t *testing.T) {
+	names := map[uint32]string{1: "main.main", 2: "main.A", 3: "main.B"}
+	f := &Filter{G: 1, Focus: regexp.MustCompile(`^main\.A$`), MinTime: 5, From: 10}
+	s := f.Selector(func(id uint32) string { return names[id] })
+	type ev struct {
+		g     uint64
+		enter uint32 // the function entered; 0 for an exit
+		t     int64  // an enter's time, an exit's duration
+		want  bool   // for exits: selected
+	}
+	for i, e := range []ev{
+		{1, 1, 0, false},  // main: not focused
+		{1, 2, 5, false},  // A, before the window
+		{1, 3, 11, false}, // B in A, in the window
+		{1, 0, 9, true},   // B ends after 9ns
+		{1, 3, 21, false},
+		{1, 0, 2, false}, // B ends after 2ns: too short
+		{2, 2, 24, false},
+		{2, 0, 16, false}, // goroutine 2
+		{1, 0, 45, false}, // A began before the window
+		{1, 0, 60, false}, // main
+		{1, 0, 70, false}, // an exit with nothing open
+	} {
+		if e.enter != 0 {
+			s.Enter(e.g, e.enter, e.t)
+		} else if got := s.Exit(e.g, time.Duration(e.t)); got != e.want {
+			t.Errorf("event %d: selected %v, want %v", i, got, e.want)
+		}
+	}
+}

@@ -69,7 +69,6 @@ type span struct {
 
 // frame is an open call.
 type frame struct {
-	shown   bool
 	pending []*span // spans below it whose parent is not known yet
 }
 
@@ -84,9 +83,8 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 	if f == nil {
 		f = &filter.Filter{}
 	}
-	b := builder{r: r, o: o, seed: seed(r, o.ID), stacks: map[uint64][]frame{}, spans: map[uint64][]*span{}}
-	trackers := map[uint64]*filter.Tracker{}
-	name := func(id uint32) string { return r.Func(id).Name }
+	b := builder{r: r, o: o, seed: seed(r, o.ID), stacks: map[uint64][]frame{}, spans: map[uint64][]*span{}, match: map[uint32]bool{}}
+	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
 	var readErr error
 	for {
 		ev, err := r.Next()
@@ -96,24 +94,16 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 			}
 			break
 		}
-		if ev.Kind != tracefile.EnterEvent && ev.Kind != tracefile.ExitEvent {
-			continue
-		}
-		if !f.Goroutine(ev.G) {
-			continue
-		}
-		tr := trackers[ev.G]
-		if tr == nil {
-			tr = f.NewTracker()
-			trackers[ev.G] = tr
-		}
 		st := b.stacks[ev.G]
 		if ev.Kind == tracefile.EnterEvent {
-			shown, _ := tr.Enter(ev.Func, name)
-			b.stacks[ev.G] = append(st, frame{shown: shown && f.InWindow(ev.Time)})
+			sel.Enter(ev.G, ev.Func, ev.Time)
+			b.stacks[ev.G] = append(st, frame{})
 			continue
 		}
-		tr.Exit()
+		if ev.Kind != tracefile.ExitEvent {
+			continue
+		}
+		chosen := sel.Exit(ev.G, ev.Duration()) && b.worth(&ev)
 		if len(st) == 0 {
 			continue
 		}
@@ -121,13 +111,12 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 		st = st[:len(st)-1]
 		b.stacks[ev.G] = st
 		b.seq++
-		var s *span
-		if fr.shown && f.Long(ev.Duration()) && b.worth(&ev) {
+		if chosen {
 			if b.n >= o.Limit {
 				return ptrace.NewTraces(), &ErrTooMany{Limit: o.Limit}
 			}
 			b.n++
-			s = &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, exit: ev.Exit, err: ev.Err}
+			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, exit: ev.Exit, err: ev.Err}
 			for _, c := range fr.pending {
 				c.parent = s
 			}
@@ -155,6 +144,7 @@ type builder struct {
 	n      int                // spans so far
 	stacks map[uint64][]frame // open calls by goroutine
 	spans  map[uint64][]*span // by goroutine, in order of their end
+	match  map[uint32]bool    // whether Options.Funcs matches, by function
 }
 
 func (b *builder) worth(ev *tracefile.Event) bool {
@@ -163,8 +153,13 @@ func (b *builder) worth(ev *tracefile.Event) bool {
 		return true
 	case b.o.Slower > 0 && ev.Duration() >= b.o.Slower:
 		return true
-	case b.o.Funcs != nil && b.o.Funcs.MatchString(b.r.Func(ev.Func).Name):
-		return true
+	case b.o.Funcs != nil:
+		m, ok := b.match[ev.Func]
+		if !ok {
+			m = b.o.Funcs.MatchString(b.r.Func(ev.Func).Name)
+			b.match[ev.Func] = m
+		}
+		return m
 	}
 	return false
 }

@@ -25,7 +25,7 @@ type Tables struct {
 func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, Tables, error) {
 	var tab Tables
 	cond, args := s.where(sel)
-	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(error != 0), min(start), max(start + dur), uniqExact(push, goroutine)
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(error != 0)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, tab, s.noSchema(err)
@@ -34,26 +34,20 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 		calls, panics, errs     uint64
 		total, outer, self, sum int64
 		min, max                int64
-		first, last             int64
-		goroutines              uint64
 	}
 	byChain := map[uint64]*chainRow{}
 	var ids []uint64
-	first, last, goroutines := int64(0), int64(0), uint64(0)
+	var calls uint64
 	for rows.Next() {
 		var id uint64
 		var c chainRow
-		if err := rows.Scan(&id, &c.calls, &c.total, &c.outer, &c.self, &c.sum, &c.min, &c.max, &c.panics, &c.errs, &c.first, &c.last, &c.goroutines); err != nil {
+		if err := rows.Scan(&id, &c.calls, &c.total, &c.outer, &c.self, &c.sum, &c.min, &c.max, &c.panics, &c.errs); err != nil {
 			rows.Close()
 			return nil, tab, err
 		}
 		byChain[id] = &c
 		ids = append(ids, id)
-		if first == 0 || c.first < first {
-			first = c.first
-		}
-		last = max(last, c.last)
-		goroutines = max(goroutines, c.goroutines)
+		calls += c.calls
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -82,21 +76,22 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	if err != nil {
 		return nil, tab, err
 	}
+	// The trace's error ids: errors in order of their store ids.
 	errLocal := map[uint64]uint32{}
-	var eids []uint64
 	for _, m := range errIDs {
 		for e := range m {
-			if errLocal[e] == 0 {
-				errLocal[e] = 1
-				eids = append(eids, e)
-			}
+			errLocal[e] = 0
 		}
 	}
+	eids := make([]uint64, 0, len(errLocal))
+	for e := range errLocal {
+		eids = append(eids, e)
+	}
+	sort.Slice(eids, func(i, j int) bool { return eids[i] < eids[j] })
 	errs, err := s.errors(ctx, eids)
 	if err != nil {
 		return nil, tab, err
 	}
-	sort.Slice(eids, func(i, j int) bool { return eids[i] < eids[j] })
 	for i, e := range eids {
 		errLocal[e] = uint32(i + 1)
 		tab.Errors = append(tab.Errors, tracefile.Error{Type: errs[e].Type, Message: errs[e].Message})
@@ -153,12 +148,16 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	if err := s.quantiles(ctx, cond, args, p, local); err != nil {
 		return nil, tab, err
 	}
+	// The time the calls span, and their goroutines: distinct goroutines
+	// are few beside calls, so counting them exactly is cheap.
+	var first, last int64
+	var goroutines uint64
+	if err := s.conn.QueryRow(ctx, "SELECT min(start), max(start + dur), uniqExact(push, goroutine) FROM "+s.table("calls")+" WHERE "+cond, args...).Scan(&first, &last, &goroutines); err != nil {
+		return nil, tab, err
+	}
 	p.Duration = time.Duration(last - first)
 	p.Goroutines = int(goroutines)
-	p.Stats.Calls = 0
-	for _, c := range byChain {
-		p.Stats.Calls += c.calls
-	}
+	p.Stats.Calls = calls
 	return p, tab, nil
 }
 

@@ -335,7 +335,10 @@ func TestProfileEqualsLocal(t *testing.T) {
 		if got, want := folded(st.Profile, false), folded(lt.Profile, true); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: chains\n got %v\nwant %v", name, got, want)
 		}
-		// The quantiles are the store's exact ones (see TestEqualsLocal).
+		if st.Profile.Goroutines != lt.Profile.Goroutines {
+			t.Errorf("%s: %d goroutines, want %d", name, st.Profile.Goroutines, lt.Profile.Goroutines)
+		}
+		// The quantiles are the store's (see TestEqualsLocal).
 		got, want := st.Functions("self", 0), lt.Functions("self", 0)
 		exact, err := s.Functions(ctx, Selection{Service: "prof-" + name}, "self", 0)
 		if err != nil {

@@ -50,20 +50,13 @@ func init() {
 			if every < time.Second {
 				return usageError{"--every: want at least 1s"}
 			}
-			cfg, err := store.ParseURL(to)
-			if err != nil {
-				return usageError{"--to " + err.Error()}
-			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			s, err := store.Open(ctx, cfg)
+			s, err := openForPush(ctx, to)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.Init(ctx); err != nil {
-				return err
-			}
 			dir, err := os.MkdirTemp("", "calltrail-collect")
 			if err != nil {
 				return err

@@ -94,6 +94,24 @@ func (sf *storeFlags) profile(ff *filterFlags, args []string) (*query.Trace, err
 	return query.FromTables(name, p, tab.Funcs, tab.Errors), nil
 }
 
+// openForPush connects to the store of --to, creating its tables if it
+// has none yet.
+func openForPush(ctx context.Context, to string) (*store.Store, error) {
+	cfg, err := store.ParseURL(to)
+	if err != nil {
+		return nil, usageError{"--to " + err.Error()}
+	}
+	s, err := store.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Init(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // when reads a time as RFC 3339 or as a duration before now.
 func when(s string) (time.Time, error) {
 	if s == "" {
@@ -149,19 +167,12 @@ func init() {
 			if sf != (spanFlags{}) {
 				return usageError{"--spans, --slower and --failed choose spans for otlp://; ClickHouse stores every call"}
 			}
-			cfg, err := store.ParseURL(to)
-			if err != nil {
-				return usageError{"--to " + err.Error()}
-			}
 			ctx := context.Background()
-			s, err := store.Open(ctx, cfg)
+			s, err := openForPush(ctx, to)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.Init(ctx); err != nil {
-				return err
-			}
 			tty := isTerminal(os.Stderr)
 			for _, a := range args {
 				var progress func(done, size int64)
