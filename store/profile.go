@@ -145,6 +145,9 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 			f.ErrorIDs[errLocal[e]] += k
 		}
 	}
+	if err := s.spawnedNodes(ctx, sel, ids, paths, nodes); err != nil {
+		return nil, tab, err
+	}
 	if err := s.quantiles(ctx, cond, args, p, local); err != nil {
 		return nil, tab, err
 	}
@@ -161,7 +164,38 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	return p, tab, nil
 }
 
-// quantiles sets the functions' median and 99th percentile, exactly.
+// spawnedNodes links the nodes of goroutines' first calls to the nodes
+// of the chains that started them, as the local analysis does, where
+// both are in the tree.
+func (s *Store) spawnedNodes(ctx context.Context, sel Selection, ids []uint64, paths map[uint64]path, nodes map[string]*analysis.Node) error {
+	var roots []uint64
+	for _, id := range ids {
+		if len(paths[id].funcs) == 1 {
+			roots = append(roots, id)
+		}
+	}
+	spawned, from, _, err := s.spawners(ctx, sel, roots)
+	if err != nil {
+		return err
+	}
+	for r, m := range spawned {
+		root := nodes[pathKey(paths[r].funcs)]
+		for f, count := range m {
+			n := nodes[pathKey(from[f].funcs)]
+			if n == nil || n == nodes[""] {
+				continue
+			}
+			if root.SpawnedFrom == nil {
+				root.SpawnedFrom = map[*analysis.Node]uint64{}
+			}
+			root.SpawnedFrom[n] += count
+		}
+	}
+	return nil
+}
+
+// quantiles sets the functions' median and 99th percentile, estimated
+// from a deterministic sample of their durations.
 func (s *Store) quantiles(ctx context.Context, cond string, args []any, p *analysis.Profile, local map[uint64]uint32) error {
 	rows, err := s.conn.Query(ctx, "SELECT func, quantilesDeterministic(0.5, 0.99)(dur, start) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY func", args...)
 	if err != nil {

@@ -111,7 +111,7 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 			start = t
 		}
 	}
-	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, roots: map[uint64]*node{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}}
+	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, roots: map[uint64]*node{}, spawns: map[uint64]*spawn{}, waiting: map[uint64][]*spawn{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}}
 	if err := p.run(progress, st.Size()); err != nil {
 		if !tracefile.IsIncomplete(err) {
 			return out, fmt.Errorf("%s: %w", path, err)
@@ -148,11 +148,13 @@ type pusher struct {
 	calls uint64
 
 	gs         map[uint64]*gstate
-	roots      map[uint64]*node  // chains of one function, by function
-	nodes      []*node           // every chain
-	goroutines [][]any           // rows of the goroutines table not sent yet
-	funcs      map[uint32]uint64 // the trace's function ids to the store's
-	errs       map[uint32]uint64 // and its error ids
+	roots      map[uint64]*node    // chains of one function, by function
+	nodes      []*node             // every chain
+	goroutines [][]any             // rows of the goroutines table not sent yet
+	spawns     map[uint64]*spawn   // goroutines whose row waits for a chain, by goroutine
+	waiting    map[uint64][]*spawn // by parent, while the parent has no open call
+	funcs      map[uint32]uint64   // the trace's function ids to the store's
+	errs       map[uint32]uint64   // and its error ids
 
 	batch driver.Batch
 	rows  int
@@ -160,10 +162,39 @@ type pusher struct {
 
 // gstate is a goroutine's open calls.
 type gstate struct {
-	frames []frame
-	open   map[uint64]int32 // calls open, by function
-	inNode map[*node]int32  // calls open, by chain
+	frames  []frame
+	open    map[uint64]int32 // calls open, by function
+	inNode  map[*node]int32  // calls open, by chain
+	waiting []*spawn         // children waiting for this goroutine's call of their creator
 }
+
+// spawnChain returns the chain of g's innermost open call of function
+// fn, or, if none is open, of its innermost open call.
+func (g *gstate) spawnChain(fn uint64) uint64 {
+	for i := len(g.frames) - 1; i >= 0; i-- {
+		if g.frames[i].fn == fn {
+			return g.frames[i].node.id
+		}
+	}
+	return g.frames[len(g.frames)-1].node.id
+}
+
+// spawn is a goroutine's row of the goroutines table, with the chain of
+// its first call (root) and the chain of its parent that started it
+// (from), found as the local analysis finds it: the parent's innermost
+// open call of the creating function, else its innermost open call; or,
+// if the parent has no open call when the child is read (their events
+// were buffered apart), the parent's next call of the creating function.
+type spawn struct {
+	g, parent, creator uint64
+	firstSeen          int64
+	root, from         uint64
+}
+
+// maxSpawns bounds the goroutines a push holds waiting for their chains:
+// past it, they are written with what is known, so that a push's memory
+// does not grow with the trace.
+const maxSpawns = 1 << 16
 
 type frame struct {
 	fn       uint64
@@ -234,6 +265,36 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 				parent = g.frames[len(g.frames)-1].node
 			}
 			n := p.node(parent, fn)
+			if len(g.frames) == 0 {
+				if sp := p.spawns[ev.G]; sp != nil && sp.root == 0 {
+					sp.root = n.id
+					if err := p.linked(sp); err != nil {
+						return err
+					}
+				}
+				if w := p.waiting[ev.G]; w != nil {
+					g.waiting = append(g.waiting, w...)
+					delete(p.waiting, ev.G)
+				}
+			}
+			if len(g.waiting) > 0 {
+				// Children started from this function before its call
+				// was read: this is the chain they came from.
+				kept := g.waiting[:0]
+				for _, w := range g.waiting {
+					if w.creator != fn {
+						kept = append(kept, w)
+						continue
+					}
+					if p.spawns[w.g] == w && w.from == 0 {
+						w.from = n.id
+						if err := p.linked(w); err != nil {
+							return err
+						}
+					}
+				}
+				g.waiting = kept
+			}
 			g.frames = append(g.frames, frame{fn: fn, node: n})
 			g.open[fn]++
 			g.inNode[n]++
@@ -263,6 +324,9 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 				g.frames[len(g.frames)-1].children += d
 			} else {
 				delete(p.gs, ev.G)
+				if len(g.waiting) > 0 {
+					p.waiting[ev.G] = append(p.waiting[ev.G], g.waiting...)
+				}
 			}
 			var outer, chainOuter uint8
 			if g.open[fr.fn] == 0 {
@@ -339,9 +403,52 @@ func (p *pusher) goroutine(g uint64) error {
 	if info.CreatorFunc != 0 {
 		creator = FuncID(p.r.Func(info.CreatorFunc).Name)
 	}
-	p.goroutines = append(p.goroutines, []any{p.push, g, info.Parent, creator, info.FirstSeen})
+	if len(p.spawns) >= maxSpawns {
+		if err := p.flushSpawns(); err != nil {
+			return err
+		}
+	}
+	sp := &spawn{g: g, parent: info.Parent, creator: creator, firstSeen: info.FirstSeen}
+	p.spawns[g] = sp
+	if info.Parent != 0 {
+		if pg := p.gs[info.Parent]; pg != nil {
+			sp.from = pg.spawnChain(creator)
+		} else {
+			p.waiting[info.Parent] = append(p.waiting[info.Parent], sp)
+		}
+	}
+	return nil
+}
+
+// linked writes the row of sp once its chains are known.
+func (p *pusher) linked(sp *spawn) error {
+	if sp.root == 0 || sp.from == 0 && sp.parent != 0 {
+		return nil
+	}
+	delete(p.spawns, sp.g)
+	return p.goroutineRow(sp)
+}
+
+func (p *pusher) goroutineRow(sp *spawn) error {
+	p.goroutines = append(p.goroutines, []any{p.push, sp.g, sp.parent, sp.creator, sp.firstSeen, sp.root, sp.from})
 	if len(p.goroutines) >= BatchRows {
 		return p.sendGoroutines()
+	}
+	return nil
+}
+
+// flushSpawns writes the rows of every goroutine still waiting for its
+// chains, with what is known of them, and forgets them.
+func (p *pusher) flushSpawns() error {
+	for _, sp := range p.spawns {
+		if err := p.goroutineRow(sp); err != nil {
+			return err
+		}
+	}
+	clear(p.spawns)
+	clear(p.waiting)
+	for _, g := range p.gs {
+		g.waiting = nil
 	}
 	return nil
 }
@@ -356,6 +463,9 @@ func (p *pusher) sendGoroutines() error {
 // profiles the calls refer to.
 func (p *pusher) finish() error {
 	if err := p.send(); err != nil {
+		return err
+	}
+	if err := p.flushSpawns(); err != nil {
 		return err
 	}
 	if err := p.sendGoroutines(); err != nil {

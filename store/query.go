@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,7 +185,7 @@ type ChainOptions struct {
 
 // Chains returns the chains that reached the functions ids in the
 // selected calls, as query.Trace.Chains does for one trace, the most
-// calls first. SpawnedFrom is left empty.
+// calls first.
 func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o ChainOptions) ([]query.Chain, error) {
 	cond, args := s.where(sel)
 	cond += " AND func IN (" + list(ids) + ")"
@@ -224,6 +225,9 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o Chain
 	if err := s.messages(ctx, cond, args, byID); err != nil {
 		return nil, err
 	}
+	if err := s.spawnedFrom(ctx, sel, byID); err != nil {
+		return nil, err
+	}
 	if o.Slowest > 0 {
 		if err := s.slowest(ctx, cond, args, o.Slowest, byID); err != nil {
 			return nil, err
@@ -255,6 +259,106 @@ func (s *Store) paths(ctx context.Context, sel Selection, ids []uint64, byID map
 		}
 	}
 	return nil
+}
+
+// spawnedFrom fills in the chains that started the goroutines of each
+// chain: the goroutines whose first call is the chain's first function,
+// as query.Trace.Chains says it, up to five chains, the most goroutines
+// first.
+func (s *Store) spawnedFrom(ctx context.Context, sel Selection, byID map[uint64]*query.Chain) error {
+	roots := map[uint64][]*query.Chain{}
+	var ids []uint64
+	for _, c := range byID {
+		if len(c.Path) == 0 {
+			continue
+		}
+		r := chainID(0, FuncID(c.Path[0].Name))
+		if roots[r] == nil {
+			ids = append(ids, r)
+		}
+		roots[r] = append(roots[r], c)
+	}
+	spawned, paths, names, err := s.spawners(ctx, sel, ids)
+	if err != nil {
+		return err
+	}
+	for r, m := range spawned {
+		type count struct {
+			names []string
+			n     uint64
+		}
+		var cs []count
+		for f, n := range m {
+			c := count{n: n}
+			for _, fn := range paths[f].funcs {
+				c.names = append(c.names, names[fn].Name)
+			}
+			cs = append(cs, c)
+		}
+		sort.Slice(cs, func(i, j int) bool {
+			if cs[i].n != cs[j].n {
+				return cs[i].n > cs[j].n
+			}
+			return slices.Compare(cs[i].names, cs[j].names) < 0
+		})
+		top := [][]query.Step{}
+		for _, c := range cs[:min(len(cs), 5)] {
+			path := make([]query.Step, len(c.names))
+			for i, n := range c.names {
+				path[i].Name = n
+			}
+			top = append(top, path)
+		}
+		for _, c := range roots[r] {
+			c.SpawnedFrom = top
+		}
+	}
+	return nil
+}
+
+// spawners returns, for the goroutines whose first call's chain is one
+// of roots, how many of them each chain of their parents started (root,
+// then parent's chain, to goroutines), with the paths of those chains
+// and the names of their functions.
+func (s *Store) spawners(ctx context.Context, sel Selection, roots []uint64) (map[uint64]map[uint64]uint64, map[uint64]path, map[uint64]tracefile.Func, error) {
+	out, err := s.spawnCounts(ctx, sel, roots)
+	if err != nil || len(out) == 0 {
+		return out, nil, nil, err
+	}
+	var from []uint64
+	for _, m := range out {
+		for f := range m {
+			from = append(from, f)
+		}
+	}
+	paths, names, err := s.chainPaths(ctx, sel, from)
+	return out, paths, names, err
+}
+
+func (s *Store) spawnCounts(ctx context.Context, sel Selection, roots []uint64) (map[uint64]map[uint64]uint64, error) {
+	out := map[uint64]map[uint64]uint64{}
+	if len(roots) == 0 {
+		return out, nil
+	}
+	// Goroutines are not bounded by the selection's time range, as the
+	// local analysis links them whatever its window.
+	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces})
+	rows, err := s.conn.Query(ctx, "SELECT root, spawned_from, count() FROM "+s.table("goroutines")+" WHERE root IN ("+list(roots)+") AND spawned_from != 0 AND "+cond+" GROUP BY root, spawned_from", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var root, from, n uint64
+		if err := rows.Scan(&root, &from, &n); err != nil {
+			return nil, err
+		}
+		if out[root] == nil {
+			out[root] = map[uint64]uint64{}
+		}
+		out[root][from] = n
+	}
+	return out, rows.Err()
 }
 
 // path is a chain's functions, and the most times each was open at once.

@@ -27,7 +27,8 @@ var schema = []struct {
 	{"errors", `
 	id UInt64, type String, message String`, "ReplacingMergeTree", "ORDER BY id", "intHash64(id)"},
 	{"goroutines", `
-	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
+	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64,
+	root UInt64, spawned_from UInt64`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
 	{"profiles", `
 	push UInt64, kind String, data String`, "MergeTree", "ORDER BY push", "intHash64(push)"},
 }
@@ -40,7 +41,7 @@ var schema = []struct {
 func tables(db, suffix, cluster string) []string {
 	var out []string
 	for _, t := range schema {
-		cols := strings.Join(strings.Fields(t.columns), " ")
+		cols := strings.Join(columns(t.columns), ", ")
 		if cluster != "" {
 			out = append(out, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)",
 				db, t.name, cols, cluster, db, t.name, t.shard))
@@ -48,6 +49,29 @@ func tables(db, suffix, cluster string) []string {
 		}
 		out = append(out, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s (%s) ENGINE = %s() %s",
 			db, t.name, suffix, cols, t.engine, t.order))
+	}
+	return out
+}
+
+// columns splits a table's columns, "name Type, ...", into "name Type"
+// each, with its spaces made single.
+func columns(s string) []string {
+	var out []string
+	depth, from := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			switch s[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if s[i] != ',' || depth > 0 {
+				continue
+			}
+		}
+		out = append(out, strings.Join(strings.Fields(s[from:i]), " "))
+		from = i + 1
 	}
 	return out
 }

@@ -107,7 +107,7 @@ var ErrNoSchema = errors.New("no calltrail tables in this database: push a trace
 // addresses it reads from system.clusters.
 func (s *Store) Init(ctx context.Context) error {
 	if s.cfg.Cluster == "" {
-		return s.create(ctx, s.conn, tables(s.cfg.Database, "", ""))
+		return s.create(ctx, s.conn, "", "")
 	}
 	rows, err := s.conn.Query(ctx, "SELECT host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", s.cfg.Cluster)
 	if err != nil {
@@ -137,9 +137,9 @@ func (s *Store) Init(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = s.create(ctx, conn, tables(s.cfg.Database, "_local", ""))
+		err = s.create(ctx, conn, "_local", "")
 		if err == nil {
-			err = s.create(ctx, conn, tables(s.cfg.Database, "", s.cfg.Cluster))
+			err = s.create(ctx, conn, "", s.cfg.Cluster)
 		}
 		conn.Close()
 		if err != nil {
@@ -149,13 +149,53 @@ func (s *Store) Init(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) create(ctx context.Context, conn driver.Conn, ddl []string) error {
+// create makes the tables named with suffix (see tables) on the server
+// of conn, and adds the columns they lack.
+func (s *Store) create(ctx context.Context, conn driver.Conn, suffix, cluster string) error {
 	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+s.cfg.Database); err != nil {
 		return err
 	}
-	for _, q := range ddl {
+	for _, q := range tables(s.cfg.Database, suffix, cluster) {
 		if err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%v\n%s", err, q)
+		}
+	}
+	return s.upgrade(ctx, conn, suffix)
+}
+
+// upgrade adds to the tables named with suffix the columns that later
+// versions of the schema added, so that a store made by an earlier
+// calltrail takes new pushes; its earlier rows read them as zeros. The
+// Debian server has no ADD COLUMN IF NOT EXISTS: the columns it has are
+// read from system.columns.
+func (s *Store) upgrade(ctx context.Context, conn driver.Conn, suffix string) error {
+	rows, err := conn.Query(ctx, "SELECT table, name FROM system.columns WHERE database = ?", s.cfg.Database)
+	if err != nil {
+		return err
+	}
+	have := map[[2]string]bool{}
+	for rows.Next() {
+		var t, c string
+		if err := rows.Scan(&t, &c); err != nil {
+			rows.Close()
+			return err
+		}
+		have[[2]string{t, c}] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range schema {
+		for _, col := range columns(t.columns) {
+			name, _, _ := strings.Cut(col, " ")
+			if have[[2]string{t.name + suffix, name}] {
+				continue
+			}
+			q := fmt.Sprintf("ALTER TABLE %s.%s%s ADD COLUMN %s", s.cfg.Database, t.name, suffix, col)
+			if err := conn.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%v\n%s", err, q)
+			}
 		}
 	}
 	return nil

@@ -134,6 +134,33 @@ var scripts = map[string]string{
 1 - 100
 1 +main.D 110
 `,
+	// Goroutines read before the calls of their parents that started
+	// them, one started where the parent is in untraced code, one whose
+	// parent never appears.
+	"spawned-early": `
+1 +main.main 0
+1 - 5
+2 go 1 main.serve 15
+2 +main.handle 20
+2 +main.D 30
+2 - 40
+2 - 50
+3 go 1 main.serve 16
+3 +main.handle 21
+3 - 41
+4 go 9 main.gone 17
+4 +main.handle 22
+4 - 42
+1 +main.main 6
+1 +main.serve 10
+1 - 70
+5 go 1 net/http.serve 72
+5 +main.handle 73
+5 +main.D 74
+5 - 75
+5 - 76
+1 - 80
+`,
 }
 
 // traces writes the scripts' traces, and one of a deep recursion, to
@@ -180,6 +207,7 @@ func local(t *testing.T, path string, o analysis.Options) *query.Trace {
 // histogram.
 func TestEqualsLocal(t *testing.T) {
 	ctx := context.Background()
+	spawned := map[string]int{} // chains started by others, by trace
 	for _, cluster := range []bool{false, true} {
 		s := open(t, cluster)
 		for name, path := range traces(t) {
@@ -225,17 +253,24 @@ func TestEqualsLocal(t *testing.T) {
 						lt = local(t, path, analysis.Options{Slowest: 3, OnlyErrors: true})
 					}
 					want, _ := lt.Chains([]uint32{mustFunc(t, lt, f.Name)}, 0)
-					for i := range want {
-						want[i].SpawnedFrom = [][]query.Step{}
-					}
 					if len(want) == 0 {
 						want = []query.Chain{}
 					}
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("cluster %v, %s: chains of %s (errors only: %v)\n got %+v\nwant %+v", cluster, name, f.Name, o.OnlyErrors, got, want)
 					}
+					for _, c := range got {
+						spawned[name] += len(c.SpawnedFrom)
+					}
 				}
 			}
+		}
+	}
+	// The comparison above says something of goroutines only if some
+	// chains were started by others.
+	for _, name := range []string{"goroutines", "spawned-early"} {
+		if spawned[name] == 0 {
+			t.Errorf("%s: no chain says where its goroutines were started", name)
 		}
 	}
 }
@@ -335,6 +370,26 @@ func TestProfileEqualsLocal(t *testing.T) {
 		if got, want := folded(st.Profile, false), folded(lt.Profile, true); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: chains\n got %v\nwant %v", name, got, want)
 		}
+		// The chains that started the goroutines of each chain, as the
+		// web UI shows them from the profile. (The chains' figures are
+		// the tree's, compared above; their recursion is folded.)
+		spawners := func(tr *query.Trace, fn string) map[string][][]query.Step {
+			cs, _ := tr.Chains([]uint32{mustFunc(t, tr, fn)}, 0)
+			out := map[string][][]query.Step{}
+			for _, c := range cs {
+				var names []string
+				for _, s := range c.Path {
+					names = append(names, s.Name)
+				}
+				out[strings.Join(names, " ")] = c.SpawnedFrom
+			}
+			return out
+		}
+		for _, f := range lt.Functions("calls", 0) {
+			if got, want := spawners(st, f.Name), spawners(lt, f.Name); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: chains of %s\n got %+v\nwant %+v", name, f.Name, got, want)
+			}
+		}
 		if st.Profile.Goroutines != lt.Profile.Goroutines {
 			t.Errorf("%s: %d goroutines, want %d", name, st.Profile.Goroutines, lt.Profile.Goroutines)
 		}
@@ -393,5 +448,54 @@ func TestShardsShare(t *testing.T) {
 	}
 	if total != 20*8 {
 		t.Errorf("the shards hold %d calls, want %d", total, 20*8)
+	}
+}
+
+// TestUpgrade makes a store as the schema was before goroutines kept
+// their chains, which a push cannot write to, then has Init (which push
+// runs first) add the columns: the push then says where its goroutines
+// came from.
+func TestUpgrade(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, true)
+	for _, srv := range servers {
+		one, err := Open(ctx, Config{Addr: srv.Addr(), Database: s.cfg.Database, User: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"goroutines", "goroutines_local"} {
+			for _, col := range []string{"root", "spawned_from"} {
+				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN "+col); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		one.Close()
+	}
+	path := traces(t)["goroutines"]
+	if _, err := s.Push(ctx, path, Meta{Service: "old"}, nil); err == nil {
+		t.Fatal("pushed to a store without the goroutines' chains: the test's store is not the old schema")
+	}
+	if err := s.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Init(ctx); err != nil {
+		t.Fatalf("second Init: %v", err)
+	}
+	if _, err := s.Push(ctx, path, Meta{Service: "new"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.Lookup(ctx, "main.D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Chains(ctx, Selection{Service: "new"}, ids, ChainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := local(t, path, analysis.Options{})
+	want, _ := lt.Chains([]uint32{mustFunc(t, lt, "main.D")}, 0)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("chains of main.D after the upgrade\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -102,6 +103,7 @@ func TestStoreChains(t *testing.T) {
 		// The union of the traces' chains, as the store should give it.
 		union := map[string]*query.Chain{}
 		sums := map[string]int64{}
+		spawners := map[string][]string{} // chains that started the goroutines, as text
 		for _, tr := range traces {
 			for _, c := range chains(append(flags, "main.D", tr)...) {
 				k := chainText(c.Path, " -> ")
@@ -110,6 +112,7 @@ func TestStoreChains(t *testing.T) {
 					u = &query.Chain{Path: c.Path, SpawnedFrom: [][]query.Step{}, Slowest: []query.Call{}}
 					union[k] = u
 				}
+				spawners[k] = addSpawners(spawners[k], c.SpawnedFrom)
 				u.Calls += c.Calls
 				u.TotalNs += c.TotalNs
 				u.MaxNs = max(u.MaxNs, c.MaxNs)
@@ -131,6 +134,7 @@ func TestStoreChains(t *testing.T) {
 		if len(union) < 2 {
 			t.Fatalf("the traces have %d chains to main.D", len(union))
 		}
+		spawned := 0
 		for _, from := range []string{sharded, single} {
 			got := chains(append(flags, "--from", from, "--service", "failing", "--label", "version=1", "main.D")...)
 			if len(got) != len(union) {
@@ -148,6 +152,15 @@ func TestStoreChains(t *testing.T) {
 				if d := c.MeanNs - sums[k]/int64(c.Calls); d < 0 || d > 1 {
 					t.Errorf("--from %s: %s: mean %d, traces' %d", from, k, c.MeanNs, sums[k]/int64(c.Calls))
 				}
+				// The spawners, whose counts the output does not give,
+				// as a set: every one of every trace's.
+				if got, want := addSpawners(nil, c.SpawnedFrom), spawners[k]; !reflect.DeepEqual(got, want) {
+					t.Errorf("--from %s, %s: started from %q, the traces from %q", from, k, got, want)
+				}
+				if len(c.SpawnedFrom) > 0 {
+					spawned++
+				}
+				c.SpawnedFrom = [][]query.Step{}
 				want := *u
 				want.MeanNs = c.MeanNs
 				query.SortErrors(want.Messages)
@@ -158,6 +171,9 @@ func TestStoreChains(t *testing.T) {
 					t.Errorf("--from %s, %s:\n got %+v\nwant %+v", from, k, c, want)
 				}
 			}
+		}
+		if spawned == 0 {
+			t.Errorf("no chain to main.D from the store says which chain started its goroutines")
 		}
 	}
 
@@ -305,4 +321,15 @@ func TestCollect(t *testing.T) {
 	if code, _, stderr := runCmd("collect", "--to", to, "--every", "1s", "--count", "1", "127.0.0.1:1"); code != 1 || !strings.Contains(stderr, "no window pushed") {
 		t.Errorf("collect from nothing: exit %d: %s", code, stderr)
 	}
+}
+
+// addSpawners adds to the sorted set of chains (as text) those of from.
+func addSpawners(set []string, from [][]query.Step) []string {
+	for _, p := range from {
+		k := chainText(p, " -> ")
+		if i, ok := slices.BinarySearch(set, k); !ok {
+			set = slices.Insert(set, i, k)
+		}
+	}
+	return set
 }
