@@ -193,8 +193,8 @@ type spawn struct {
 
 // maxSpawns bounds the goroutines a push holds waiting for their chains:
 // past it, they are written with what is known, so that a push's memory
-// does not grow with the trace.
-const maxSpawns = 1 << 16
+// does not grow with the trace. A variable for tests.
+var maxSpawns = 1 << 16
 
 type frame struct {
 	fn       uint64

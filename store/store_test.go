@@ -499,3 +499,47 @@ func TestUpgrade(t *testing.T) {
 		t.Errorf("chains of main.D after the upgrade\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestSpawnsBounded pushes a trace whose goroutines wait for their
+// parents' calls with room for one waiting goroutine only: every
+// goroutine still gets its row, and the links lost are only missing.
+func TestSpawnsBounded(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, false)
+	path := traces(t)["spawned-early"]
+	rows := func(service string) (n, linked uint64) {
+		t.Helper()
+		err := s.conn.QueryRow(ctx, "SELECT count(), countIf(spawned_from != 0) FROM "+s.table("goroutines")+
+			" WHERE push IN (SELECT push FROM "+s.table("pushes")+" WHERE service = ?)", service).Scan(&n, &linked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, linked
+	}
+	if _, err := s.Push(ctx, path, Meta{Service: "all"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { maxSpawns = n }(maxSpawns)
+	maxSpawns = 1
+	// The same calls in a file of its own: a push of the same file would
+	// store nothing.
+	data, err := tracetest.Build(scripts["spawned-early"] + "1 +main.other 90\n1 - 91\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "bounded.trace")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Push(ctx, path, Meta{Service: "bounded"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	n, linked := rows("all")
+	bn, blinked := rows("bounded")
+	if n < 4 || bn != n {
+		t.Errorf("%d goroutine rows with room for one waiting, %d without bound (want 4 or more)", bn, n)
+	}
+	if linked < 3 || blinked >= linked {
+		t.Errorf("%d goroutines linked to their parents' chains with room for one waiting, %d without bound", blinked, linked)
+	}
+}
