@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -88,6 +89,12 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 		out.Already = true
 		return out, nil
 	}
+	return s.push(ctx, out, path, meta, progress)
+}
+
+// push stores the trace at path, whatever the store holds: out.Trace is
+// its id.
+func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, progress func(done, size int64)) (Pushed, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return out, err
@@ -114,12 +121,12 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, roots: map[uint64]*node{}, spawns: map[uint64]*spawn{}, waiting: map[uint64][]*spawn{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}}
 	if err := p.run(progress, st.Size()); err != nil {
 		if !tracefile.IsIncomplete(err) {
-			return out, fmt.Errorf("%s: %w", path, err)
+			return out, s.abandon(ctx, pushID, fmt.Errorf("%s: %w", path, err))
 		}
 		out.Warning = err.Error()
 	}
 	if err := p.finish(); err != nil {
-		return out, err
+		return out, s.abandon(ctx, pushID, err)
 	}
 	service := meta.Service
 	if service == "" {
@@ -128,13 +135,43 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 	labels := append([]string{}, meta.Labels...)
 	sort.Strings(labels)
 	stats := r.Stats()
-	// The commit: from here on, queries see the push's rows.
-	if err := s.insert(ctx, "pushes", [][]any{{pushID, id, service, labels, r.Meta()["program"], p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()}}); err != nil {
-		return out, err
+	// The commit: from here on, queries see the push's rows. Were it to
+	// fail, it may still have landed: its rows stay, and pushing again
+	// either says the trace is stored or stores it.
+	if err := s.insert(ctx, "pushes", [][]any{{pushID, out.Trace, service, labels, r.Meta()["program"], p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()}}); err != nil {
+		return out, fmt.Errorf("%w (the push may not have committed: push the trace again)", err)
 	}
 	out.Calls = p.calls
 	return out, nil
 }
+
+// abandon deletes the rows a push wrote before err stopped it short of
+// its commit. No query reads them; deleted, they take no space either.
+// An interrupt ends ctx: the deletion outlives it, for a while.
+func (s *Store) abandon(ctx context.Context, push uint64, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	derr := s.everyServer(ctx, func(conn driver.Conn, suffix string) error {
+		for _, t := range schema {
+			if t.name == "pushes" || !slices.Contains(columns(t.columns), "push UInt64") {
+				continue
+			}
+			// A mutation, which the server carries out after it answers.
+			if err := conn.Exec(ctx, "ALTER TABLE "+s.table(t.name)+suffix+" DELETE WHERE push = ?", push); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if derr != nil {
+		return fmt.Errorf("%w (nothing committed; %w: %v)", err, ErrRowsLeft, derr)
+	}
+	return err
+}
+
+// ErrRowsLeft says that a push that failed could not delete the rows it
+// wrote: no query reads them, but they take space until dropped.
+var ErrRowsLeft = errors.New("the rows written could not be deleted")
 
 // table is the name of a table of the store, with its database.
 func (s *Store) table(name string) string { return s.cfg.Database + "." + name }

@@ -45,10 +45,11 @@ func (s *Store) pushes(sel Selection) (string, []any) {
 
 // where returns the condition on calls, with its arguments, that chooses
 // the selected calls of committed pushes. GLOBAL IN reads the pushes on
-// the server the query came to and sends them to the shards.
+// the server the query came to and sends them to the shards. Of a trace
+// pushed twice at once (both pushes found it absent), one push is read.
 func (s *Store) where(sel Selection) (string, []any) {
 	pc, args := s.pushes(sel)
-	cond := "push GLOBAL IN (SELECT push FROM " + s.table("pushes") + " WHERE " + pc + ")"
+	cond := "push GLOBAL IN (SELECT min(push) FROM " + s.table("pushes") + " WHERE " + pc + " GROUP BY trace)"
 	if !sel.Since.IsZero() {
 		cond += " AND start >= ?"
 		args = append(args, sel.Since.UnixNano())
@@ -60,11 +61,11 @@ func (s *Store) where(sel Selection) (string, []any) {
 	return cond, args
 }
 
-// Traces returns the number of committed pushes the selection reads.
+// Traces returns the number of traces the selection reads.
 func (s *Store) Traces(ctx context.Context, sel Selection) (int, error) {
 	cond, args := s.pushes(sel)
 	var n uint64
-	err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.table("pushes")+" WHERE "+cond, args...).Scan(&n)
+	err := s.conn.QueryRow(ctx, "SELECT uniqExact(trace) FROM "+s.table("pushes")+" WHERE "+cond, args...).Scan(&n)
 	return int(n), s.noSchema(err)
 }
 

@@ -106,8 +106,26 @@ var ErrNoSchema = errors.New("no calltrail tables in this database: push a trace
 // the server of the URL, or with a cluster on every shard of it, whose
 // addresses it reads from system.clusters.
 func (s *Store) Init(ctx context.Context) error {
+	return s.everyServer(ctx, func(conn driver.Conn, suffix string) error {
+		if s.cfg.Cluster == "" {
+			return s.create(ctx, conn, "", "")
+		}
+		// On every server, the local tables and the Distributed ones
+		// over them, so that any of them answers queries.
+		if err := s.create(ctx, conn, "_local", ""); err != nil {
+			return err
+		}
+		return s.create(ctx, conn, "", s.cfg.Cluster)
+	})
+}
+
+// everyServer calls f with a connection to each server that holds the
+// store's rows, and the suffix of its tables that hold them: the server
+// of the URL and no suffix, or with a cluster each server of it (read
+// from system.clusters) and "_local".
+func (s *Store) everyServer(ctx context.Context, f func(conn driver.Conn, suffix string) error) error {
 	if s.cfg.Cluster == "" {
-		return s.create(ctx, s.conn, "", "")
+		return f(s.conn, "")
 	}
 	rows, err := s.conn.Query(ctx, "SELECT host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", s.cfg.Cluster)
 	if err != nil {
@@ -130,17 +148,12 @@ func (s *Store) Init(ctx context.Context) error {
 	if len(addrs) == 0 {
 		return fmt.Errorf("no cluster %q in the server's remote_servers", s.cfg.Cluster)
 	}
-	// On every server, the local tables and the Distributed ones over
-	// them, so that any of them answers queries.
 	for _, addr := range addrs {
 		conn, err := dial(ctx, addr, s.cfg)
 		if err != nil {
 			return err
 		}
-		err = s.create(ctx, conn, "_local", "")
-		if err == nil {
-			err = s.create(ctx, conn, "", s.cfg.Cluster)
-		}
+		err = f(conn, "_local")
 		conn.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %v", addr, err)

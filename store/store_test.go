@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/internal/chtest"
@@ -476,6 +477,11 @@ func TestUpgrade(t *testing.T) {
 	if _, err := s.Push(ctx, path, Meta{Service: "old"}, nil); err == nil {
 		t.Fatal("pushed to a store without the goroutines' chains: the test's store is not the old schema")
 	}
+	// The failed push wrote calls before the goroutines stopped it: it
+	// deletes them.
+	if n := abandoned(t, s); n != 0 {
+		t.Errorf("%d rows of the failed push left in the store", n)
+	}
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -541,5 +547,84 @@ func TestSpawnsBounded(t *testing.T) {
 	}
 	if linked < 3 || blinked >= linked {
 		t.Errorf("%d goroutines linked to their parents' chains with room for one waiting, %d without bound", blinked, linked)
+	}
+}
+
+// abandoned returns the number of rows in s of pushes that did not
+// commit, once the server has carried out the deletions asked of it.
+func abandoned(t *testing.T, s *Store) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	var n uint64
+	for _, srv := range servers {
+		one, err := Open(ctx, Config{Addr: srv.Addr(), Database: s.cfg.Database, User: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Deletions are mutations, carried out after the server answers.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			var pending uint64
+			if err := one.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = ? AND is_done = 0", s.cfg.Database).Scan(&pending); err != nil {
+				t.Fatal(err)
+			}
+			if pending == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d deletions not carried out after a minute", pending)
+			}
+		}
+		for _, table := range []string{"calls", "chains", "goroutines", "profiles"} {
+			if s.cfg.Cluster != "" {
+				table += "_local"
+			}
+			var m uint64
+			err := one.conn.QueryRow(ctx, "SELECT count() FROM "+s.cfg.Database+"."+table+" WHERE push NOT IN (SELECT push FROM "+s.table("pushes")+")").Scan(&m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += m
+		}
+		one.Close()
+	}
+	return n
+}
+
+// TestPushedTwiceAtOnce stores a trace twice, as two pushes that began
+// together would, each finding it absent: queries read it once.
+func TestPushedTwiceAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, true)
+	path := traces(t)["nested"]
+	p, err := s.Push(ctx, path, Meta{Service: "twice"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.push(ctx, Pushed{Trace: p.Trace}, path, Meta{Service: "twice"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sel := Selection{Service: "twice"}
+	var pushes uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.table("pushes")+" WHERE service = 'twice'").Scan(&pushes); err != nil {
+		t.Fatal(err)
+	}
+	if pushes != 2 {
+		t.Fatalf("%d pushes of the trace stored, want 2", pushes)
+	}
+	if n, err := s.Traces(ctx, sel); err != nil || n != 1 {
+		t.Errorf("Traces = %d, %v; want 1", n, err)
+	}
+	got, err := s.Functions(ctx, sel, "self", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := local(t, path, analysis.Options{}).Functions("self", 0)
+	for i := range got {
+		if i < len(want) {
+			got[i].P50Ns, got[i].P99Ns = want[i].P50Ns, want[i].P99Ns
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("functions of a trace pushed twice\n got %+v\nwant %+v", got, want)
 	}
 }
