@@ -2,6 +2,7 @@ package calltrail
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -300,6 +301,14 @@ func snapshot(out io.Writer, since time.Duration, reason string, profiles map[st
 // profiles "cpu", the Go runtime's CPU profile runs for that time too and
 // goes into the trace, for the on-CPU and waiting split of every verb.
 func Capture(out io.Writer, d time.Duration, profiles ...string) (Window, error) {
+	return CaptureContext(context.Background(), out, d, profiles...)
+}
+
+// CaptureContext is Capture, cut short when ctx ends: it then writes
+// nothing and returns ctx's error, and a paused program is switched off
+// again at once rather than at the end of d (the client that asked for
+// the capture has gone).
+func CaptureContext(ctx context.Context, out io.Writer, d time.Duration, profiles ...string) (Window, error) {
 	if !flying() {
 		return Window{}, errNotFlight
 	}
@@ -317,11 +326,21 @@ func Capture(out io.Writer, d time.Duration, profiles ...string) (Window, error)
 	}
 	start := elapsed()
 	captures.begin()
-	time.Sleep(d)
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
 	captures.end()
-	var got map[string][]byte
 	if cpu != nil {
 		pprof.StopCPUProfile()
+	}
+	if err := ctx.Err(); err != nil {
+		return Window{}, err
+	}
+	var got map[string][]byte
+	if cpu != nil {
 		got = map[string][]byte{"cpu": cpu.Bytes()}
 	}
 	return snapshot(out, start, "capture", got)

@@ -4,6 +4,8 @@ package calltrail
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +133,39 @@ func TestCapturePaused(t *testing.T) {
 	all := allCalls(got)
 	if !strings.Contains(all, "->test.inner <-test.inner") || strings.Contains(all, "test.recovers") || w.Calls == 0 {
 		t.Errorf("capture %+v holds %.300s", w, all)
+	}
+}
+
+// TestCaptureCancelled ends a capture of a paused program early, as a
+// client that goes away does: it writes nothing, and recording is off
+// again as soon as it returns, not at the end of the window asked for.
+func TestCaptureCancelled(t *testing.T) {
+	defer useFlight(t, options{paused: true, every: 5 * time.Millisecond})()
+	recording.Store(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var buf bytes.Buffer
+	go func() {
+		_, err := CaptureContext(ctx, &buf, time.Hour)
+		done <- err
+	}()
+	for !recording.Load() {
+		time.Sleep(time.Millisecond) // the capture switches recording on
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("CaptureContext cancelled returned %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a cancelled capture of an hour still runs after a minute")
+	}
+	if recording.Load() {
+		t.Error("recording still on after the capture was cancelled")
+	}
+	if buf.Len() != 0 {
+		t.Errorf("a cancelled capture wrote %d bytes", buf.Len())
 	}
 }
 

@@ -16,7 +16,8 @@
 //	POST /debug/calltrail/on, .../off        switch recording on or off
 //
 // Snapshots and captures need the flight recorder (CALLTRAIL_MODE=flight,
-// the default with CALLTRAIL_HTTP).
+// the default with CALLTRAIL_HTTP). A capture whose client goes away ends
+// then, and a paused program is paused again at once.
 //
 // Security: the listener CALLTRAIL_HTTP starts binds to loopback unless
 // the address names another host, and then only with a token; it answers

@@ -82,7 +82,7 @@ func capture(w http.ResponseWriter, r *http.Request) {
 		profiles = strings.Split(v, ",")
 	}
 	write(w, func(tw *traceWriter) (calltrail.Window, error) {
-		return calltrail.Capture(tw, time.Duration(n*float64(time.Second)), profiles...)
+		return calltrail.CaptureContext(r.Context(), tw, time.Duration(n*float64(time.Second)), profiles...)
 	})
 }
 

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/calltrail/calltrail/live"
 	"github.com/calltrail/calltrail/store"
 )
 
@@ -40,18 +39,20 @@ func init() {
 			fs.DurationVar(&every, "every", 10*time.Second, "capture windows of `D`")
 			fs.IntVar(&count, "count", 0, "stop after `N` windows of each endpoint (0: until interrupted)")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			if to == "" {
 				return usageError{"name the store: --to clickhouse://HOST:PORT/DB"}
 			}
 			if len(args) == 0 {
 				return usageError{"name the endpoints to collect from"}
 			}
-			if every < time.Second {
-				return usageError{"--every: want at least 1s"}
+			if every < time.Second || every > live.MaxCapture*time.Second {
+				return usageError{fmt.Sprintf("--every %s: want from 1s to %s, the longest capture a program gives", every, live.MaxCapture*time.Second)}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			// An interrupt ends the captures and pushes under way: a push
+			// cut short deletes what it wrote.
+			ctx, done := interruptible()
+			defer func() { err = done(err) }()
 			s, err := openForPush(ctx, to)
 			if err != nil {
 				return err
@@ -112,7 +113,10 @@ func (c *collector) endpoint(ctx context.Context, n int, addr string) {
 		if ctx.Err() != nil {
 			return
 		}
-		data, err := fetchEndpoint(addr, "capture", q, c.every+time.Minute)
+		data, err := fetchEndpoint(ctx, addr, "capture", q, c.every+time.Minute)
+		if ctx.Err() != nil {
+			return
+		}
 		if err != nil {
 			fmt.Fprintf(errOut, "calltrail collect: %v\n", err)
 			select {
@@ -134,6 +138,9 @@ func (c *collector) push(ctx context.Context, addr, path string) {
 	defer os.Remove(path)
 	labels := append([]string{"endpoint=" + addr}, c.labels...)
 	p, err := c.s.Push(ctx, path, store.Meta{Service: c.service, Labels: labels}, nil)
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		fmt.Fprintf(errOut, "calltrail collect: %s: %v\n", addr, err)
 		return

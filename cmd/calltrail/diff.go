@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -29,7 +28,7 @@ func init() {
 			lf.register(fs, 20, "show the `N` largest changes of each kind (0: all)")
 		},
 		more: "With --from, BASE and NEW are labels the traces were pushed with, service=NAME for a service: version=1.3 version=1.4.",
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			if len(args) != 2 {
 				if sf.from != "" {
 					return usageError{"name the two sets of traces by their labels: version=1.3 version=1.4"}
@@ -38,7 +37,9 @@ func init() {
 			}
 			var d query.Diff
 			if sf.from != "" {
-				st, sel, err := sf.open(&ff, nil)
+				ctx, done := interruptible()
+				defer func() { err = done(err) }()
+				st, sel, err := sf.open(ctx, &ff, nil)
 				if err != nil {
 					return err
 				}
@@ -51,7 +52,7 @@ func init() {
 				if err != nil {
 					return err
 				}
-				if d, err = st.Compare(context.Background(), base, cur, lf.top); err != nil {
+				if d, err = st.Compare(ctx, base, cur, lf.top); err != nil {
 					return err
 				}
 			} else {

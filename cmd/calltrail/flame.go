@@ -65,7 +65,9 @@ func init() {
 			var t *query.Trace
 			var err error
 			if sf.from != "" {
-				t, err = sf.profile(&ff, args)
+				ctx, done := interruptible()
+				t, err = sf.profile(ctx, &ff, args)
+				err = done(err)
 			} else {
 				t, err = ff.load(args, analysis.Options{})
 			}

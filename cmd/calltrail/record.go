@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -64,7 +65,7 @@ func init() {
 			case last > 0:
 				q.Set("last", last.String())
 			}
-			data, err := fetchEndpoint(args[0], path, q, time.Duration(seconds*float64(time.Second))+time.Minute)
+			data, err := fetchEndpoint(context.Background(), args[0], path, q, time.Duration(seconds*float64(time.Second))+time.Minute)
 			if err != nil {
 				return err
 			}
@@ -106,12 +107,12 @@ func endpointURL(addr, path string, q url.Values) (string, error) {
 
 // fetchEndpoint GETs an endpoint path and returns the body, or an error
 // saying what the endpoint answered.
-func fetchEndpoint(addr, path string, q url.Values, timeout time.Duration) ([]byte, error) {
+func fetchEndpoint(ctx context.Context, addr, path string, q url.Values, timeout time.Duration) ([]byte, error) {
 	u, err := endpointURL(addr, path, q)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -81,17 +80,19 @@ func init() {
 			fs.StringVar(&sortBy, "sort", "self", "order functions by `KEY`: "+strings.Join(query.SortKeys, ", "))
 			lf.register(fs, 0, "show only the first `N` functions (0: all)")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			if !contains(query.SortKeys, sortBy) {
 				return usageError{fmt.Sprintf("--sort %q: want one of %s", sortBy, strings.Join(query.SortKeys, ", "))}
 			}
 			if sf.from != "" {
-				st, sel, err := sf.open(&ff, args)
+				ctx, done := interruptible()
+				defer func() { err = done(err) }()
+				st, sel, err := sf.open(ctx, &ff, args)
 				if err != nil {
 					return err
 				}
 				defer st.Close()
-				funcs, err := st.Functions(context.Background(), sel, sortBy, lf.top)
+				funcs, err := st.Functions(ctx, sel, sortBy, lf.top)
 				if err != nil {
 					return err
 				}
@@ -204,19 +205,20 @@ func init() {
 			fs.BoolVar(&panics, "panics", false, "only calls left by a panic")
 			fs.BoolVar(&failed, "errors", false, "only calls that returned an error, with every message")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			if len(args) == 0 {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
 			}
 			fn, rest := args[0], args[1:]
 			var chains []query.Chain
 			if sf.from != "" {
-				st, sel, err := sf.open(&ff, rest)
+				ctx, done := interruptible()
+				defer func() { err = done(err) }()
+				st, sel, err := sf.open(ctx, &ff, rest)
 				if err != nil {
 					return err
 				}
 				defer st.Close()
-				ctx := context.Background()
 				ids, err := st.Lookup(ctx, fn)
 				if err != nil {
 					return err

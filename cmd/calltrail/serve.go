@@ -51,7 +51,9 @@ func init() {
 			var calls uint64
 			if sf.from != "" {
 				began := time.Now()
-				qt, err := sf.profile(nil, args)
+				ctx, done := interruptible()
+				qt, err := sf.profile(ctx, nil, args)
+				err = done(err)
 				if err != nil {
 					return err
 				}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/calltrail/calltrail/query"
@@ -43,7 +46,7 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 
 // open connects to the store of --from and returns the selection the
 // flags make; ff's filters read trace files and do not go with it.
-func (sf *storeFlags) open(ff *filterFlags, args []string) (*store.Store, store.Selection, error) {
+func (sf *storeFlags) open(ctx context.Context, ff *filterFlags, args []string) (*store.Store, store.Selection, error) {
 	var sel store.Selection
 	if ff != nil && *ff != (filterFlags{}) {
 		return nil, sel, usageError{"-g, -F, -N, -D, -t and --window filter a trace file; with --from choose calls with --service, --label, --since and --until"}
@@ -62,7 +65,7 @@ func (sf *storeFlags) open(ff *filterFlags, args []string) (*store.Store, store.
 	if sel.Until, err = when(sf.until); err != nil {
 		return nil, sel, usageError{"--until: " + err.Error()}
 	}
-	s, err := store.Open(context.Background(), cfg)
+	s, err := store.Open(ctx, cfg)
 	if err != nil {
 		return nil, sel, err
 	}
@@ -71,13 +74,13 @@ func (sf *storeFlags) open(ff *filterFlags, args []string) (*store.Store, store.
 
 // profile reads the selected calls of the store as a trace: their tree
 // of chains and functions, added up by ClickHouse.
-func (sf *storeFlags) profile(ff *filterFlags, args []string) (*query.Trace, error) {
-	s, sel, err := sf.open(ff, args)
+func (sf *storeFlags) profile(ctx context.Context, ff *filterFlags, args []string) (*query.Trace, error) {
+	s, sel, err := sf.open(ctx, ff, args)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	p, tab, err := s.Profile(context.Background(), sel)
+	p, tab, err := s.Profile(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +95,38 @@ func (sf *storeFlags) profile(ff *filterFlags, args []string) (*query.Trace, err
 		name += " " + l
 	}
 	return query.FromTables(name, p, tab.Funcs, tab.Errors), nil
+}
+
+// interruptible returns a context that SIGINT (Ctrl-C) or SIGTERM ends,
+// for work on a store that must stop cleanly rather than die where it
+// stands: the store's client cancels its query on the server, which
+// would otherwise run on, and a push deletes the rows it wrote. The verb
+// passes its error through done, which, after a signal, makes it the
+// signal's: calltrail ends by it, as it would have without a handler.
+func interruptible() (ctx context.Context, done func(error) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var sig os.Signal
+	stopped, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case sig = <-sigs:
+			cancel()
+		case <-stopped:
+		}
+	}()
+	return ctx, func(err error) error {
+		signal.Stop(sigs)
+		close(stopped)
+		<-ended
+		cancel()
+		if s, ok := sig.(syscall.Signal); ok && err != nil {
+			return signalled{s}
+		}
+		return err
+	}
 }
 
 // openForPush connects to the store of --to, creating its tables if it
@@ -144,7 +179,7 @@ func init() {
 			fs.StringVar(&service, "service", "", "the service the traces came from (default: each trace's program)")
 			fs.Var(&labels, "label", "a label of the traces, `KEY=VALUE` (repeat for more): version, host, run")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			if to == "" {
 				return usageError{"name the store: --to clickhouse://HOST:PORT/DB"}
 			}
@@ -167,7 +202,8 @@ func init() {
 			if sf != (spanFlags{}) {
 				return usageError{"--spans, --slower and --failed choose spans for otlp://; ClickHouse stores every call"}
 			}
-			ctx := context.Background()
+			ctx, done := interruptible()
+			defer func() { err = done(err) }()
 			s, err := openForPush(ctx, to)
 			if err != nil {
 				return err
@@ -187,6 +223,13 @@ func init() {
 					fmt.Fprintf(errOut, "\r\033[K")
 				}
 				if err != nil {
+					if ctx.Err() != nil {
+						left := ""
+						if errors.Is(err, store.ErrRowsLeft) {
+							left = "; " + store.ErrRowsLeft.Error() + " (docs/store.md says how to drop them)"
+						}
+						fmt.Fprintf(errOut, "calltrail: %s: interrupted before its commit: nothing stored%s\n", a, left)
+					}
 					return err
 				}
 				if p.Warning != "" {

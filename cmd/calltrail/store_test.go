@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,7 +17,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/internal/chtest"
 	"github.com/calltrail/calltrail/query"
@@ -320,6 +323,54 @@ func TestCollect(t *testing.T) {
 	}
 	if code, _, stderr := runCmd("collect", "--to", to, "--every", "1s", "--count", "1", "127.0.0.1:1"); code != 1 || !strings.Contains(stderr, "no window pushed") {
 		t.Errorf("collect from nothing: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd("collect", "--to", to, "--every", "1h", a); code != 2 || !strings.Contains(stderr, "want from 1s to 10m0s") {
+		t.Errorf("collect of windows longer than a capture: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCollectInterrupted interrupts a collect of the longest windows from
+// a paused program: collect ends at once, by the signal, and the program
+// is paused again, not recording for the rest of the window.
+func TestCollectInterrupted(t *testing.T) {
+	servers := startShards(t)
+	addr := startService(t, exec.Command(service(t)), "CALLTRAIL=paused")
+	var errb bytes.Buffer
+	cmd := exec.Command(calltrailBinary(t), "collect", "--to", "clickhouse://"+servers[0].Addr()+"/interrupted", "--every", "10m", addr)
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := counters(addr); err == nil && c.Recording {
+			break // the capture has begun
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("collect did not begin a capture in a minute: %s", errb.String())
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-ended:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+			t.Errorf("collect interrupted ended with %v, want death by SIGINT: %s", err, errb.String())
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("collect of 10-minute windows still runs a minute after an interrupt: %s", errb.String())
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		c, err := counters(addr)
+		if err == nil && !c.Recording {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the program still records a minute after collect was interrupted: %+v, %v", c, err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"net/url"
@@ -54,7 +55,7 @@ func init() {
 				if i > 0 {
 					time.Sleep(every)
 				}
-				data, err := fetchEndpoint(args[0], "snapshot", url.Values{"last": {every.String()}}, time.Minute)
+				data, err := fetchEndpoint(context.Background(), args[0], "snapshot", url.Values{"last": {every.String()}}, time.Minute)
 				if err != nil {
 					return err
 				}
