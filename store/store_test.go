@@ -477,11 +477,6 @@ func TestUpgrade(t *testing.T) {
 	if _, err := s.Push(ctx, path, Meta{Service: "old"}, nil); err == nil {
 		t.Fatal("pushed to a store without the goroutines' chains: the test's store is not the old schema")
 	}
-	// The failed push wrote calls before the goroutines stopped it: it
-	// deletes them.
-	if n := abandoned(t, s); n != 0 {
-		t.Errorf("%d rows of the failed push left in the store", n)
-	}
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -550,13 +545,54 @@ func TestSpawnsBounded(t *testing.T) {
 	}
 }
 
+// TestFailedPush has a push fail after it wrote calls, on one server and
+// over two shards: the goroutines table refuses its rows. The push
+// deletes the rows it wrote.
+func TestFailedPush(t *testing.T) {
+	ctx := context.Background()
+	path := traces(t)["goroutines"]
+	for _, cluster := range []bool{false, true} {
+		s := open(t, cluster)
+		tables := []string{"goroutines"}
+		if cluster {
+			tables = append(tables, "goroutines_local")
+		}
+		for _, srv := range holders(s) {
+			one, err := Open(ctx, Config{Addr: srv.Addr(), Database: s.cfg.Database, User: "default"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, table := range tables {
+				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN root"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			one.Close()
+		}
+		if _, err := s.Push(ctx, path, Meta{}, nil); err == nil {
+			t.Fatalf("cluster %v: pushed goroutines to a table without their columns", cluster)
+		}
+		if n := abandoned(t, s); n != 0 {
+			t.Errorf("cluster %v: %d rows of the failed push left in the store", cluster, n)
+		}
+	}
+}
+
+// holders returns the servers that hold the rows of s.
+func holders(s *Store) []*chtest.Server {
+	if s.cfg.Cluster == "" {
+		return servers[:1]
+	}
+	return servers
+}
+
 // abandoned returns the number of rows in s of pushes that did not
 // commit, once the server has carried out the deletions asked of it.
 func abandoned(t *testing.T, s *Store) uint64 {
 	t.Helper()
 	ctx := context.Background()
 	var n uint64
-	for _, srv := range servers {
+	for _, srv := range holders(s) {
 		one, err := Open(ctx, Config{Addr: srv.Addr(), Database: s.cfg.Database, User: "default"})
 		if err != nil {
 			t.Fatal(err)
