@@ -217,23 +217,7 @@ func (s *Store) quantiles(ctx context.Context, cond string, args []any, p *analy
 
 // chainErrors counts the errors each chain's calls returned.
 func (s *Store) chainErrors(ctx context.Context, cond string, args []any) (map[uint64]map[uint64]uint64, error) {
-	rows, err := s.conn.Query(ctx, "SELECT chain, error, count() FROM "+s.table("calls")+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	counts := map[uint64]map[uint64]uint64{}
-	for rows.Next() {
-		var chain, e, n uint64
-		if err := rows.Scan(&chain, &e, &n); err != nil {
-			return nil, err
-		}
-		if counts[chain] == nil {
-			counts[chain] = map[uint64]uint64{}
-		}
-		counts[chain][e] = n
-	}
-	return counts, rows.Err()
+	return s.pairCounts(ctx, "SELECT chain, error, count() FROM "+s.table("calls")+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args)
 }
 
 func pathKey(fs []uint64) string {

@@ -336,28 +336,35 @@ func (s *Store) spawners(ctx context.Context, sel Selection, roots []uint64) (ma
 	return out, paths, names, err
 }
 
+// spawnCounts counts the goroutines of each root chain by the chain that
+// started them.
 func (s *Store) spawnCounts(ctx context.Context, sel Selection, roots []uint64) (map[uint64]map[uint64]uint64, error) {
-	out := map[uint64]map[uint64]uint64{}
 	if len(roots) == 0 {
-		return out, nil
+		return nil, nil
 	}
 	// Goroutines are not bounded by the selection's time range, as the
 	// local analysis links them whatever its window.
 	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces})
-	rows, err := s.conn.Query(ctx, "SELECT root, spawned_from, count() FROM "+s.table("goroutines")+" WHERE root IN ("+list(roots)+") AND spawned_from != 0 AND "+cond+" GROUP BY root, spawned_from", args...)
+	return s.pairCounts(ctx, "SELECT root, spawned_from, count() FROM "+s.table("goroutines")+" WHERE root IN ("+list(roots)+") AND spawned_from != 0 AND "+cond+" GROUP BY root, spawned_from", args)
+}
+
+// pairCounts reads the rows of q, (a, b, count), as counts by a then b.
+func (s *Store) pairCounts(ctx context.Context, q string, args []any) (map[uint64]map[uint64]uint64, error) {
+	rows, err := s.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	out := map[uint64]map[uint64]uint64{}
 	for rows.Next() {
-		var root, from, n uint64
-		if err := rows.Scan(&root, &from, &n); err != nil {
+		var a, b, n uint64
+		if err := rows.Scan(&a, &b, &n); err != nil {
 			return nil, err
 		}
-		if out[root] == nil {
-			out[root] = map[uint64]uint64{}
+		if out[a] == nil {
+			out[a] = map[uint64]uint64{}
 		}
-		out[root][from] = n
+		out[a][b] = n
 	}
 	return out, rows.Err()
 }
