@@ -185,6 +185,9 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	}
 	enc.Funcs(1, funcs)
 	enc.Errors(1, errs)
+	for _, c := range allCoverage() {
+		enc.Coverage(c)
+	}
 	enc.Clock(f.t0, 0)
 	// Goroutine records and the open calls each go in a batch of their
 	// own; the shard numbers only tell batches apart.

@@ -326,6 +326,9 @@ func (w *writer) write() {
 	w.enc.Funcs(first, fs)
 	efirst, es := w.t.errs.unwritten()
 	w.enc.Errors(efirst, es)
+	for _, c := range unwrittenCoverage() {
+		w.enc.Coverage(c)
+	}
 	w.enc.Clock(clock.Now(), clock.Nanotime()-w.startNs)
 	// Goroutine records go before the events of the cycle, so that a
 	// reader knows of a goroutine's parent before it reads the parent's

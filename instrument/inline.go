@@ -47,18 +47,27 @@ func (q InlineQuery) targets() []string {
 	return append(append([]string(nil), q.Packages...), q.Importers...)
 }
 
-// Inlined returns the functions of q.Packages that the compiler inlines:
-// those it reports it can inline and has inlined into at least one call in
-// the packages it compiled. Tracing such a function would stop its
-// inlining, and with it, often, the escape analysis that kept its values
-// off the heap; a function that can be inlined but is only ever called
-// through a func value or an interface (a test function, a callback) is
-// not in the set.
+// KeepInlined returns the functions of q.Packages that are better left
+// untraced, so that the compiler keeps inlining them, each with the
+// compiler's line that says why.
+//
+// Tracing a function stops its inlining, and with it the escape analysis
+// that may have kept a value it allocates on its caller's stack: New
+// returning &d from an inlined NewWithSeed leaves d on the caller's
+// stack; called, d moves to the heap. A function that allocates nothing
+// on the heap in its body loses nothing when called instead of inlined,
+// because escape analysis carries what parameters do across calls. So a
+// function is kept inlined when the compiler inlines at least one of its
+// calls and reports, within its body, a value moved or escaping to the
+// heap. The compiler reports what it inlined at the outermost call, so a
+// callee's escape inlined into F counts as F's, and F is kept too. A
+// recursive function is never kept: past its first level its calls are
+// real calls, which only tracing shows.
 //
 // It compiles the packages as the build would, with -m added to their
 // compiler flags, through go list -export: the go command caches the
 // result, and replays the compiler's report when nothing has changed.
-func Inlined(q InlineQuery) (map[Pos]bool, error) {
+func KeepInlined(q InlineQuery) (map[Pos]string, error) {
 	dir, err := filepath.Abs(q.Dir)
 	if err != nil {
 		return nil, err
@@ -119,22 +128,31 @@ func Inlined(q InlineQuery) (map[Pos]bool, error) {
 			names[basePath(path)] = name
 		}
 	}
-	return parseInlining(dir, stderr.Bytes()).inlined(names), nil
+	r := parseInlining(dir, stderr.Bytes())
+	return r.keep(r.inlined(names), readOverlay(q.Overlay))
 }
 
 // inlineReport is what the compiler said, per package.
 type inlineReport struct {
 	decls map[string]map[Pos]string  // import path -> inlinable functions: position -> name
 	calls map[string]map[string]bool // import path -> names of the functions it inlined calls of
+	heap  map[string][]escape        // file -> values moved or escaping to the heap
+}
+
+// escape is a value the compiler reports moved or escaping to the heap.
+type escape struct {
+	line, col int
+	msg       string
 }
 
 var (
 	canInlineRE = regexp.MustCompile(`^(.+):(\d+):(\d+): can inline (\S+)`)
 	inliningRE  = regexp.MustCompile(`^.+:\d+:\d+: inlining call to (\S+)`)
+	heapRE      = regexp.MustCompile(`^(.+):(\d+):(\d+): (moved to heap: \S+|.* escapes to heap)$`)
 )
 
 func parseInlining(dir string, stderr []byte) inlineReport {
-	r := inlineReport{decls: map[string]map[Pos]string{}, calls: map[string]map[string]bool{}}
+	r := inlineReport{decls: map[string]map[Pos]string{}, calls: map[string]map[string]bool{}, heap: map[string][]escape{}}
 	pkg := ""
 	sc := bufio.NewScanner(bytes.NewReader(stderr))
 	sc.Buffer(nil, 1<<20)
@@ -155,6 +173,17 @@ func parseInlining(dir string, stderr []byte) inlineReport {
 				r.decls[pkg] = map[Pos]string{}
 			}
 			r.decls[pkg][Pos{filepath.Clean(file), l, c}] = plainName(m[4])
+			continue
+		}
+		if m := heapRE.FindStringSubmatch(line); m != nil {
+			file := m[1]
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(dir, file)
+			}
+			file = filepath.Clean(file)
+			l, _ := strconv.Atoi(m[2])
+			c, _ := strconv.Atoi(m[3])
+			r.heap[file] = append(r.heap[file], escape{l, c, m[4]})
 			continue
 		}
 		if m := inliningRE.FindStringSubmatch(line); m != nil {

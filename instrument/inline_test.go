@@ -7,61 +7,65 @@ import (
 	"testing"
 )
 
-// TestInlined asks the compiler about testdata/inline, whose comments say
-// which of its functions are inlined, and checks that instrumenting with
-// the answer leaves those alone.
-func TestInlined(t *testing.T) {
+// TestKeepInlined asks the compiler about testdata/inline, whose comments
+// say which of its functions to keep inlined, and checks that
+// instrumenting with the answer leaves those alone and traces the rest.
+func TestKeepInlined(t *testing.T) {
 	dir, err := filepath.Abs("testdata/inline")
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(file string, line, col int) Pos { return Pos{filepath.Join(dir, file), line, col} }
-	inlined := map[string]Pos{
-		"newPoint":    at("inline.go", 8, 6),
-		"norm":        at("inline.go", 11, 6),
-		"first":       at("inline.go", 17, 6),
-		"Twice.func1": at("inline.go", 36, 12),
-	}
+	at := func(line, col int) Pos { return Pos{filepath.Join(dir, "inline.go"), line, col} }
 	kept := map[string]Pos{
-		"Squares": at("inline.go", 30, 6),
-		"Twice":   at("inline.go", 35, 6),
-		"fib":     at("inline.go", 42, 6),
-		"Fib":     at("inline.go", 49, 6),
+		"newPoint":  at(10, 6),
+		"newDigest": at(57, 6),
+		"NewDigest": at(66, 6),
+	}
+	traced := map[string]Pos{
+		"norm":        at(13, 6),
+		"Sum":         at(17, 6),
+		"first":       at(20, 6),
+		"Squares":     at(33, 6),
+		"Twice":       at(38, 6),
+		"Twice.func1": at(39, 12),
+		"fib":         at(45, 6),
+		"Fib":         at(52, 6),
+		"Checksum":    at(69, 6),
+		"chain":       at(74, 6),
+		"evens":       at(82, 6),
+		"odds":        at(89, 6),
 	}
 	for _, tests := range []bool{false, true} {
-		got, err := Inlined(InlineQuery{Dir: dir, Packages: []string{"example.com/inline"}, Tests: tests})
+		got, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/inline"}, Tests: tests})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]Pos{"Sum": at("inline.go", 14, 6), "helper": at("inline_test.go", 6, 6), "TestHelper": at("inline_test.go", 10, 6)}
-		for name, pos := range want {
-			// Sum is inlined into the external test package, helper
-			// into a test; TestHelper is only ever called through a
-			// func value.
-			if wantIt := tests && name != "TestHelper"; got[pos] != wantIt {
-				t.Errorf("tests=%v: %s inlined = %v, want %v", tests, name, got[pos], wantIt)
-			}
-		}
-		for name, pos := range inlined {
-			if !got[pos] {
-				t.Errorf("tests=%v: %s (%v) not reported inlined; got %v", tests, name, pos, got)
-			}
-		}
 		for name, pos := range kept {
-			if got[pos] {
-				t.Errorf("tests=%v: %s reported inlined", tests, name)
+			if got[pos] == "" {
+				t.Errorf("tests=%v: %s (%v) not kept inlined; got %v", tests, name, pos, got)
 			}
+		}
+		for name, pos := range traced {
+			if why, ok := got[pos]; ok {
+				t.Errorf("tests=%v: %s kept inlined: %s", tests, name, why)
+			}
+		}
+		if want := "inline.go:58: moved to heap: d"; got[kept["newDigest"]] != want {
+			t.Errorf("newDigest kept because %q, want %q", got[kept["newDigest"]], want)
+		}
+		if len(got) != len(kept) {
+			t.Errorf("tests=%v: %d kept inlined, want %d: %v", tests, len(got), len(kept), got)
 		}
 		if !tests {
 			continue
 		}
-		// Instrumenting with the answer leaves the inlined functions
-		// alone, and traces the rest.
+		// Instrumenting with the answer leaves the kept functions
+		// alone, says why, and traces the rest.
 		src, err := os.ReadFile(filepath.Join(dir, "inline.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := File(filepath.Join(dir, "inline.go"), src, Options{Package: "example.com/inline", Inlined: got})
+		res, err := File(filepath.Join(dir, "inline.go"), src, Options{Package: "example.com/inline", KeepInlined: got})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,11 +73,16 @@ func TestInlined(t *testing.T) {
 		for _, f := range res.Funcs {
 			names = append(names, strings.TrimPrefix(f.Name, "example.com/inline."))
 		}
-		if s := strings.Join(names, " "); strings.Contains(s, "newPoint") || !strings.Contains(s, "Twice ") || !strings.Contains(s, "fib") {
+		if s := strings.Join(names, " "); strings.Contains(s, "newPoint") || !strings.Contains(s, "Twice ") || !strings.Contains(s, "chain") || !strings.Contains(s, "odds") {
 			t.Errorf("instrumented %s", s)
 		}
-		if res.Inlined < 5 {
-			t.Errorf("%d functions left to the inliner, want at least 5", res.Inlined)
+		if res.Inlined() != len(kept) {
+			t.Errorf("%d functions kept inlined, want %d: %+v", res.Inlined(), len(kept), res.Omitted)
+		}
+		for _, o := range res.Omitted {
+			if o.Why != WhyInlined || o.Detail == "" || o.Line == 0 {
+				t.Errorf("omitted %+v", o)
+			}
 		}
 	}
 }
@@ -83,7 +92,7 @@ func TestInlinedBrokenPackage(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/broken\n\ngo 1.22\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.go"), []byte("package broken\n\nfunc F() int { return undefined }\n"), 0o644)
-	_, err := Inlined(InlineQuery{Dir: dir, Packages: []string{"example.com/broken"}})
+	_, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/broken"}})
 	if err == nil || !strings.Contains(err.Error(), "undefined") || !strings.Contains(err.Error(), "do not build") {
 		t.Errorf("err = %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // RuntimePath is the import path of the calltrail runtime.
@@ -29,10 +31,11 @@ type Options struct {
 	Funcs *regexp.Regexp
 	// Exclude, if set, leaves out functions whose name matches.
 	Exclude *regexp.Regexp
-	// Inlined, if set, holds the functions the compiler inlines (see
-	// Inlined): they are left alone, so that they stay inlined and
-	// their time counts as their callers'.
-	Inlined map[Pos]bool
+	// KeepInlined, if set, holds the functions to leave to the
+	// compiler's inliner, each with the compiler's line that says why
+	// (see KeepInlined): they are left alone, so that they stay inlined
+	// and their time counts as their callers'.
+	KeepInlined map[Pos]string
 	// Errors records the error each call of a function returns, when its
 	// last result is an error: the result, named if it is not, is read
 	// when the call ends (see calltrail.ExitErr). Naming results changes
@@ -54,10 +57,45 @@ type Func struct {
 
 // Result is what File did to a file.
 type Result struct {
-	Src     []byte // the instrumented source; the input if nothing changed
-	Funcs   []Func // functions instrumented, in order of their guards
-	Inlined int    // functions left alone because the compiler inlines them
-	Skipped string // why the file was left alone, if it was
+	Src     []byte    // the instrumented source; the input if nothing changed
+	Funcs   []Func    // functions instrumented, in order of their guards
+	Omitted []Omitted // functions left untraced, and why
+	Skipped string    // why the file was left alone, if it was
+}
+
+// Omitted is a function left untraced, and why.
+type Omitted struct {
+	Name string // as Go's runtime names it
+	Line int
+	Why  Why
+	// Detail says more: for WhyInlined, the compiler's line about the
+	// value inlining keeps off the heap.
+	Detail string
+}
+
+// Why is the reason a function is left untraced.
+type Why string
+
+// The reasons a function is left untraced.
+const (
+	WhyInlined   Why = tracefile.WhyInlined // to keep a value off the heap
+	WhyFuncs     Why = tracefile.WhyFuncs
+	WhyExclude   Why = tracefile.WhyExclude
+	WhyIgnored   Why = tracefile.WhyIgnored
+	WhyNosplit   Why = tracefile.WhyNosplit
+	WhyGenerated Why = tracefile.WhyGenerated
+	WhyNoBody    Why = tracefile.WhyNoBody
+)
+
+// Inlined counts the functions of r kept inlined.
+func (r Result) Inlined() int {
+	n := 0
+	for _, o := range r.Omitted {
+		if o.Why == WhyInlined {
+			n++
+		}
+	}
+	return n
 }
 
 // Names used in instrumented files; the leading underscores keep them out
@@ -78,12 +116,6 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if ast.IsGenerated(f) {
-		return Result{Src: src, Skipped: "generated file"}, nil
-	}
-	if fileIgnored(f) {
-		return Result{Src: src, Skipped: "//calltrail:ignore"}, nil
-	}
 	pkg := opts.Package
 	if pkg == "" {
 		pkg = f.Name.Name
@@ -92,7 +124,13 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		pkg = "main" // Go names the functions of every command main.*
 	}
 	v := &visitor{fset: fset, opts: opts, pkg: pkg, table: tableName(filename), manual: runtimeName(f)}
-	if opts.Inlined != nil {
+	switch {
+	case ast.IsGenerated(f):
+		v.skip = WhyGenerated
+	case fileIgnored(f):
+		v.skip = WhyIgnored
+	}
+	if opts.KeepInlined != nil {
 		if v.abs, err = filepath.Abs(filename); err != nil {
 			return Result{}, err
 		}
@@ -108,8 +146,13 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 			ast.Inspect(d, v.lit)
 		}
 	}
-	if len(v.funcs) == 0 {
-		return Result{Src: src, Inlined: v.inlined, Skipped: "no functions to instrument"}, nil
+	switch {
+	case v.skip == WhyGenerated:
+		return Result{Src: src, Omitted: v.omitted, Skipped: "generated file"}, nil
+	case v.skip == WhyIgnored:
+		return Result{Src: src, Omitted: v.omitted, Skipped: "//calltrail:ignore"}, nil
+	case len(v.funcs) == 0:
+		return Result{Src: src, Omitted: v.omitted, Skipped: "no functions to instrument"}, nil
 	}
 	runtimePath := opts.Runtime
 	if runtimePath == "" {
@@ -130,7 +173,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		out.WriteByte('\n') // Undo knows from the missing final newline
 	}
 	fmt.Fprintf(&out, "var %s = [...]%s.Func{", v.table, importName)
-	res := Result{Inlined: v.inlined}
+	res := Result{Omitted: v.omitted}
 	for i, fn := range v.funcs {
 		if i > 0 {
 			out.WriteString(", ")
@@ -352,8 +395,15 @@ type visitor struct {
 
 	manual string // the file's name for the runtime package, "" if not imported
 
-	abs     string // the file's absolute path, to look functions up in opts.Inlined
-	inlined int    // functions left alone because the compiler inlines them
+	abs     string    // the file's absolute path, to look functions up in opts.KeepInlined
+	skip    Why       // why the whole file is left alone, if it is
+	omitted []Omitted // functions left untraced
+}
+
+// omit records a function left untraced.
+func (v *visitor) omit(name string, decl token.Pos, why Why, detail string) {
+	_, line := v.where(decl)
+	v.omitted = append(v.omitted, Omitted{Name: name, Line: line, Why: why, Detail: detail})
 }
 
 // tracesItself reports a body that starts with defer calltrail.Trace()():
@@ -395,21 +445,27 @@ func runtimeName(f *ast.File) string {
 // declared at decl (its func keyword) and reported by the compiler at pos
 // (see Pos).
 func (v *visitor) add(name string, ft *ast.FuncType, body *ast.BlockStmt, decl, pos token.Pos) {
+	if v.skip != "" {
+		v.omit(name, decl, v.skip, "")
+		return
+	}
 	if v.tracesItself(body) {
 		return
 	}
-	if v.opts.Inlined != nil {
-		p := v.fset.Position(pos)
-		if v.opts.Inlined[Pos{v.abs, p.Line, p.Column}] {
-			v.inlined++
-			return
-		}
-	}
 	if v.opts.Funcs != nil && !v.opts.Funcs.MatchString(name) {
+		v.omit(name, decl, WhyFuncs, "")
 		return
 	}
 	if v.opts.Exclude != nil && v.opts.Exclude.MatchString(name) {
+		v.omit(name, decl, WhyExclude, "")
 		return
+	}
+	if v.opts.KeepInlined != nil {
+		p := v.fset.Position(pos)
+		if why, ok := v.opts.KeepInlined[Pos{v.abs, p.Line, p.Column}]; ok {
+			v.omit(name, decl, WhyInlined, why)
+			return
+		}
 	}
 	file, line := v.where(decl)
 	f := fn{name: name, file: file, line: line, at: v.fset.Position(body.Lbrace).Offset + 1}
@@ -444,10 +500,15 @@ func (v *visitor) where(p token.Pos) (string, int) {
 }
 
 func (v *visitor) funcDecl(d *ast.FuncDecl) {
-	if d.Body == nil || hasDirective(d.Doc, "//calltrail:ignore") {
+	name := v.pkg + "." + declName(d)
+	switch {
+	case d.Body == nil:
+		v.omit(name, d.Pos(), WhyNoBody, "")
+		return
+	case hasDirective(d.Doc, "//calltrail:ignore"):
+		v.omit(name, d.Pos(), WhyIgnored, "")
 		return
 	}
-	name := v.pkg + "." + declName(d)
 	if d.Name.Name == "init" && d.Recv == nil {
 		// Go numbers a package's init functions, init.0, init.1, in the
 		// order it compiles them; counted here within the file, which is
@@ -455,7 +516,9 @@ func (v *visitor) funcDecl(d *ast.FuncDecl) {
 		name = fmt.Sprintf("%s.init.%d", v.pkg, v.inits)
 		v.inits++
 	}
-	if !hasDirective(d.Doc, "//go:nosplit") {
+	if hasDirective(d.Doc, "//go:nosplit") {
+		v.omit(name, d.Pos(), WhyNosplit, "")
+	} else {
 		// The compiler places a function at the token after func: its
 		// receiver's parenthesis, or its name.
 		pos := d.Name.Pos()

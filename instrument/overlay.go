@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,7 +13,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Build describes a build of traced programs with the go command, without
@@ -33,8 +37,9 @@ type Build struct {
 	Tests      bool    // instrument test files too
 	Options    Options // function filters
 	Runtime    fs.FS   // the runtime's source, as calltrail.Source returns it
-	// TraceInlined traces the functions the compiler inlines too, which
-	// are otherwise left alone (see Inlined).
+	// TraceInlined traces every function the compiler inlines, even
+	// those otherwise kept inlined to keep a value off the heap (see
+	// KeepInlined).
 	TraceInlined bool
 	// Live adds to each main package instrumented an import of the
 	// runtime's control endpoint (package live), which serves the
@@ -48,7 +53,17 @@ type Build struct {
 // Stats says what Prepare instrumented.
 type Stats struct {
 	Packages, Files, Funcs, Lines int
-	Inlined                       int // functions left alone because the compiler inlines them
+	Omitted                       map[Why]int // functions left untraced, by why
+}
+
+// count adds a file's or a module's omitted functions to st.
+func (st *Stats) count(omitted []Omitted) {
+	for _, o := range omitted {
+		if st.Omitted == nil {
+			st.Omitted = map[Why]int{}
+		}
+		st.Omitted[o.Why]++
+	}
 }
 
 // Prepare writes the overlay and the module file and returns the flags
@@ -131,17 +146,28 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	}
 	var selected []Package
 	var importers []string
+	untraced := map[string]string{} // packages of the build not instrumented: why
 	for _, p := range pkgs {
 		if !p.DepOnly && !p.Standard {
 			importers = append(importers, p.ImportPath)
 		}
-		if p.Standard || own[p.ImportPath] {
+		if p.Standard {
+			untraced[p.ImportPath] = "in the standard library"
+			continue
+		}
+		if own[p.ImportPath] {
+			untraced[p.ImportPath] = "calltrail's own runtime"
 			continue // tracing the tracer would only record itself
 		}
 		// Files named on the command line make a package of no module:
 		// they are the user's own, as the main module's are.
 		own := p.Module != nil && p.Module.Main || p.ImportPath == "command-line-arguments" && !p.DepOnly
-		if b.Instrument != nil && !chosen[p.ImportPath] || b.Instrument == nil && !own {
+		if b.Instrument != nil && !chosen[p.ImportPath] {
+			untraced[p.ImportPath] = "not matched by --pkgs: --pkgs " + p.ImportPath + " traces it"
+			continue
+		}
+		if b.Instrument == nil && !own {
+			untraced[p.ImportPath] = "not in the main module: --pkgs " + p.ImportPath + " traces it"
 			continue
 		}
 		selected = append(selected, p)
@@ -155,7 +181,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if slices.Contains(paths, "command-line-arguments") {
 			q.Files = b.Patterns
 		}
-		opts.Inlined, err = Inlined(q)
+		opts.KeepInlined, err = KeepInlined(q)
 		if err != nil {
 			return nil, st, err
 		}
@@ -176,7 +202,8 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if b.Tests {
 			files = append(append(files, p.TestGoFiles...), p.XTestGoFiles...)
 		}
-		did := false
+		cov := tracefile.Coverage{Package: p.ImportPath}
+		last := "" // the package's last instrumented copy
 		for _, name := range files {
 			o := opts
 			o.Package = p.ImportPath
@@ -193,7 +220,8 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 				return nil, st, err
 			}
 			st.Lines += bytes.Count(data, []byte("\n"))
-			st.Inlined += res.Inlined
+			st.count(res.Omitted)
+			addCoverage(&cov, src, res)
 			if res.Skipped != "" {
 				continue
 			}
@@ -211,9 +239,15 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			replace[src] = dst
 			st.Files++
 			st.Funcs += len(res.Funcs)
-			did = true
+			last = dst
 		}
-		if did {
+		if last != "" {
+			if !p.DepOnly {
+				cov.Untraced = untracedDeps(p, untraced)
+			}
+			if err := appendCoverage(last, cov); err != nil {
+				return nil, st, err
+			}
 			st.Packages++
 			if b.Live && p.Name == "main" && p.ImportPath != "command-line-arguments" {
 				if err := b.addLive(p.Dir, replace); err != nil {
@@ -232,7 +266,12 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			replaces[d.path] = dir
 			st.Packages += len(d.pkgs)
 			st.Funcs += n.Funcs
-			st.Inlined += n.Inlined
+			for why, k := range n.Omitted {
+				if st.Omitted == nil {
+					st.Omitted = map[Why]int{}
+				}
+				st.Omitted[why] += k
+			}
 		}
 		// Write the module or workspace file again, with the copies.
 		if work != "" {
@@ -252,6 +291,46 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		return nil, st, err
 	}
 	return buildFlags(user, goMinor(b.Dir), append(out, "-overlay="+overlay)...), st, nil
+}
+
+// addCoverage adds what File did to the file at path to c.
+func addCoverage(c *tracefile.Coverage, path string, res Result) {
+	for _, f := range res.Funcs {
+		c.Traced = append(c.Traced, f.Name)
+	}
+	for _, o := range res.Omitted {
+		c.Omitted = append(c.Omitted, tracefile.Omitted{Name: o.Name, File: filepath.Base(path), Line: o.Line, Why: string(o.Why), Detail: o.Detail})
+	}
+}
+
+// coverageDecl is the declaration that registers c with the runtime when
+// its package initialises: appended to one of the package's instrumented
+// files, which import the runtime already.
+func coverageDecl(c tracefile.Coverage) string {
+	return fmt.Sprintf("\nvar _ = %s.Coverage(%s)\n", importName, strconv.Quote(string(tracefile.AppendCoverage(nil, c))))
+}
+
+// appendCoverage appends the declaration registering c to the
+// instrumented copy at path.
+func appendCoverage(path string, c tracefile.Coverage) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(coverageDecl(c))
+	return errors.Join(err, f.Close())
+}
+
+// untracedDeps lists the dependencies of p that were not instrumented,
+// with why, from untraced.
+func untracedDeps(p Package, untraced map[string]string) []tracefile.Untraced {
+	var out []tracefile.Untraced
+	for _, d := range p.Deps {
+		if why, ok := untraced[d]; ok {
+			out = append(out, tracefile.Untraced{Path: d, Why: why})
+		}
+	}
+	return out
 }
 
 // Close removes the overlay's files.
@@ -487,10 +566,10 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, err
 	}
 	var edits []edit
 	var st Stats
-	h := sha256.New()
-	fmt.Fprintf(h, "%s@%s\n", d.path, d.version)
 	for _, p := range d.pkgs {
 		files := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
+		cov := tracefile.Coverage{Package: p.ImportPath}
+		first := len(edits)
 		for _, name := range files {
 			path := filepath.Join(p.Dir, name)
 			data, err := os.ReadFile(path)
@@ -503,7 +582,8 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, err
 			if err != nil {
 				return "", st, err
 			}
-			st.Inlined += res.Inlined
+			st.count(res.Omitted)
+			addCoverage(&cov, path, res)
 			if res.Skipped != "" {
 				continue
 			}
@@ -513,9 +593,17 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, err
 			}
 			edits = append(edits, edit{rel, res.Src})
 			st.Funcs += len(res.Funcs)
-			fmt.Fprintf(h, "%s %d\n", rel, len(res.Src))
-			h.Write(res.Src)
 		}
+		if len(edits) > first {
+			last := &edits[len(edits)-1]
+			last.src = append(last.src, coverageDecl(cov)...)
+		}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s@%s\n", d.path, d.version)
+	for _, e := range edits {
+		fmt.Fprintf(h, "%s %d\n", e.rel, len(e.src))
+		h.Write(e.src)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {

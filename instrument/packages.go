@@ -25,6 +25,7 @@ type Package struct {
 	// IgnoredGoFiles are the package's files its build constraints
 	// leave out of this build (other systems, other tags).
 	IgnoredGoFiles []string
+	Deps           []string // the packages it depends on, with -deps
 	Module         *struct {
 		Path    string
 		Version string
@@ -42,7 +43,7 @@ func List(dir string, flags []string, deps bool, patterns ...string) ([]Package,
 
 // list is List with extra environment variables for the go command.
 func list(dir string, env, flags []string, deps bool, patterns ...string) ([]Package, error) {
-	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles,Module,Error"}
+	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles,Deps,Module,Error"}
 	if deps {
 		args = append(args, "-deps")
 	}

@@ -23,6 +23,9 @@ type Trace struct {
 	files  []string // "file:line" by id
 	byName map[string]uint32
 	errs   []tracefile.Error // the error table by id; id 0 is unused
+	// coverage is what the build traced of each package, and what it
+	// left out and why (see tracefile.Coverage).
+	coverage []tracefile.Coverage
 
 	foldOnce sync.Once
 	folded   *folding
@@ -39,7 +42,9 @@ func New(name string, p *analysis.Profile, r *tracefile.Reader) *Trace {
 	for i := range errs {
 		errs[i] = r.Error(uint32(i + 1))
 	}
-	return FromTables(name, p, funcs, errs)
+	t := FromTables(name, p, funcs, errs)
+	t.coverage = r.Coverage()
+	return t
 }
 
 // FromTables makes a Trace of profile p, whose function ids and error
@@ -137,14 +142,19 @@ func (t *Trace) Location(id uint32) string {
 	return ""
 }
 
-// NotFoundError says that no function matched a query, and names the
-// closest ones.
+// NotFoundError says that no function matched a query: why, when the
+// trace's coverage knows (a function left untraced, or traced and never
+// called), else the closest names.
 type NotFoundError struct {
 	Query string
+	Why   string // the whole explanation, or ""
 	Near  []string
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Why != "" {
+		return e.Why
+	}
 	if len(e.Near) == 0 {
 		return fmt.Sprintf("no function %q in the trace", e.Query)
 	}
@@ -157,7 +167,15 @@ func (t *Trace) Func(name string) (uint32, error) {
 	if id, ok := t.byName[name]; ok {
 		return id, nil
 	}
-	return 0, &NotFoundError{name, t.Near(name, 3)}
+	return 0, t.notFound(name)
+}
+
+// notFound is the error for a query no function matched.
+func (t *Trace) notFound(query string) *NotFoundError {
+	if why := t.Outside(query); why != "" {
+		return &NotFoundError{Query: query, Why: why}
+	}
+	return &NotFoundError{Query: query, Near: t.Near(query, 3)}
 }
 
 // Lookup finds functions by exact name, or else by regular expression; a
@@ -176,7 +194,7 @@ func (t *Trace) Lookup(query string) ([]uint32, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, &NotFoundError{query, t.Near(query, 3)}
+		return nil, t.notFound(query)
 	}
 	return ids, nil
 }
@@ -185,6 +203,23 @@ func (t *Trace) Lookup(query string) ([]uint32, error) {
 // by edit distance, names containing it first, functions that were
 // called before those that were not.
 func (t *Trace) Near(query string, n int) []string {
+	return closest(t.names[1:], func(i int) bool { return t.Profile.Funcs[uint32(i+1)] != nil }, query, n)
+}
+
+// NotFound is the error for a query that matched none of the functions
+// named: explained from coverage, or naming the closest names, as a
+// Trace's queries say it. For readers that stream a trace rather than
+// analyse it.
+func NotFound(coverage []tracefile.Coverage, names []string, query string) *NotFoundError {
+	if why := Outside(coverage, query); why != "" {
+		return &NotFoundError{Query: query, Why: why}
+	}
+	return &NotFoundError{Query: query, Near: closest(names, func(int) bool { return true }, query, 3)}
+}
+
+// closest returns up to n of names closest to query, by edit distance,
+// names containing it first, those called before those not.
+func closest(names []string, called func(i int) bool, query string, n int) []string {
 	type cand struct {
 		name   string
 		d      int
@@ -192,9 +227,8 @@ func (t *Trace) Near(query string, n int) []string {
 	}
 	q := strings.ToLower(query)
 	var cs []cand
-	for id := 1; id < len(t.names); id++ {
-		name := t.names[id]
-		cs = append(cs, cand{name, distance(q, strings.ToLower(name)), t.Profile.Funcs[uint32(id)] != nil})
+	for i, name := range names {
+		cs = append(cs, cand{name, distance(q, strings.ToLower(name)), called(i)})
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]

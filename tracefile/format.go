@@ -22,6 +22,8 @@ const (
 	chunkEnd    = 'Z' // tracing ended; the reason
 	chunkPprof  = 'P' // a profile of the Go runtime, gzipped profile.proto
 	chunkErrors = 'R' // error table entries: the errors calls returned
+	// what the build traced of a package, and what it left out and why
+	chunkCoverage = 'V'
 )
 
 // Event opcodes inside an events chunk. Every op starts with a uvarint v

@@ -54,17 +54,18 @@ type Reader struct {
 	r   *bufio.Reader
 	off int64 // bytes consumed so far
 
-	version int
-	meta    map[string]string
-	funcs   []Func  // index is the function id; id 0 is unused
-	errs    []Error // index is the error id; id 0 is unused; it names the types of values too
-	gs      map[uint64]*Goroutine
-	strs    map[uint64]*pendingString // by goroutine: a string value whose bytes are being read
-	stats   Stats
-	pprofs  map[string][]byte
-	end     string
-	ended   bool // the last chunk read was an end chunk
-	chunks  int
+	version  int
+	meta     map[string]string
+	funcs    []Func  // index is the function id; id 0 is unused
+	errs     []Error // index is the error id; id 0 is unused; it names the types of values too
+	coverage []Coverage
+	gs       map[uint64]*Goroutine
+	strs     map[uint64]*pendingString // by goroutine: a string value whose bytes are being read
+	stats    Stats
+	pprofs   map[string][]byte
+	end      string
+	ended    bool // the last chunk read was an end chunk
+	chunks   int
 
 	// Clock calibration: first and latest points.
 	t0, ns0, tl, nsl int64
@@ -407,6 +408,13 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			return err
 		}
 		rd.stats = s
+		return nil
+	case chunkCoverage:
+		c, err := readCoverage(&d)
+		if err != nil {
+			return err
+		}
+		rd.coverage = append(rd.coverage, c)
 		return nil
 	case chunkPprof:
 		name := d.string()

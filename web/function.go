@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/calltrail/calltrail/query"
 )
@@ -21,11 +20,8 @@ func (s *Server) function(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	id, err := s.t.Func(name)
 	var nf *query.NotFoundError
 	if errors.As(err, &nf) {
-		msg := "no function " + name + " in the trace's calls"
-		if len(nf.Near) > 0 {
-			msg += "; did you mean " + strings.Join(nf.Near, ", ")
-		}
-		return nil, notFound(msg)
+		// The query layer's words, as the command line says them.
+		return nil, notFound(nf.Error())
 	}
 	v, ok := s.t.View(id, maxChains, s.t.calls)
 	if !ok {

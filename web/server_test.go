@@ -43,8 +43,8 @@ func TestAPI(t *testing.T) {
 
 		// Bad requests: short messages, 4xx.
 		{"/api/func", 400, "parameter name"},
-		{"/api/func?name=main.nope", 404, "no function main.nope"},
-		{"/api/func?name=main.lea", 404, "did you mean main.leaf"},
+		{"/api/func?name=main.nope", 404, `no function "main.nope" in the trace`},
+		{"/api/func?name=main.lea", 404, "closest: main.leaf"},
 		{"/api/lane?g=99", 404, "no goroutine"},
 		{"/api/lane?g=x", 400, "parameter g"},
 		{"/api/lane", 400, "parameter g"},

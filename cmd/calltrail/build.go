@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -291,9 +293,14 @@ func init() {
 			before, _ := os.Stat(trace)
 			runErr := runForwarding(cmd)
 			if after, err := os.Stat(trace); err != nil || before != nil && os.SameFile(before, after) && before.ModTime().Equal(after.ModTime()) && before.Size() == after.Size() {
-				fmt.Fprintf(errOut, "calltrail: %s: the program wrote no trace (it ended before tracing started, or is not the program built)\n", trace)
-			} else {
-				summarizeRun(trace, st)
+				msg := fmt.Sprintf("%s: the program wrote no trace (%s)", trace, noCalls(st, "it ended before tracing started, or is not the program built"))
+				if err == nil && after.Mode().IsRegular() && os.Remove(trace) == nil {
+					msg += "; the previous trace there is removed, so that no verb reads it as this run's"
+				}
+				return failedRun(msg, runErr)
+			}
+			if summarizeRun(trace, st) == 0 {
+				return failedRun(fmt.Sprintf("%s: the program recorded no call (%s)", trace, noCalls(st, "none of the functions instrumented was called")), runErr)
 			}
 			return runErr
 		},
@@ -392,21 +399,62 @@ func absDir(dir string) (string, error) {
 	return strings.TrimSuffix(dir, "/") + "/", nil
 }
 
+// leftOut says how many functions were left untraced, and why.
+func leftOut(omitted map[instrument.Why]int) string {
+	n := 0
+	var whys []instrument.Why
+	for why, k := range omitted {
+		n += k
+		whys = append(whys, why)
+	}
+	if n == 0 {
+		return ""
+	}
+	slices.SortFunc(whys, func(a, b instrument.Why) int {
+		return cmp.Or(cmp.Compare(omitted[b], omitted[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(whys))
+	for i, why := range whys {
+		parts[i] = fmt.Sprintf("%d %s", omitted[why], why)
+		if why == instrument.WhyInlined {
+			parts[i] += " to keep a value off the heap (--inlined traces them)"
+		}
+	}
+	return fmt.Sprintf(", %d left out: %s", n, strings.Join(parts, ", "))
+}
+
+// noCalls says why a run recorded no call: otherwise.
+func noCalls(st instrument.Stats, otherwise string) string {
+	if st.Funcs == 0 {
+		return "no function was instrumented" + leftOut(st.Omitted)
+	}
+	return otherwise
+}
+
+// failedRun is the error of a run whose program recorded nothing: the
+// program's own exit status if it failed, after saying what happened;
+// else msg, for an exit status of 1.
+func failedRun(msg string, runErr error) error {
+	if runErr == nil {
+		return errors.New(msg)
+	}
+	fmt.Fprintf(errOut, "calltrail: %s\n", msg)
+	return runErr
+}
+
 // summarizeRun prints what run recorded, and what to do next, reading
-// the trace once.
-func summarizeRun(trace string, st instrument.Stats) {
+// the trace once, and returns the number of calls recorded, 1 when the
+// trace cannot be read (said then).
+func summarizeRun(trace string, st instrument.Stats) uint64 {
 	t, err := load(trace, analysis.Options{})
 	if err != nil {
 		fmt.Fprintf(errOut, "calltrail: %v\n", err)
-		return
+		return 1
 	}
 	p := t.Profile
-	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages)
-	if st.Inlined > 0 {
-		instrumented += fmt.Sprintf(" (%d more left to the compiler's inliner: --inlined traces them)", st.Inlined)
-	}
+	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages) + leftOut(st.Omitted)
 	if st.Funcs == 0 {
-		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)"
+		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)" + leftOut(st.Omitted)
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %d calls in %d goroutines over %s",
 		instrumented, t.Calls(), p.Goroutines, indented.Round(p.Duration))
@@ -436,4 +484,5 @@ func summarizeRun(trace string, st instrument.Stats) {
 		fmt.Fprintf(errOut, "; %v", p.Err)
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail serve %s (the web UI), calltrail report %s, calltrail replay %s | less\n", trace, trace, trace)
+	return t.Calls()
 }

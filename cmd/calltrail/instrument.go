@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/calltrail/calltrail"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +75,7 @@ func init() {
 				return err
 			}
 			if !undo && !inlined {
-				if opts.Inlined, err = inlinedIn(files, flags, tests); err != nil {
+				if opts.KeepInlined, err = inlinedIn(files, flags, tests); err != nil {
 					return err
 				}
 			}
@@ -189,9 +190,10 @@ type sourceFile struct {
 	dir  string // where the go command finds the package
 }
 
-// inlinedIn asks the compiler which functions of the files' packages it
-// inlines, from their source without calltrail's instrumentation.
-func inlinedIn(files []sourceFile, flags []string, tests bool) (map[instrument.Pos]bool, error) {
+// inlinedIn asks the compiler which functions of the files' packages to
+// keep inlined (see instrument.KeepInlined), from their source without
+// calltrail's instrumentation.
+func inlinedIn(files []sourceFile, flags []string, tests bool) (map[instrument.Pos]string, error) {
 	work, err := os.MkdirTemp("", "calltrail-inline-")
 	if err != nil {
 		return nil, err
@@ -239,15 +241,13 @@ func inlinedIn(files []sourceFile, flags []string, tests bool) (map[instrument.P
 			return nil, err
 		}
 	}
-	all := map[instrument.Pos]bool{}
+	all := map[instrument.Pos]string{}
 	for dir, pkgs := range byDir {
-		set, err := instrument.Inlined(instrument.InlineQuery{Dir: dir, Flags: flags, Packages: pkgs, Tests: tests, Overlay: overlay})
+		set, err := instrument.KeepInlined(instrument.InlineQuery{Dir: dir, Flags: flags, Packages: pkgs, Tests: tests, Overlay: overlay})
 		if err != nil {
 			return nil, fmt.Errorf("%v; --inlined instruments every function without asking", err)
 		}
-		for p := range set {
-			all[p] = true
-		}
+		maps.Copy(all, set)
 	}
 	return all, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -174,6 +175,22 @@ func (ff *filterFlags) filter() (*filter.Filter, error) {
 		}
 	}
 	return f, nil
+}
+
+// focusMatched says why -F showed nothing, when it matches none of the
+// functions r read: as the query layer explains a name outside the trace.
+func focusMatched(r *tracefile.Reader, focus string, f *filter.Filter) error {
+	if f.Focus == nil {
+		return nil
+	}
+	names := make([]string, r.NumFuncs())
+	for i := range names {
+		names[i] = r.Func(uint32(i + 1)).Name
+		if names[i] == focus || f.Focus.MatchString(names[i]) {
+			return nil
+		}
+	}
+	return fmt.Errorf("-F: %w", query.NotFound(r.Coverage(), names, focus))
 }
 
 // warnIncomplete tells on stderr that a trace has no end chunk: the

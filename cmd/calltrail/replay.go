@@ -29,7 +29,7 @@ func init() {
 				if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
 					return err
 				}
-				return nil
+				return focusMatched(r, ff.focus, f)
 			})
 		},
 	})

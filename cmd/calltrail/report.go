@@ -52,7 +52,17 @@ func (ff *filterFlags) load(args []string, o analysis.Options) (*query.Trace, er
 		return nil, err
 	}
 	o.Filter = f
-	return load(name, o)
+	t, err := load(name, o)
+	if err != nil {
+		return nil, err
+	}
+	if ff.focus != "" {
+		// A focus that matches no function would show nothing: say why.
+		if _, err := t.Lookup(ff.focus); err != nil {
+			return nil, fmt.Errorf("-F: %w", err)
+		}
+	}
+	return t, nil
 }
 
 // writeJSON prints v as indented JSON: every --json output.
@@ -233,7 +243,7 @@ func init() {
 				}
 				ids, err := t.Lookup(fn)
 				var nf *query.NotFoundError
-				if errors.As(err, &nf) && len(nf.Near) == 0 {
+				if errors.As(err, &nf) && nf.Why == "" && len(nf.Near) == 0 {
 					return fmt.Errorf("no function %q: the trace has no functions", fn)
 				}
 				if err != nil {

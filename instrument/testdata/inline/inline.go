@@ -1,16 +1,19 @@
 // Package inline has functions the compiler inlines and functions it
-// does not, for TestInlined. The comments say which.
+// does not, some of which allocate, for TestKeepInlined. The comments say
+// which to keep inlined.
 package inline
 
 type point struct{ x, y int }
 
-// newPoint is inlined into Sum.
+// newPoint is inlined into Sum, where its point stays on the stack: kept
+// inlined.
 func newPoint(x int) *point { return &point{x, x} }
 
-// norm is inlined into Sum: a method.
+// norm is inlined into Sum: a method that allocates nothing, traced.
 func (p *point) norm() int { return p.x*p.x + p.y*p.y }
 
-// Sum is inlinable but never called here: not inlined.
+// Sum is inlinable but only called from the external test package; its
+// inlined newPoint allocates nothing here: traced.
 func Sum(x int) int { return newPoint(x).norm() + first([]int{x}) }
 
 // first is generic, and inlined into Sum.
@@ -47,3 +50,48 @@ func fib(n int) int {
 
 // Fib calls fib.
 func Fib(n int) int { return fib(n) }
+
+type digest struct{ s [4]uint64 }
+
+// newDigest returns &d, which moves to the heap: kept inlined.
+func newDigest(seed uint64) *digest {
+	var d digest
+	d.s[0] = seed
+	return &d
+}
+
+// NewDigest has no allocation of its own, but the one of newDigest,
+// inlined into it, moves to the heap within its body: kept inlined too,
+// so that a caller keeping the digest local keeps it on its stack.
+func NewDigest() *digest { return newDigest(0) }
+
+// Checksum keeps the digest local.
+func Checksum() uint64 { return NewDigest().s[0] }
+
+type node struct{ next *node }
+
+// chain allocates and is recursive: traced, at every level.
+func chain(n int) *node {
+	if n == 0 {
+		return nil
+	}
+	return &node{chain(n - 1)}
+}
+
+// evens and odds allocate and call each other: traced.
+func evens(n int) *node {
+	if n == 0 {
+		return &node{}
+	}
+	return odds(n - 1)
+}
+
+func odds(n int) *node {
+	if n == 0 {
+		return nil
+	}
+	return evens(n - 1)
+}
+
+// Chains calls them.
+func Chains() bool { return chain(3) != nil && evens(4) != nil }

@@ -1,0 +1,245 @@
+package instrument
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+)
+
+// keep returns, of the inlined functions, those whose body holds a value
+// the compiler moves or lets escape to the heap, and that are not
+// recursive: each with the compiler's first such line. Files are read
+// through the overlay, which maps a file to the copy the compiler read.
+func (r inlineReport) keep(inlined map[Pos]bool, overlay map[string]string) (map[Pos]string, error) {
+	byFile := map[string][]Pos{}
+	for p := range inlined {
+		if len(r.heap[p.File]) > 0 {
+			byFile[p.File] = append(byFile[p.File], p)
+		}
+	}
+	kept := map[Pos]string{}
+	graphs := map[string]*callGraph{} // by directory and package name
+	for file, ps := range byFile {
+		src := file
+		if o, ok := overlay[file]; ok {
+			src = o
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, file, data, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		funcs := funcsAt(fset, f)
+		for _, p := range ps {
+			fn, ok := funcs[[2]int{p.Line, p.Col}]
+			if !ok {
+				continue
+			}
+			e, ok := firstIn(r.heap[file], fset.Position(fn.body.Lbrace), fset.Position(fn.body.Rbrace))
+			if !ok {
+				continue
+			}
+			if fn.decl != nil {
+				key := filepath.Dir(file) + "\x00" + f.Name.Name
+				g := graphs[key]
+				if g == nil {
+					if g, err = packageGraph(filepath.Dir(file), f.Name.Name, overlay); err != nil {
+						return nil, err
+					}
+					graphs[key] = g
+				}
+				if g.recursive(declName(fn.decl)) {
+					continue
+				}
+			}
+			kept[p] = fmt.Sprintf("%s:%d: %s", filepath.Base(file), e.line, e.msg)
+		}
+	}
+	return kept, nil
+}
+
+// A function found at the position the compiler reports it at.
+type funcAt struct {
+	decl *ast.FuncDecl // nil for a function literal
+	body *ast.BlockStmt
+}
+
+// funcsAt indexes f's functions with a body by the line and column the
+// compiler reports them at (see Pos).
+func funcsAt(fset *token.FileSet, f *ast.File) map[[2]int]funcAt {
+	m := map[[2]int]funcAt{}
+	at := func(p token.Pos) [2]int {
+		pos := fset.Position(p)
+		return [2]int{pos.Line, pos.Column}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			if n.Body != nil {
+				p := n.Name.Pos()
+				if n.Recv != nil {
+					p = n.Recv.Opening
+				}
+				m[at(p)] = funcAt{n, n.Body}
+			}
+		case *ast.FuncLit:
+			m[at(n.Pos())] = funcAt{nil, n.Body}
+		}
+		return true
+	})
+	return m
+}
+
+// firstIn returns the first escape between from and to, inclusive.
+func firstIn(es []escape, from, to token.Position) (escape, bool) {
+	for _, e := range es {
+		after := e.line > from.Line || e.line == from.Line && e.col >= from.Column
+		before := e.line < to.Line || e.line == to.Line && e.col <= to.Column
+		if after && before {
+			return e, true
+		}
+	}
+	return escape{}, false
+}
+
+// readOverlay returns the replacements of a go command overlay file.
+func readOverlay(path string) map[string]string {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var o struct{ Replace map[string]string }
+	if json.Unmarshal(data, &o) != nil {
+		return nil
+	}
+	return o.Replace
+}
+
+// callGraph is who may call whom among a package's functions, by the
+// names they are declared with (see declName), from their source alone:
+// a call of a name calls the package's function of that name, and a
+// call of a method calls every method of that name. It claims more
+// calls than there are, never fewer among the package's own functions,
+// so that a recursive function is never taken for one that is not.
+type callGraph struct {
+	calls map[string][]string
+}
+
+// packageGraph builds the call graph of the package named name from the
+// .go files of dir, tests included.
+func packageGraph(dir, name string, overlay map[string]string) (*callGraph, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, path := range paths {
+		src := path
+		if o, ok := overlay[path]; ok {
+			src = o
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(fset, path, data, parser.SkipObjectResolution)
+		if err != nil || f.Name.Name != name {
+			continue // another package, or one the build does not take
+		}
+		files = append(files, f)
+	}
+	return newCallGraph(files), nil
+}
+
+func newCallGraph(files []*ast.File) *callGraph {
+	funcs := map[string]bool{}       // plain names of functions
+	methods := map[string][]string{} // method name -> declared names
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if d, ok := d.(*ast.FuncDecl); ok {
+				if d.Recv == nil {
+					funcs[d.Name.Name] = true
+				} else {
+					methods[d.Name.Name] = append(methods[d.Name.Name], declName(d))
+				}
+			}
+		}
+	}
+	g := &callGraph{calls: map[string][]string{}}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			d, ok := d.(*ast.FuncDecl)
+			if !ok || d.Body == nil {
+				continue
+			}
+			from := declName(d)
+			ast.Inspect(d.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				fun := ast.Unparen(call.Fun)
+				switch x := fun.(type) {
+				case *ast.IndexExpr:
+					fun = x.X
+				case *ast.IndexListExpr:
+					fun = x.X
+				}
+				switch x := fun.(type) {
+				case *ast.Ident:
+					if funcs[x.Name] {
+						g.calls[from] = append(g.calls[from], genericName(x.Name, files))
+					}
+				case *ast.SelectorExpr:
+					g.calls[from] = append(g.calls[from], methods[x.Sel.Name]...)
+				}
+				return true
+			})
+		}
+	}
+	return g
+}
+
+// genericName returns the declared name of the function called name:
+// name[...] if it has type parameters.
+func genericName(name string, files []*ast.File) string {
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if d, ok := d.(*ast.FuncDecl); ok && d.Recv == nil && d.Name.Name == name {
+				return declName(d)
+			}
+		}
+	}
+	return name
+}
+
+// recursive reports whether fn may call itself, directly or through
+// other functions of its package.
+func (g *callGraph) recursive(fn string) bool {
+	seen := map[string]bool{}
+	stack := append([]string(nil), g.calls[fn]...)
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c == fn {
+			return true
+		}
+		if !seen[c] {
+			seen[c] = true
+			stack = append(stack, g.calls[c]...)
+		}
+	}
+	return false
+}

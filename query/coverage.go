@@ -1,0 +1,75 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// Outside explains why the function named name has no calls in the
+// trace, in one line (see Outside).
+func (t *Trace) Outside(name string) string { return Outside(t.coverage, name) }
+
+// Outside explains why the function named name has no calls in a trace
+// of the given coverage, in one line, from what the build said it
+// traced: left out (and how to trace it), traced but never called, or in
+// a package that was not instrumented. It returns "" when the coverage
+// does not say: a name in no package the build knew of, or a trace
+// without coverage.
+func Outside(coverage []tracefile.Coverage, name string) string {
+	pkg, path, why := "", "", ""
+	for _, c := range coverage {
+		for _, o := range c.Omitted {
+			if o.Name == name {
+				return omitted(name, o.Why, o.Detail, fmt.Sprintf("%s:%d", o.File, o.Line), o.File)
+			}
+		}
+		prefix := c.Package
+		for _, f := range c.Traced {
+			if f == name {
+				return fmt.Sprintf("%s is traced, but was not called in this run", name)
+			}
+			if strings.HasPrefix(f, "main.") {
+				prefix = "main" // Go names the functions of a command main.*
+			}
+		}
+		if len(prefix) > len(pkg) && strings.HasPrefix(name, prefix+".") {
+			pkg = prefix
+		}
+		for _, u := range c.Untraced {
+			if len(u.Path) > len(path) && strings.HasPrefix(name, u.Path+".") {
+				path, why = u.Path, u.Why
+			}
+		}
+	}
+	switch {
+	case path != "" && len(path) > len(pkg):
+		return fmt.Sprintf("%s is not traced: package %s was not instrumented (%s)", name, path, why)
+	case pkg != "":
+		return fmt.Sprintf("%s is not in the trace: package %s was instrumented, and has no function of that name", name, pkg)
+	}
+	return ""
+}
+
+// omitted explains a function the build left untraced, and how to trace
+// it: why and detail are the coverage's, at the function's place.
+func omitted(name, why, detail, at, file string) string {
+	switch why {
+	case tracefile.WhyInlined:
+		return fmt.Sprintf("%s is not traced: kept inlined, so that a value stays off the heap (%s); --inlined traces it, at the cost of that allocation", name, detail)
+	case tracefile.WhyFuncs:
+		return fmt.Sprintf("%s is not traced: not matched by --funcs; a --funcs that matches it traces it", name)
+	case tracefile.WhyExclude:
+		return fmt.Sprintf("%s is not traced: matched by --exclude; an --exclude that does not match it traces it", name)
+	case tracefile.WhyIgnored:
+		return fmt.Sprintf("%s is not traced: marked //calltrail:ignore (%s); without the mark it is traced", name, at)
+	case tracefile.WhyNosplit:
+		return fmt.Sprintf("%s is not traced: marked //go:nosplit (%s), so it cannot call the tracer; its callers are traced", name, at)
+	case tracefile.WhyGenerated:
+		return fmt.Sprintf("%s is not traced: %s is a generated file (\"Code generated ... DO NOT EDIT.\"), which calltrail leaves alone", name, file)
+	case tracefile.WhyNoBody:
+		return fmt.Sprintf("%s is not traced: declared without a Go body (%s): assembly or linkname, which calltrail cannot instrument", name, at)
+	}
+	return fmt.Sprintf("%s is not traced: %s (%s)", name, why, at)
+}
