@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -99,14 +100,28 @@ func TestDeepPanicProgram(t *testing.T) {
 
 // TestAllocsUnchanged runs a test asserting that a helper allocates
 // nothing, which holds only while the compiler inlines the helper: under
-// calltrail test it passes as under go test, because calltrail leaves
-// inlined functions alone; with --inlined it fails, as it should.
+// calltrail test it passes as under go test, because calltrail keeps
+// inlined the helper whose inlining keeps its value off the heap; with
+// --inlined it fails, as it should.
 func TestAllocsUnchanged(t *testing.T) {
 	traces := t.TempDir()
 	exact(t, "test", "-o", traces, "-count=1", "./allocs")
 	s := readSummary(t, filepath.Join(traces, "allocs.test.trace"))
 	if s.Calls == 0 || s.Stats.DroppedCalls != 0 {
 		t.Errorf("%d calls recorded, %d dropped", s.Calls, s.Stats.DroppedCalls)
+	}
+	// The trace says the helper was kept inlined, and why; Norm, which
+	// inlines it and allocates nothing, is traced.
+	tr, err := load(filepath.Join(traces, "allocs.test.trace"), analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const helper = "example.com/exact/allocs.add"
+	if why := tr.Outside(helper); !strings.Contains(why, "kept inlined") || !strings.Contains(why, "allocs.go:9: &vec{...} escapes to heap") {
+		t.Errorf("%s: %q, want it kept inlined for its &vec{...}", helper, why)
+	}
+	if _, err := tr.Func("example.com/exact/allocs.Norm"); err != nil {
+		t.Error(err)
 	}
 	cmd := exec.Command(calltrailBinary(t), "test", "-o", t.TempDir(), "-count=1", "--inlined", "./allocs")
 	cmd.Dir = filepath.Join("testdata", "exact")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/calltrail/calltrail"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/instrument"
 )
 
