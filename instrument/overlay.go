@@ -54,6 +54,9 @@ type Build struct {
 type Stats struct {
 	Packages, Files, Funcs, Lines int
 	Omitted                       map[Why]int // functions left untraced, by why
+	// Refused are the packages of the standard library --pkgs matched
+	// that cannot be traced (see stdRefused).
+	Refused []string
 }
 
 // count adds a file's or a module's omitted functions to st.
@@ -129,7 +132,12 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			return nil, st, err
 		}
 		for _, p := range sel {
-			chosen[p.ImportPath] = true
+			if p.Error == nil || len(p.GoFiles)+len(p.CgoFiles) > 0 {
+				chosen[p.ImportPath] = true
+			}
+		}
+		if len(chosen) == 0 {
+			return nil, st, fmt.Errorf("--pkgs %s: matches no package", strings.Join(b.Instrument, " "))
 		}
 	}
 	replace := map[string]string{}
@@ -144,6 +152,12 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	rtDeps, err := b.runtimeDeps(flags)
+	if err != nil {
+		return nil, st, err
+	}
+	minor := goMinor(b.Dir)
+	std := false // a package of the standard library is traced
 	var selected []Package
 	var importers []string
 	untraced := map[string]string{} // packages of the build not instrumented: why
@@ -152,7 +166,22 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			importers = append(importers, p.ImportPath)
 		}
 		if p.Standard {
-			untraced[p.ImportPath] = "in the standard library"
+			why := stdRefused(p.ImportPath, rtDeps, minor)
+			switch {
+			case b.Instrument != nil && chosen[p.ImportPath] && why == "":
+				selected = append(selected, p)
+				std = true
+			case b.Instrument != nil && chosen[p.ImportPath]:
+				if slices.Contains(b.Instrument, p.ImportPath) {
+					return nil, st, fmt.Errorf("--pkgs %s: cannot trace it: %s", p.ImportPath, why)
+				}
+				st.Refused = append(st.Refused, p.ImportPath)
+				untraced[p.ImportPath] = "in the standard library: " + why
+			case why == "":
+				untraced[p.ImportPath] = "in the standard library: --pkgs " + p.ImportPath + " traces it"
+			default:
+				untraced[p.ImportPath] = "in the standard library: " + why
+			}
 			continue
 		}
 		if own[p.ImportPath] {
@@ -199,7 +228,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			continue
 		}
 		files := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
-		if b.Tests {
+		if b.Tests && !p.Standard {
 			files = append(append(files, p.TestGoFiles...), p.XTestGoFiles...)
 		}
 		cov := tracefile.Coverage{Package: p.ImportPath}
@@ -207,6 +236,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		for _, name := range files {
 			o := opts
 			o.Package = p.ImportPath
+			if p.Standard {
+				// The standard library sees the runtime through a
+				// package of its own, which records no values.
+				o.Runtime, o.Args = StdRuntimePath, nil
+			}
 			if slices.Contains(p.XTestGoFiles, name) {
 				o.Package += "_test"
 			}
@@ -254,6 +288,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 					return nil, st, err
 				}
 			}
+		}
+	}
+	if std {
+		if err := b.addStdRuntime(replace); err != nil {
+			return nil, st, err
 		}
 	}
 	if len(deps) > 0 {

@@ -167,6 +167,13 @@ func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.
 		b.Close()
 		return nil, nil, st, err
 	}
+	if n := len(st.Refused); n > 0 {
+		names := strings.Join(st.Refused[:min(n, 8)], ", ")
+		if n > 8 {
+			names += fmt.Sprintf(" and %d more", n-8)
+		}
+		fmt.Fprintf(errOut, "calltrail: --pkgs: %d packages of the standard library left untraced, which calltrail's runtime uses or cannot trace: %s\n", n, names)
+	}
 	return b, flags, st, nil
 }
 

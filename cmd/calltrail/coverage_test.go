@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -111,25 +112,11 @@ func TestEveryFunctionByDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("chains main.D: exit %d\n%s", code, stderr)
 	}
-	var got struct {
-		Chains []struct{ Path []struct{ Name string } }
-		Calls  uint64
-	}
-	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for _, c := range got.Chains {
-		var names []string
-		for _, s := range c.Path {
-			names = append(names, s.Name)
-		}
-		paths = append(paths, strings.Join(names, " -> "))
-	}
+	paths := chainPaths(t, stdout)
 	want := []string{
-		"main.main -> main.A1 -> main.B1 -> main.C1 -> main.D",
-		"main.main -> main.A2 -> main.B2 -> main.C2 -> main.D",
-		"main.main -> main.A3 -> main.B3 -> main.C3 -> main.D",
+		"main.main -> main.A1 -> main.B1 -> main.C1 -> main.D: 1 calls",
+		"main.main -> main.A2 -> main.B2 -> main.C2 -> main.D: 1 calls",
+		"main.main -> main.A3 -> main.B3 -> main.C3 -> main.D: 1 calls",
 	}
 	if strings.Join(paths, "\n") != strings.Join(want, "\n") {
 		t.Errorf("chains of main.D:\n%s\nwant\n%s", strings.Join(paths, "\n"), strings.Join(want, "\n"))
@@ -165,7 +152,7 @@ func TestEveryFunctionByDefault(t *testing.T) {
 		{"main.generated", "main.generated is not traced: gen.go is a generated file"},
 		{"main.unused", "main.unused is traced, but was not called in this run"},
 		{"main.Nope", "main.Nope is not in the trace: package main was instrumented, and has no function of that name"},
-		{"fmt.Println", "fmt.Println is not traced: package fmt was not instrumented (in the standard library)"},
+		{"fmt.Println", "fmt.Println is not traced: package fmt was not instrumented (in the standard library: calltrail's runtime uses it"},
 		{"zzz.Q", `no function "zzz.Q" in the trace; closest: `},
 	} {
 		for _, args := range [][]string{{"chains", tc.name}, {"report", "-F", tc.name}, {"replay", "-F", tc.name}} {
@@ -204,6 +191,30 @@ func TestEveryFunctionByDefault(t *testing.T) {
 	}
 }
 
+// chainPaths returns the chains chains --json printed, each as its path
+// and its count of calls.
+func chainPaths(t *testing.T, stdout string) []string {
+	t.Helper()
+	var got struct {
+		Chains []struct {
+			Path  []struct{ Name string }
+			Calls uint64
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, c := range got.Chains {
+		var names []string
+		for _, s := range c.Path {
+			names = append(names, s.Name)
+		}
+		paths = append(paths, fmt.Sprintf("%s: %d calls", strings.Join(names, " -> "), c.Calls))
+	}
+	return paths
+}
+
 // TestRunRecordsNothing: a run whose program records no call, or writes
 // no trace, says so and fails, and leaves no earlier trace behind to be
 // read as its own.
@@ -229,5 +240,76 @@ func TestRunRecordsNothing(t *testing.T) {
 	code, _, stderr = runCmd("run", "--funcs", `^main\.unused$`, ".")
 	if code != 1 || !strings.Contains(stderr, "the program recorded no call (none of the functions instrumented was called)") {
 		t.Errorf("run recording no call: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestStdPackages traces packages of the standard library that --pkgs
+// names, net/http among them although the control endpoint linked into
+// every program run uses it, and refuses by name those calltrail's
+// runtime uses.
+func TestStdPackages(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/std\n\ngo 1.23\n",
+		"main.go": `package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+)
+
+func hello(w http.ResponseWriter, r *http.Request) {
+	b, _ := json.Marshal(map[string]string{"path": r.URL.Path})
+	w.Write(b)
+}
+
+func main() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(hello)}
+	go srv.Serve(ln)
+	resp, err := http.Get("http://" + ln.Addr().String() + "/x")
+	if err != nil {
+		panic(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	fmt.Println(string(b))
+}
+`,
+	})
+	chdir(t, dir)
+	code, stdout, stderr := runCmd("run", "--pkgs", "example.com/std encoding/json net/http", ".")
+	if code != 0 || stdout != "{\"path\":\"/x\"}\n" {
+		t.Fatalf("calltrail run: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd("chains", "--json", "encoding/json.Marshal")
+	if code != 0 {
+		t.Fatalf("chains encoding/json.Marshal: exit %d\n%s", code, stderr)
+	}
+	paths := chainPaths(t, stdout)
+	if len(paths) != 1 || !strings.HasSuffix(paths[0], "net/http.HandlerFunc.ServeHTTP -> main.hello -> encoding/json.Marshal: 1 calls") {
+		t.Errorf("chains of encoding/json.Marshal: %q, want one through net/http and main.hello", paths)
+	}
+	for _, pkg := range []string{"fmt", "sync"} {
+		code, _, stderr := runCmd("run", "--pkgs", pkg, ".")
+		if want := "--pkgs " + pkg + ": cannot trace it: calltrail's runtime uses it"; code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("--pkgs %s: exit %d, %q; want exit 1 with %q", pkg, code, stderr, want)
+		}
+	}
+	// A pattern that takes in packages the runtime uses traces the
+	// others, and names those it leaves out.
+	code, _, stderr = runCmd("run", "--pkgs", "encoding/...", ".")
+	if code != 1 || !strings.Contains(stderr, "packages of the standard library left untraced, which calltrail's runtime uses or cannot trace: encoding/binary") {
+		t.Errorf("--pkgs encoding/...: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCmd("chains", "encoding/json.Marshal"); code != 0 {
+		t.Errorf("chains after --pkgs encoding/...: exit %d\n%s", code, stderr)
 	}
 }
