@@ -198,6 +198,55 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// TestOutside explains each way a function can be outside a trace, from
+// its coverage, and falls back on the closest names.
+func TestOutside(t *testing.T) {
+	cov := []tracefile.Coverage{{
+		Package: "example.com/app",
+		Traced:  []string{"main.main", "main.idle"},
+		Omitted: []tracefile.Omitted{
+			{Name: "main.add", File: "main.go", Line: 9, Why: tracefile.WhyInlined, Detail: "main.go:9: &vec{...} escapes to heap"},
+			{Name: "main.only", File: "main.go", Line: 10, Why: tracefile.WhyFuncs},
+			{Name: "main.noisy", File: "main.go", Line: 11, Why: tracefile.WhyExclude},
+			{Name: "main.hidden", File: "main.go", Line: 12, Why: tracefile.WhyIgnored},
+			{Name: "main.fast", File: "main.go", Line: 13, Why: tracefile.WhyNosplit},
+			{Name: "main.parse", File: "parser.go", Line: 14, Why: tracefile.WhyGenerated},
+			{Name: "main.now", File: "main.go", Line: 15, Why: tracefile.WhyNoBody},
+		},
+		Untraced: []tracefile.Untraced{
+			{Path: "fmt", Why: "in the standard library: calltrail's runtime uses it"},
+			{Path: "gopkg.in/yaml", Why: "not in the main module"},
+			{Path: "gopkg.in/yaml.v3", Why: "not in the main module: --pkgs gopkg.in/yaml.v3 traces it"},
+		},
+	}}
+	for name, want := range map[string]string{
+		"main.add":           "main.add is not traced: kept inlined, so that a value stays off the heap (main.go:9: &vec{...} escapes to heap); --inlined traces it",
+		"main.only":          "main.only is not traced: not matched by --funcs",
+		"main.noisy":         "main.noisy is not traced: matched by --exclude",
+		"main.hidden":        "main.hidden is not traced: marked //calltrail:ignore (main.go:12)",
+		"main.fast":          "main.fast is not traced: marked //go:nosplit (main.go:13)",
+		"main.parse":         "main.parse is not traced: parser.go is a generated file",
+		"main.now":           "main.now is not traced: declared without a Go body (main.go:15)",
+		"main.idle":          "main.idle is traced, but was not called in this run",
+		"main.nope":          "main.nope is not in the trace: package main was instrumented, and has no function of that name",
+		"fmt.Println":        "fmt.Println is not traced: package fmt was not instrumented (in the standard library: calltrail's runtime uses it)",
+		"gopkg.in/yaml.v3.F": "package gopkg.in/yaml.v3 was not instrumented (not in the main module: --pkgs gopkg.in/yaml.v3 traces it)",
+		"other.F":            "",
+	} {
+		if got := Outside(cov, name); !strings.HasPrefix(got, want) && !strings.Contains(got, want) || (want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	nf := NotFound(cov, []string{"main.main", "main.idle"}, "main.mian")
+	if nf.Why == "" || nf.Near != nil {
+		t.Errorf("main.mian, a name of an instrumented package: %+v", nf)
+	}
+	nf = NotFound(cov, []string{"main.main", "main.idle"}, "mian.main")
+	if nf.Why != "" || len(nf.Near) == 0 || nf.Near[0] != "main.main" {
+		t.Errorf("mian.main, a name of no package: %+v", nf)
+	}
+}
+
 // TestHistogramKeepsSlowest lists, in a bar with more calls than it
 // shows, the slowest of them, slowest first.
 func TestHistogramKeepsSlowest(t *testing.T) {

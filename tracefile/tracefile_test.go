@@ -236,6 +236,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(s[:len(s)/2])
 	f.Add([]byte(Magic + "\x01"))
 	f.Add(valueTrace("a string of values"))
+	f.Add(coverageTrace(f, sampleCoverage))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data))
 		if err != nil {
