@@ -597,7 +597,7 @@ type depModule struct {
 // instrumentModule writes a copy of module d with its chosen packages
 // instrumented, in the user's cache directory at a path named by what
 // goes into it, and returns the copy's directory and the functions
-// instrumented and left to the inliner.
+// instrumented and left out.
 func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, error) {
 	type edit struct {
 		rel string

@@ -31,7 +31,7 @@ type tracedArgs struct {
 	profiles string   // --profiles: the Go runtime's profiles to collect
 	env      []string // for the program: profile rates
 	pkgs     []string // --pkgs
-	inlined  bool     // --inlined: trace functions the compiler inlines too
+	inlined  bool     // --inlined: trace the functions kept inlined too
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
 	packages []string // package arguments
@@ -57,7 +57,7 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
 	regexpFlag("funcs", "trace only functions whose qualified name matches `REGEX`", &a.opts.Funcs)
 	regexpFlag("exclude", "leave out functions whose qualified name matches `REGEX`", &a.opts.Exclude)
 	regexpFlag("args", "record the arguments and results of functions whose qualified name matches `REGEX`: numbers, bools, strings (32 bytes), lengths, types", &a.opts.Args)
-	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions the compiler inlines too, at the cost of their inlining")
+	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions kept inlined by default, whose inlining keeps a value off the heap, too, at the cost of that allocation")
 	fs.BoolVar(&a.opts.Errors, "errors", true, "record the error each call of a function with an error result returns, its type and message (--errors=false to leave them out)")
 	if !runs {
 		return

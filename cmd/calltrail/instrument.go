@@ -39,7 +39,7 @@ func init() {
 			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
 			fs.BoolVar(&errs, "errors", true, "record the error each call of a function with an error result returns, its type and message (--errors=false to leave them out)")
 			fs.StringVar(&values, "args", "", "record the arguments and results of functions whose name matches `REGEX`")
-			fs.BoolVar(&inlined, "inlined", false, "trace the functions the compiler inlines too (left alone by default, so that they stay inlined)")
+			fs.BoolVar(&inlined, "inlined", false, "trace the functions kept inlined by default, whose inlining keeps a value off the heap, too")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
 			if len(args) == 0 {
