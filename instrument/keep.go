@@ -24,16 +24,8 @@ func (r inlineReport) keep(inlined map[Pos]bool, overlay map[string]string) (map
 	kept := map[Pos]string{}
 	graphs := map[string]*callGraph{} // by directory and package name
 	for file, ps := range byFile {
-		src := file
-		if o, ok := overlay[file]; ok {
-			src = o
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return nil, err
-		}
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, file, data, parser.SkipObjectResolution)
+		f, err := parseThrough(fset, file, overlay)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +102,20 @@ func firstIn(es []escape, from, to token.Position) (escape, bool) {
 	return escape{}, false
 }
 
+// parseThrough parses the file at path as the compiler read it: its
+// replacement in the overlay, if it has one.
+func parseThrough(fset *token.FileSet, path string, overlay map[string]string) (*ast.File, error) {
+	src := path
+	if o, ok := overlay[path]; ok {
+		src = o
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return nil, err
+	}
+	return parser.ParseFile(fset, path, data, parser.SkipObjectResolution)
+}
+
 // readOverlay returns the replacements of a go command overlay file.
 func readOverlay(path string) map[string]string {
 	if path == "" {
@@ -146,15 +152,7 @@ func packageGraph(dir, name string, overlay map[string]string) (*callGraph, erro
 	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, path := range paths {
-		src := path
-		if o, ok := overlay[path]; ok {
-			src = o
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return nil, err
-		}
-		f, err := parser.ParseFile(fset, path, data, parser.SkipObjectResolution)
+		f, err := parseThrough(fset, path, overlay)
 		if err != nil || f.Name.Name != name {
 			continue // another package, or one the build does not take
 		}
