@@ -215,6 +215,8 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			return nil, st, err
 		}
 	}
+	var homeless []tracefile.Coverage // of packages with nothing traced
+	carrier := ""                     // an instrumented copy to register them
 	for _, p := range selected {
 		if p.Module != nil && !p.Module.Main && inCache(p.Dir) {
 			// The go command does not overlay files in the module
@@ -275,19 +277,34 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			st.Funcs += len(res.Funcs)
 			last = dst
 		}
-		if last != "" {
-			if !p.DepOnly {
-				cov.Untraced = untracedDeps(p, untraced)
+		if !p.DepOnly {
+			cov.Untraced = untracedDeps(p, untraced)
+		}
+		if last == "" {
+			// Nothing of it is traced: another package's copy
+			// registers what it left out, and why.
+			if len(cov.Omitted)+len(cov.Untraced) > 0 {
+				homeless = append(homeless, cov)
 			}
-			if err := appendCoverage(last, cov); err != nil {
+			continue
+		}
+		carrier = last
+		if err := appendCoverage(last, cov); err != nil {
+			return nil, st, err
+		}
+		st.Packages++
+		if b.Live && p.Name == "main" && p.ImportPath != "command-line-arguments" {
+			if err := b.addLive(p.Dir, replace); err != nil {
 				return nil, st, err
 			}
-			st.Packages++
-			if b.Live && p.Name == "main" && p.ImportPath != "command-line-arguments" {
-				if err := b.addLive(p.Dir, replace); err != nil {
-					return nil, st, err
-				}
-			}
+		}
+	}
+	for _, c := range homeless {
+		if carrier == "" {
+			break // nothing traced: no trace either
+		}
+		if err := appendCoverage(carrier, c); err != nil {
+			return nil, st, err
 		}
 	}
 	if std {

@@ -110,6 +110,13 @@ func TestServeBrowser(t *testing.T) {
 		t.Errorf("%v weights offered, and no word on the thin CPU profile", n)
 	}
 
+	// A function outside the trace: the page says why, in the words of
+	// the command line.
+	_, _, why := runCmd("chains", "fmt.Println", trace)
+	why = strings.TrimPrefix(strings.TrimSpace(why), "calltrail: ")
+	p.open(url + "#func?name=fmt.Println")
+	p.wait("why fmt.Println is not in the trace", `(document.querySelector("#view-error") || {textContent: ""}).textContent === `+strconv.Quote(why))
+
 	// Function view: every chain, callers, the histogram, a call opened
 	// in the timeline.
 	p.open(url + "#func?name=main.D")
