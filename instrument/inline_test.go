@@ -20,6 +20,7 @@ func TestKeepInlined(t *testing.T) {
 		"newPoint":  at(10, 6),
 		"newDigest": at(57, 6),
 		"NewDigest": at(66, 6),
+		"ptr":       at(101, 6),
 	}
 	traced := map[string]Pos{
 		"norm":        at(13, 6),
@@ -34,6 +35,7 @@ func TestKeepInlined(t *testing.T) {
 		"chain":       at(74, 6),
 		"evens":       at(82, 6),
 		"odds":        at(89, 6),
+		"Deref":       at(104, 6),
 	}
 	for _, tests := range []bool{false, true} {
 		got, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/inline"}, Tests: tests})

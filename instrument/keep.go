@@ -35,7 +35,7 @@ func (r inlineReport) keep(inlined map[Pos]bool, overlay map[string]string) (map
 			if !ok {
 				continue
 			}
-			e, ok := firstIn(r.heap[file], fset.Position(fn.body.Lbrace), fset.Position(fn.body.Rbrace))
+			e, ok := firstIn(r.heap[file], fset.Position(fn.from), fset.Position(fn.body.Rbrace))
 			if !ok {
 				continue
 			}
@@ -61,6 +61,9 @@ func (r inlineReport) keep(inlined map[Pos]bool, overlay map[string]string) (map
 // A function found at the position the compiler reports it at.
 type funcAt struct {
 	decl *ast.FuncDecl // nil for a function literal
+	// from is its func keyword: a parameter moved to the heap is
+	// reported where the parameter is declared.
+	from token.Pos
 	body *ast.BlockStmt
 }
 
@@ -80,10 +83,10 @@ func funcsAt(fset *token.FileSet, f *ast.File) map[[2]int]funcAt {
 				if n.Recv != nil {
 					p = n.Recv.Opening
 				}
-				m[at(p)] = funcAt{n, n.Body}
+				m[at(p)] = funcAt{n, n.Type.Func, n.Body}
 			}
 		case *ast.FuncLit:
-			m[at(n.Pos())] = funcAt{nil, n.Body}
+			m[at(n.Pos())] = funcAt{nil, n.Type.Func, n.Body}
 		}
 		return true
 	})

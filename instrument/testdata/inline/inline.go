@@ -95,3 +95,10 @@ func odds(n int) *node {
 
 // Chains calls them.
 func Chains() bool { return chain(3) != nil && evens(4) != nil }
+
+// ptr moves its parameter to the heap, which inlined into Deref stays on
+// its stack: kept inlined.
+func ptr(x int) *int { return &x }
+
+// Deref calls it.
+func Deref() int { return *ptr(3) }
