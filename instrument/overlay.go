@@ -156,7 +156,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	minor := goMinor(b.Dir)
+	blocked := b.stdBlocked()
 	std := false // a package of the standard library is traced
 	var selected []Package
 	var importers []string
@@ -166,7 +166,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			importers = append(importers, p.ImportPath)
 		}
 		if p.Standard {
-			why := stdRefused(p.ImportPath, rtDeps, minor)
+			why := stdRefused(p.ImportPath, rtDeps, blocked)
 			switch {
 			case b.Instrument != nil && chosen[p.ImportPath] && why == "":
 				selected = append(selected, p)

@@ -51,8 +51,9 @@ func Coverage(payload string) bool
 
 // stdRefused returns why a package of the standard library cannot be
 // traced, or "" if it can: runtimeDeps are the packages calltrail's
-// runtime depends on, which it would trace itself calling.
-func stdRefused(path string, runtimeDeps map[string]bool, goMinor int) string {
+// runtime depends on, which it would trace itself calling; blocked says
+// why this toolchain can trace none (see stdBlocked).
+func stdRefused(path string, runtimeDeps map[string]bool, blocked string) string {
 	switch {
 	case runtimeDeps[path]:
 		return "calltrail's runtime uses it: tracing it would trace the tracer"
@@ -60,8 +61,20 @@ func stdRefused(path string, runtimeDeps map[string]bool, goMinor int) string {
 		return "it is part of the Go runtime"
 	case path == "crypto/internal/fips140" || strings.HasPrefix(path, "crypto/internal/fips140/"):
 		return "the FIPS 140 self-test checksums its code"
-	case goMinor > 0 && goMinor < 23:
-		return "tracing the standard library needs Go 1.23 or later"
+	}
+	return blocked
+}
+
+// stdBlocked says why the go command of this build can trace no package
+// of the standard library, or "" if it can.
+func (b *Build) stdBlocked() string {
+	if minor := goMinor(b.Dir); minor > 0 && minor < 26 {
+		// Go 1.24 says "package internal/calltrailstd is not in std".
+		return "tracing the standard library needs Go 1.26 or later, whose go command builds a package an overlay adds to it"
+	}
+	root, cache := goEnv(b.Dir, "GOROOT"), goEnv(b.Dir, "GOMODCACHE")
+	if cache != "" && strings.HasPrefix(root, cache+string(filepath.Separator)) {
+		return "this Go toolchain is in the module cache (GOTOOLCHAIN downloaded it), whose files the go command lets no overlay replace"
 	}
 	return ""
 }
