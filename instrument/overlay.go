@@ -59,14 +59,19 @@ type Stats struct {
 	Refused []string
 }
 
-// count adds a file's or a module's omitted functions to st.
+// count adds a file's omitted functions to st.
 func (st *Stats) count(omitted []Omitted) {
 	for _, o := range omitted {
-		if st.Omitted == nil {
-			st.Omitted = map[Why]int{}
-		}
-		st.Omitted[o.Why]++
+		st.omit(o.Why, 1)
 	}
+}
+
+// omit adds n functions left untraced for why.
+func (st *Stats) omit(why Why, n int) {
+	if st.Omitted == nil {
+		st.Omitted = map[Why]int{}
+	}
+	st.Omitted[why] += n
 }
 
 // Prepare writes the overlay and the module file and returns the flags
@@ -323,10 +328,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			st.Packages += len(d.pkgs)
 			st.Funcs += n.Funcs
 			for why, k := range n.Omitted {
-				if st.Omitted == nil {
-					st.Omitted = map[Why]int{}
-				}
-				st.Omitted[why] += k
+				st.omit(why, k)
 			}
 		}
 		// Write the module or workspace file again, with the copies.

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -290,6 +292,22 @@ func main() {
 `,
 	})
 	chdir(t, dir)
+	// The go command of Go 1.26 on builds a package an overlay adds to
+	// the standard library; and none may overlay a toolchain in the
+	// module cache. Elsewhere, calltrail says so.
+	env, err := exec.Command("go", "env", "GOVERSION", "GOROOT", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := strings.Fields(string(env))
+	minor, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(goenv[0], "go1."), ".", 2)[0])
+	if minor < 26 || strings.HasPrefix(goenv[1], goenv[2]+"/") {
+		code, _, stderr := runCmd("run", "--pkgs", "encoding/json", ".")
+		if code != 1 || !strings.Contains(stderr, "--pkgs encoding/json: cannot trace it: ") {
+			t.Errorf("%s at %s: exit %d, %q; want a refusal", goenv[0], goenv[1], code, stderr)
+		}
+		return
+	}
 	code, stdout, stderr := runCmd("run", "--pkgs", "example.com/std encoding/json net/http", ".")
 	if code != 0 || stdout != "{\"path\":\"/x\"}\n" {
 		t.Fatalf("calltrail run: exit %d, stdout %q\n%s", code, stdout, stderr)
