@@ -78,10 +78,13 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 // innermost MaxStack calls.
 func Profile(p *analysis.Profile) (*profile.Profile, int) {
 	prof := &profile.Profile{
-		SampleType:    []*profile.ValueType{{Type: "calls", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}, {Type: "errors", Unit: "count"}},
-		PeriodType:    &profile.ValueType{Type: "wall", Unit: "nanoseconds"},
-		Period:        1,
-		DurationNanos: int64(p.Duration),
+		SampleType: []*profile.ValueType{{Type: "calls", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}, {Type: "errors", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "wall", Unit: "nanoseconds"},
+		// pprof shows the last sample type unless told: wall time, as
+		// report shows it.
+		DefaultSampleType: "wall",
+		Period:            1,
+		DurationNanos:     int64(p.Duration),
 	}
 	locs := map[uint32]*profile.Location{}
 	loc := func(id uint32) *profile.Location {

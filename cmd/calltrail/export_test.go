@@ -54,10 +54,14 @@ func TestExportPprof(t *testing.T) {
 	if !gs[1] || !gs[7] || len(gs) != 2 {
 		t.Errorf("goroutine labels %v, want 1 and 7", gs)
 	}
-	// go tool pprof -top shows the same flat and cumulative times.
-	top, err := exec.Command("go", "tool", "pprof", "-top", "-nodefraction=0", "-edgefraction=0", "-sample_index=wall", "-unit=ns", out).CombinedOutput()
+	// go tool pprof -top shows the same flat and cumulative times, as
+	// its default view: wall time, not the last sample type.
+	top, err := exec.Command("go", "tool", "pprof", "-top", "-nodefraction=0", "-edgefraction=0", "-unit=ns", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, top)
+	}
+	if !strings.Contains(string(top), "Type: wall") {
+		t.Errorf("go tool pprof -top does not show wall time by default:\n%s", top)
 	}
 	for _, fn := range rep.Functions {
 		want := strconv.FormatInt(fn.SelfNs, 10) + "ns"
