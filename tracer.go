@@ -307,7 +307,10 @@ func (t *tracer) mainReturned(kind tracefile.ExitKind) {
 // fatal reports whether a panic leaving call c, its goroutine's first
 // traced call, ends the program: whether only the runtime's frames and
 // compiler-made wrappers, which recover nothing, lie below the call's
-// outermost frame. It walks the whole stack, once per goroutine at most.
+// outermost frame, or the testing package's tRunner, which recovers a
+// test's panic only to report the test and panic again (but while
+// fuzzing, when the trace then holds an end record the calls after it
+// continue). It walks the whole stack, once per goroutine at most.
 func (t *tracer) fatal(c Call) bool {
 	stackWalks.Add(1)
 	name := t.reg.name(uint32(c>>2) & fidMask)
@@ -327,7 +330,7 @@ func (t *tracer) fatal(c Call) bool {
 		switch {
 		case f.Function == name:
 			found, bare = true, true
-		case strings.HasPrefix(f.Function, "runtime.") || strings.Contains(f.Function, ".gowrap"):
+		case strings.HasPrefix(f.Function, "runtime.") || strings.Contains(f.Function, ".gowrap") || f.Function == "testing.tRunner":
 		default:
 			bare = false
 		}

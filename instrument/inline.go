@@ -149,6 +149,9 @@ var (
 	canInlineRE = regexp.MustCompile(`^(.+):(\d+):(\d+): can inline (\S+)`)
 	inliningRE  = regexp.MustCompile(`^.+:\d+:\d+: inlining call to (\S+)`)
 	heapRE      = regexp.MustCompile(`^(.+):(\d+):(\d+): (moved to heap: \S+|.* escapes to heap)$`)
+	// A constant put in an interface "escapes", but the compiler points
+	// the interface at read-only data: nothing is allocated.
+	constRE = regexp.MustCompile(`^("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?[0-9][0-9a-fA-FxX._eEpPi+-]*|true|false) escapes to heap$`)
 )
 
 func parseInlining(dir string, stderr []byte) inlineReport {
@@ -175,7 +178,7 @@ func parseInlining(dir string, stderr []byte) inlineReport {
 			r.decls[pkg][Pos{filepath.Clean(file), l, c}] = plainName(m[4])
 			continue
 		}
-		if m := heapRE.FindStringSubmatch(line); m != nil {
+		if m := heapRE.FindStringSubmatch(line); m != nil && !constRE.MatchString(m[4]) {
 			file := m[1]
 			if !filepath.IsAbs(file) {
 				file = filepath.Join(dir, file)

@@ -36,6 +36,7 @@ func TestKeepInlined(t *testing.T) {
 		"evens":       at(82, 6),
 		"odds":        at(89, 6),
 		"Deref":       at(104, 6),
+		"fail":        at(107, 6),
 	}
 	for _, tests := range []bool{false, true} {
 		got, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/inline"}, Tests: tests})
@@ -97,6 +98,28 @@ func TestInlinedBrokenPackage(t *testing.T) {
 	_, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/broken"}})
 	if err == nil || !strings.Contains(err.Error(), "undefined") || !strings.Contains(err.Error(), "do not build") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestConstantsDoNotAllocate: a constant put in an interface is reported
+// escaping, but allocates nothing; anything else escaping counts.
+func TestConstantsDoNotAllocate(t *testing.T) {
+	for msg, want := range map[string]bool{
+		`"boom" escapes to heap`:      true,
+		`"a \"q\" b" escapes to heap`: true,
+		`42 escapes to heap`:          true,
+		`-1.5e3 escapes to heap`:      true,
+		`'x' escapes to heap`:         true,
+		`true escapes to heap`:        true,
+		`s escapes to heap`:           false,
+		`"a" + s escapes to heap`:     false,
+		`x + 1 escapes to heap`:       false,
+		`&point{...} escapes to heap`: false,
+		`moved to heap: d`:            false,
+	} {
+		if got := constRE.MatchString(msg); got != want {
+			t.Errorf("%s: constant %v, want %v", msg, got, want)
+		}
 	}
 }
 

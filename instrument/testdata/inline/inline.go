@@ -102,3 +102,9 @@ func ptr(x int) *int { return &x }
 
 // Deref calls it.
 func Deref() int { return *ptr(3) }
+
+// fail boxes only a constant, which allocates nothing: traced.
+func fail() { panic("fail") }
+
+// Fail calls it.
+func Fail() { fail() }
