@@ -52,6 +52,7 @@ type goroutineRecord struct {
 type segment struct {
 	data       []byte
 	start, end int64 // nanoseconds since tracing started
+	ticks      int64 // the clock at end, in trace units
 	calls      int   // calls entered
 }
 
@@ -189,6 +190,14 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		enc.Coverage(c)
 	}
 	enc.Clock(f.t0, 0)
+	if len(segs) > 0 {
+		// A reader converts ticks at the rate of the clock points it
+		// has read: the newest goes first, so that the goroutine
+		// records and open calls, which come before any segment's,
+		// are read at the true rate rather than a tick a nanosecond.
+		last := segs[len(segs)-1]
+		enc.Clock(last.ticks, last.end)
+	}
 	// Goroutine records and the open calls each go in a batch of their
 	// own; the shard numbers only tell batches apart.
 	var b tracefile.Batch
@@ -251,7 +260,7 @@ func (w *writer) writeFlight() {
 	w.t.reg.unwritten() // a snapshot writes the whole tables
 	w.t.errs.unwritten()
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
-	s := segment{start: w.segStart, end: ns}
+	s := segment{start: w.segStart, end: ns, ticks: now}
 	for i := range w.batches {
 		s.calls += w.batches[i].Enters()
 		w.calls.Add(uint64(w.batches[i].Enters()))

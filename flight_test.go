@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // flightTrace takes a snapshot (or, with d > 0, a capture of d) and reads
@@ -274,4 +276,48 @@ func TestTriggerError(t *testing.T) {
 		!strings.HasPrefix(got.end, "trigger test.fails:error: a call of test.fails returned an error") {
 		t.Errorf("trigger file (ended %q) holds %.300s", got.end, all)
 	}
+}
+
+// TestSnapshotTimes: the times a snapshot gives the calls open at its
+// window's start are when they started, and no time in it is past its
+// window's end, on a clock whose ticks are not nanoseconds as on one
+// whose are.
+func TestSnapshotTimes(t *testing.T) {
+	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
+	time.Sleep(50 * time.Millisecond)
+	before := elapsed()
+	call(&funcs[0], func() { // test.outer, open at the window's start
+		after := elapsed()
+		deadline := time.Now().Add(5 * time.Second)
+		for tr.w.flight.droppedSegments() < 2 && time.Now().Before(deadline) {
+			for range 1000 {
+				call(&funcs[2], func() {}) // test.leaf
+			}
+		}
+		var buf bytes.Buffer
+		w, err := Snapshot(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := tracefile.NewReader(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slack := time.Millisecond.Nanoseconds()
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				break
+			}
+			if ev.Kind == tracefile.EnterEvent && r.Func(ev.Func).Name == "test.outer" {
+				if ev.Time < int64(before)-slack || ev.Time > int64(after)+slack {
+					t.Errorf("test.outer entered at %v, want between %v and %v", time.Duration(ev.Time), before, after)
+				}
+			}
+			if ev.Kind != tracefile.GoroutineEvent && ev.Time > int64(w.End)+slack {
+				t.Errorf("%v event of %s at %v, after the window's end %v", ev.Kind, r.Func(ev.Func).Name, time.Duration(ev.Time), w.End)
+				break
+			}
+		}
+	})
 }

@@ -433,7 +433,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	}
 	p.Goroutines = len(seen)
 	for _, sp := range span {
-		p.Lifetimes = append(p.Lifetimes, sp[1]-sp[0])
+		p.Lifetimes = append(p.Lifetimes, max(sp[1]-sp[0], 0))
 		p.Work = append(p.Work, sp[2])
 		p.Starts = append(p.Starts, sp[0])
 	}

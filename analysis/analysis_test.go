@@ -237,4 +237,10 @@ func TestGoroutineSummary(t *testing.T) {
 	if g := p.GoroutineSummary(1); g.MaxLive != 1 || g.Live[0] != 2 {
 		t.Errorf("apart: at most %d at one instant, %v by slice; want 1 and [2]", g.MaxLive, g.Live)
 	}
+	// Times out of the trace, as a damaged trace or a snapshot read at
+	// the wrong clock rate had: counted at the trace's edges, no panic.
+	p = &Profile{Root: &Node{}, Duration: 100, Starts: []int64{-40, 90, 20}, Lifetimes: []int64{10, 500, -30}, Work: []int64{10, 10, 10}}
+	if g := p.GoroutineSummary(4); !slices.Equal(g.Live, []int{2, 0, 0, 1}) {
+		t.Errorf("out of the trace: %v by slice, want [2 0 0 1]", g.Live)
+	}
 }

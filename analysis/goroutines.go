@@ -48,9 +48,12 @@ func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 		// goroutine starts, -1 after the slice it ends in.
 		step := (dur + int64(slices) - 1) / int64(slices)
 		delta := make([]int, slices+1)
+		// A time out of the trace (a damaged or odd one) counts at its
+		// edge, never past it.
+		at := func(t int64) int64 { return min(max(t, 0)/step, int64(slices-1)) }
 		for i, start := range p.Starts {
-			first := min(start/step, int64(slices-1))
-			last := min((start+p.Lifetimes[i])/step, int64(slices-1))
+			first := at(start)
+			last := max(at(start+p.Lifetimes[i]), first)
 			delta[first]++
 			delta[last+1]--
 		}
