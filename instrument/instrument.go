@@ -87,17 +87,6 @@ const (
 	WhyNoBody    Why = tracefile.WhyNoBody
 )
 
-// Inlined counts the functions of r kept inlined.
-func (r Result) Inlined() int {
-	n := 0
-	for _, o := range r.Omitted {
-		if o.Why == WhyInlined {
-			n++
-		}
-	}
-	return n
-}
-
 // Names used in instrumented files; the leading underscores keep them out
 // of the way of the user's own names.
 const (

@@ -177,6 +177,15 @@ func TestEveryFunctionByDefault(t *testing.T) {
 		}
 	}
 
+	// A base trace without the focus is no error: the flame graph of the
+	// difference shows main.D's calls as new.
+	if code, _, stderr := runCmd("run", "-o", "base.out", "--exclude", `^main\.D$`, "."); code != 0 {
+		t.Fatalf("run --exclude: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCmd("flame", "-F", "main.D", "--diff", "base.out", "-o", "diff.svg", "calltrail.out"); code != 0 {
+		t.Errorf("flame -F main.D --diff base.out: exit %d\n%s", code, stderr)
+	}
+
 	// The trace's coverage names the helper kept inlined with the
 	// compiler's line.
 	f, r, err := openTrace("calltrail.out")

@@ -93,7 +93,7 @@ func init() {
 			title := fmt.Sprintf("%s: %s", t.Name, kind)
 			var bt *query.Trace
 			if base != "" {
-				if bt, err = ff.load([]string{base}, analysis.Options{}); err != nil {
+				if bt, err = ff.loadBase([]string{base}, analysis.Options{}); err != nil {
 					return err
 				}
 				title = fmt.Sprintf("%s against %s: %s", t.Name, base, kind)

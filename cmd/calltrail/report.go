@@ -45,14 +45,10 @@ func load(name string, o analysis.Options) (*query.Trace, error) {
 	return query.New(name, p, r), nil
 }
 
-// load loads the trace named in args, with the flags' filter.
+// load loads the trace named in args, with the flags' filter; a focus
+// that matches none of its functions is an error that says why.
 func (ff *filterFlags) load(args []string, o analysis.Options) (*query.Trace, error) {
-	name, f, err := ff.traceAndFilter(args)
-	if err != nil {
-		return nil, err
-	}
-	o.Filter = f
-	t, err := load(name, o)
+	t, err := ff.loadBase(args, o)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +59,17 @@ func (ff *filterFlags) load(args []string, o analysis.Options) (*query.Trace, er
 		}
 	}
 	return t, nil
+}
+
+// loadBase is load for a base trace, compared with another: the focus
+// may be a function only the other has.
+func (ff *filterFlags) loadBase(args []string, o analysis.Options) (*query.Trace, error) {
+	name, f, err := ff.traceAndFilter(args)
+	if err != nil {
+		return nil, err
+	}
+	o.Filter = f
+	return load(name, o)
 }
 
 // writeJSON prints v as indented JSON: every --json output.
