@@ -152,9 +152,13 @@ func Pprof(w io.Writer, p *analysis.Profile) (int, error) {
 	return cut, prof.Write(w)
 }
 
-// ChromeLimit is the number of calls past which Chrome refuses to write:
-// its viewers fail on files of a few hundred megabytes.
-const ChromeLimit = 2_000_000
+// MaxCalls is the number of calls past which Chrome and Speedscope refuse
+// to write: their viewers fail on files of a few hundred megabytes, which
+// 2 million calls make, and the calls are held in memory to be ordered.
+const MaxCalls = 2_000_000
+
+// maxCalls is MaxCalls, made small by tests.
+var maxCalls uint64 = MaxCalls
 
 // ErrTooBig says an export would be too large for its viewers.
 type ErrTooBig struct {
@@ -177,18 +181,23 @@ type call struct {
 }
 
 // calls reads the calls f selects from r, in order of their end within
-// each goroutine, refusing past limit, leaving out calls nested deeper
-// than MaxStack, and counting those.
-func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (out []call, cut int, err error) {
+// each goroutine, leaving out calls nested deeper than MaxStack and
+// counting those. Past maxCalls it keeps none, reads on to count them
+// all, and returns an ErrTooBig that says how many there are.
+func calls(r *tracefile.Reader, f *filter.Filter, format string) (out []call, cut int, err error) {
 	if f == nil {
 		f = &filter.Filter{}
 	}
 	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
+	var n uint64 // calls selected
 	for {
 		ev, err := r.Next()
 		if err != nil {
 			if err == io.EOF {
 				err = nil
+			}
+			if n > maxCalls {
+				return nil, cut, &ErrTooBig{Calls: n, Limit: maxCalls, Format: format}
 			}
 			return out, cut, err
 		}
@@ -203,8 +212,9 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 				cut++
 				continue
 			}
-			if uint64(len(out)) >= limit {
-				return nil, cut, &ErrTooBig{Calls: uint64(len(out)) + 1, Limit: limit, Format: format}
+			if n++; n > maxCalls {
+				out = nil // too many: only counted, to say how many
+				continue
 			}
 			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, kind: ev.Exit, depth: ev.Depth, err: ev.Err})
 		}
@@ -219,7 +229,7 @@ func calls(r *tracefile.Reader, f *filter.Filter, limit uint64, format string) (
 // deeper than MaxStack it left out. Of a damaged trace it writes the calls
 // before the damage, and returns the error that stopped reading.
 func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
-	cs, cut, readErr := calls(r, f, ChromeLimit, "Chrome")
+	cs, cut, readErr := calls(r, f, "Chrome")
 	if readErr != nil && !tracefile.IsIncomplete(readErr) {
 		return cut, readErr
 	}
@@ -278,7 +288,7 @@ func micros(ns int64) string {
 // nested deeper than MaxStack it left out, and, as Chrome does, the error
 // that stopped reading a damaged trace after writing what came before.
 func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
-	cs, cut, readErr := calls(r, f, 50_000_000, "speedscope")
+	cs, cut, readErr := calls(r, f, "speedscope")
 	if readErr != nil && !tracefile.IsIncomplete(readErr) {
 		return cut, readErr
 	}

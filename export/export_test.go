@@ -3,7 +3,9 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,5 +169,21 @@ func TestDeepStacksCut(t *testing.T) {
 	// main.main, depth calls of main.rec and main.leaf: depth+2 calls.
 	if kept := strings.Count(chrome.String(), `"ph":"X"`); kept != MaxStack || left != depth+2-MaxStack {
 		t.Errorf("chrome kept %d calls and left out %d; want %d and %d", kept, left, MaxStack, depth+2-MaxStack)
+	}
+}
+
+// TestTooManyCalls: past the limit, the timeline formats write nothing
+// and say how many calls the trace has, not where they stopped counting.
+func TestTooManyCalls(t *testing.T) {
+	defer func(n uint64) { maxCalls = n }(maxCalls)
+	maxCalls = 10
+	data := tracetest.Recursion(40) // main.main, main.rec ×40 and main.leaf
+	for _, export := range []func(io.Writer, *tracefile.Reader, *filter.Filter) (int, error){Chrome, Speedscope} {
+		var out bytes.Buffer
+		_, err := export(&out, reader(t, data), nil)
+		var big *ErrTooBig
+		if !errors.As(err, &big) || big.Calls != 42 || big.Limit != 10 || out.Len() != 0 {
+			t.Errorf("err %v, %d bytes written; want 42 calls too many, nothing written", err, out.Len())
+		}
 	}
 }
