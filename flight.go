@@ -9,6 +9,7 @@ import (
 	"maps"
 	"runtime/pprof"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -172,8 +173,9 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]g
 }
 
 // write writes a trace of the window from since on to out: the metadata,
-// every function, the trace's first clock point, the goroutine records,
-// the calls open at the window's start, then the segments as encoded.
+// every function, the trace's first clock point, the calls open at the
+// window's start and the goroutine records in order of time, then the
+// segments as encoded.
 func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, errs []tracefile.Error, reason string, profiles map[string][]byte) (Window, error) {
 	segs, open, gs, w := f.window(since)
 	meta := f.meta() // mode=flight already
@@ -198,18 +200,38 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		last := segs[len(segs)-1]
 		enc.Clock(last.ticks, last.end)
 	}
-	// Goroutine records and the open calls each go in a batch of their
-	// own; the shard numbers only tell batches apart.
-	var b tracefile.Batch
-	b.Shard = 1 << 16
-	for _, g := range sortedKeys(gs) {
-		b.Goroutine(gs[g].Goroutine, gs[g].ticks)
+	// The open calls and the goroutine records go in one batch, in
+	// order of time, a call before a record of the same tick: a reader
+	// ties a goroutine to the call its parent had open when it read the
+	// goroutine's record, and the parent's calls that began before the
+	// goroutine and are open still were open when it started.
+	type item struct {
+		ticks int64
+		g     uint64
+		fn    uint32 // an open call's function; 0 for a goroutine record
 	}
-	enc.Events(&b)
-	b.Shard++
+	var items []item
 	for _, g := range sortedKeys(open) {
 		for _, c := range open[g] {
-			b.Enter(g, c.fn, c.ticks)
+			items = append(items, item{c.ticks, g, c.fn})
+		}
+	}
+	for _, g := range sortedKeys(gs) {
+		items = append(items, item{gs[g].ticks, g, 0})
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].ticks != items[j].ticks {
+			return items[i].ticks < items[j].ticks
+		}
+		return items[i].fn != 0 && items[j].fn == 0
+	})
+	var b tracefile.Batch
+	b.Shard = 1 << 16 // tells the batch from the segments' only
+	for _, it := range items {
+		if it.fn != 0 {
+			b.Enter(it.g, it.fn, it.ticks)
+		} else {
+			b.Goroutine(gs[it.g].Goroutine, it.ticks)
 		}
 	}
 	enc.Events(&b)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -318,6 +320,63 @@ func TestSnapshotTimes(t *testing.T) {
 				t.Errorf("%v event of %s at %v, after the window's end %v", ev.Kind, r.Func(ev.Func).Name, time.Duration(ev.Time), w.End)
 				break
 			}
+		}
+	})
+}
+
+// TestSnapshotSpawnedFrom: goroutines started long before a snapshot's
+// window, by a call still open in it, are tied to that call's chain in
+// the snapshot, as in a whole trace: the open calls come before the
+// goroutine records, so that the goroutines' parents have them open.
+func TestSnapshotSpawnedFrom(t *testing.T) {
+	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
+	again, done := make(chan struct{}), make(chan struct{})
+	var started, ran sync.WaitGroup
+	call(&funcs[0], func() { // test.outer, open through the window
+		for range 3 {
+			started.Add(1)
+			ran.Add(1)
+			go func() {
+				call(&funcs[2], func() { started.Done() }) // test.leaf
+				<-again
+				call(&funcs[1], func() { ran.Done() }) // test.inner, in the window
+				<-done
+			}()
+		}
+		started.Wait()
+		deadline := time.Now().Add(5 * time.Second)
+		for tr.w.flight.droppedSegments() < 2 && time.Now().Before(deadline) {
+			for range 1000 {
+				call(&funcs[2], func() {}) // test.leaf
+			}
+		}
+		close(again)
+		ran.Wait()
+		var buf bytes.Buffer
+		if _, err := Snapshot(&buf); err != nil {
+			t.Fatal(err)
+		}
+		close(done)
+		r, err := tracefile.NewReader(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := analysis.Analyze(r, analysis.Options{})
+		var inner *analysis.Node
+		for _, n := range p.Root.Children {
+			if p.Names(n.Func) == "test.inner" {
+				inner = n
+			}
+		}
+		if inner == nil {
+			t.Fatal("the snapshot has no goroutine starting in test.inner")
+		}
+		var from []string
+		for n, count := range inner.SpawnedFrom {
+			from = append(from, fmt.Sprintf("%s ×%d", p.Names(n.Func), count))
+		}
+		if len(from) != 1 || from[0] != "test.outer ×3" {
+			t.Errorf("goroutines starting in test.inner were started from %v, want test.outer ×3", from)
 		}
 	})
 }
