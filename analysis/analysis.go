@@ -31,8 +31,10 @@ type Node struct {
 	Self   int64 // time in the function itself, not in traced callees
 	Max    int64
 	Panics uint64
-	// Errors counts the calls that returned an error, and ErrorIDs them
-	// by error (see Profile.Error); nil without errors.
+	// Errors counts the calls that failed: returned an error other than
+	// one of tracefile.Ends (see Profile.Failed). ErrorIDs counts every
+	// call that returned an error, ends included, by error (see
+	// Profile.Error); nil without errors.
 	Errors   uint64
 	ErrorIDs map[uint32]uint64
 
@@ -123,8 +125,9 @@ type Func struct {
 	Min    int64
 	Max    int64
 	Panics uint64
-	// Errors counts the calls that returned an error, ErrorIDs them by
-	// error (see Profile.Error), and Growth them and all calls over the
+	// Errors counts the calls that failed (see Profile.Failed), ErrorIDs
+	// every call that returned an error by error, ends included (see
+	// Profile.Error), and Growth the failed ones and all calls over the
 	// run's time.
 	Errors   uint64
 	ErrorIDs map[uint32]uint64
@@ -194,7 +197,7 @@ type Options struct {
 	Slowest int
 	// OnlyPanics counts, in chains and functions, only calls left by a
 	// panic (their callers still make up the chains); OnlyErrors, only
-	// calls that returned an error.
+	// calls that failed (see Profile.Failed).
 	OnlyPanics, OnlyErrors bool
 	// ByGoroutine keeps each chain's figures per goroutine too.
 	ByGoroutine bool
@@ -230,8 +233,12 @@ type Profile struct {
 	// TotalCPU is the CPU time of the program's samples, traced code or
 	// not; TracingCPU that of samples in calltrail's own runtime.
 	TotalCPU, TracingCPU int64
+	// Slowest is how many of the slowest calls each chain keeps, as
+	// Options.Slowest said.
+	Slowest int
 
 	funcs []*Func // Funcs by id, for the analysis's inner loop
+	ends  []uint8 // by error id: 1 a failure, 2 an end (see Failed), 0 not known yet
 }
 
 type frame struct {
@@ -265,7 +272,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	if f == nil {
 		f = &filter.Filter{}
 	}
-	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Error: r.Error, Meta: r.Meta()}
+	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Error: r.Error, Meta: r.Meta(), Slowest: o.Slowest}
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
@@ -412,7 +419,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if len(g.stack) > 0 {
 				g.stack[len(g.stack)-1].children += d
 			}
-			if o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && ev.Err == 0 {
+			if o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && !p.Failed(ev.Err) {
 				continue
 			}
 			p.count(fr.node, ev, d, d-fr.children, outermost, o.Slowest)
@@ -472,8 +479,11 @@ func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bo
 	if ev.Exit == tracefile.Panic {
 		n.Panics++
 	}
+	failed := p.Failed(ev.Err)
 	if ev.Err != 0 {
-		n.Errors++
+		if failed {
+			n.Errors++
+		}
 		n.ErrorIDs = countError(n.ErrorIDs, ev.Err)
 	}
 	if slowest > 0 {
@@ -508,11 +518,31 @@ func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bo
 		fn.Panics++
 	}
 	if ev.Err != 0 {
-		fn.Errors++
+		if failed {
+			fn.Errors++
+		}
 		fn.ErrorIDs = countError(fn.ErrorIDs, ev.Err)
 	}
-	fn.Growth.add(ev.Start, ev.Err != 0)
+	fn.Growth.add(ev.Start, failed)
 	fn.hist.add(d)
+}
+
+// Failed reports whether a call that returned error id (0: none) failed:
+// it returned an error, and not one of tracefile.Ends.
+func (p *Profile) Failed(id uint32) bool {
+	if id == 0 {
+		return false
+	}
+	for int(id) >= len(p.ends) {
+		p.ends = append(p.ends, 0)
+	}
+	if p.ends[id] == 0 {
+		p.ends[id] = 1
+		if p.Error(id).End() {
+			p.ends[id] = 2
+		}
+	}
+	return p.ends[id] == 1
 }
 
 func countError(m map[uint32]uint64, id uint32) map[uint32]uint64 {

@@ -27,6 +27,7 @@ package diagnose
 
 import (
 	"fmt"
+	"github.com/calltrail/calltrail/internal/words"
 	"math"
 	"sort"
 	"strings"
@@ -317,8 +318,8 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	if share < minShare {
 		return nil
 	}
-	msg := fmt.Sprintf("%s takes %.0f%% of the %s in its own code (%d calls, %s each, %s in all)",
-		top.Name, 100*share, what, top.Calls, d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
+	msg := fmt.Sprintf("%s takes %.0f%% of the %s in its own code (%s, %s each, %s in all)",
+		top.Name, 100*share, what, words.Count(top.Calls, "call"), d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
 	score := float64(top.Self) / float64(wall)
 	if what == "CPU time" {
 		score = float64(ownCPU(top)) / float64(wall)
@@ -348,7 +349,7 @@ func churn(p *analysis.Profile) []Finding {
 	if median > int64(100*time.Microsecond) {
 		return nil
 	}
-	msg := fmt.Sprintf("%d goroutines ran traced code, each for %s of work at the median", n, d(median))
+	msg := fmt.Sprintf("%s ran traced code, each for %s of work at the median", words.Count(n, "goroutine"), d(median))
 	fn := ""
 	if spawned != nil {
 		fn = p.Names(spawned.Func)

@@ -104,11 +104,16 @@ func discarded(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node) []
 	if len(callers) > 1 {
 		who = "its callers, most often " + caller + ","
 	}
-	distinct := strconv.Itoa(len(f.ErrorIDs))
+	failures, overflow := 0, false
 	for id := range f.ErrorIDs {
-		if p.Error(id).Type == overflowType {
-			distinct = "more than " + strconv.Itoa(len(f.ErrorIDs)-1)
+		if p.Failed(id) {
+			failures++
+			overflow = overflow || p.Error(id).Type == overflowType
 		}
+	}
+	distinct := strconv.Itoa(failures)
+	if overflow {
+		distinct = "more than " + strconv.Itoa(failures-1)
 	}
 	msg := fmt.Sprintf("%s returned an error in %d of its %d calls, and %s carried on without it: each error is built (%s distinct, %s) and dropped; "+
 		"test for the case without making an error, or return a sentinel error",
@@ -161,8 +166,15 @@ func chainText(p *analysis.Profile, n *analysis.Node) string {
 // program returned more distinct errors than the runtime keeps.
 const overflowType = "(calltrail)"
 
-// mostly names the error returned most among ids, which count errors.
-func mostly(p *analysis.Profile, ids map[uint32]uint64) string {
+// mostly names the failure returned most among ids, which count errors:
+// ends (see analysis.Profile.Failed) are not failures.
+func mostly(p *analysis.Profile, all map[uint32]uint64) string {
+	ids := map[uint32]uint64{}
+	for id, n := range all {
+		if p.Failed(id) {
+			ids[id] = n
+		}
+	}
 	var best uint32
 	for id, n := range ids {
 		if p.Error(id).Type == overflowType {
@@ -174,15 +186,15 @@ func mostly(p *analysis.Profile, ids map[uint32]uint64) string {
 	}
 	e := p.Error(best)
 	text := e.Type + " " + strconv.Quote(e.Message)
-	var all uint64
+	var sum uint64
 	for _, n := range ids {
-		all += n
+		sum += n
 	}
 	switch {
 	case len(ids) == 1:
 		return "always " + text
-	case ids[best]*2 <= all:
+	case ids[best]*2 <= sum:
 		return "for example " + text
 	}
-	return fmt.Sprintf("most often %s (%d of %d)", text, ids[best], all)
+	return fmt.Sprintf("most often %s (%d of %d)", text, ids[best], sum)
 }

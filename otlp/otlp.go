@@ -149,7 +149,7 @@ type builder struct {
 
 func (b *builder) worth(ev *tracefile.Event) bool {
 	switch {
-	case b.o.Failed && (ev.Err != 0 || ev.Exit == tracefile.Panic || ev.Exit == tracefile.Goexit):
+	case b.o.Failed && (ev.Err != 0 && !b.r.Error(ev.Err).End() || ev.Exit == tracefile.Panic || ev.Exit == tracefile.Goexit):
 		return true
 	case b.o.Slower > 0 && ev.Duration() >= b.o.Slower:
 		return true
@@ -329,6 +329,11 @@ func (b *builder) traces() ptrace.Traces {
 				a.PutStr("calltrail.exit", s.exit.String())
 			}
 			switch {
+			case s.err != 0 && b.r.Error(s.err).End():
+				// The end of something, not a failure: said, with no
+				// error status (see tracefile.Ends).
+				e := b.r.Error(s.err)
+				a.PutStr("calltrail.end", e.Type+": "+e.Message)
 			case s.err != 0:
 				e := b.r.Error(s.err)
 				a.PutStr("error.type", e.Type)

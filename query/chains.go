@@ -2,6 +2,8 @@ package query
 
 import (
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/calltrail/calltrail/analysis"
 )
@@ -26,20 +28,58 @@ type Chain struct {
 	Slowest     []Call   `json:"slowest"`
 }
 
-// Step is one function of a chain. Repeat, when above 1, is how many
-// times the chain entered it before going on: main.rec ×30000.
+// Step is one step of a chain: a function, or a cycle of steps that
+// called each other in turn. Repeat, when above 1, is how many times the
+// chain ran it in a row before going on, at most: main.rec ×30000, or
+// (main.even -> main.odd) ×2.
 type Step struct {
-	Name   string `json:"name"`
+	Name   string `json:"name,omitempty"`
+	Cycle  []Step `json:"cycle,omitempty"`
 	Repeat int    `json:"repeat,omitempty"`
 }
 
+// Text writes a chain as "a -> b ×3 -> (c -> d) ×2 -> e", steps
+// separated by sep.
+func Text(steps []Step, sep string) string {
+	var b strings.Builder
+	for i, s := range steps {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		if s.Cycle != nil {
+			b.WriteString("(" + Text(s.Cycle, sep) + ")")
+		} else {
+			b.WriteString(s.Name)
+		}
+		if s.Repeat > 1 {
+			b.WriteString(" ×" + strconv.Itoa(s.Repeat))
+		}
+	}
+	return b.String()
+}
+
+// key names a step as the tree of chains does, counts left out.
+func (s Step) key() string {
+	if s.Cycle == nil {
+		return s.Name
+	}
+	keys := make([]string, len(s.Cycle))
+	for i, c := range s.Cycle {
+		keys[i] = c.key()
+	}
+	return "(" + strings.Join(keys, " -> ") + ")"
+}
+
 // folding is the profile's tree of chains with recursion folded: each
-// node of the profile's tree maps to the node of its chain with every
-// re-entered function folded back to its first occurrence.
+// node of the profile's tree maps to the chain it ends, folded.
 type folding struct {
+	*folder
 	tree *Tree
-	of   map[*analysis.Node]int32 // profile node -> folded node
-	fn   []uint32                 // folded node -> function id
+	at   map[*analysis.Node]*fstate // profile node -> its folded chain
+	// by folded node: the folded chains, with their counts, of the
+	// profile nodes that map to it
+	chains [][]*fstate
+	fn     []uint32 // folded node -> the function it ends in
 	// By folded node: the sum of its calls' durations (Tree.Value
 	// holds only the outermost ones'), the slowest call, panics, the
 	// slowest calls kept, and the folded chains that started
@@ -58,12 +98,12 @@ func (t *Trace) fold() *folding {
 }
 
 func fold(p *analysis.Profile) *folding {
-	b := newBuilder()
-	f := &folding{of: map[*analysis.Node]int32{}, fn: []uint32{0}}
+	fd := newFolder(p.Names)
+	f := &folding{folder: fd, at: map[*analysis.Node]*fstate{}}
 	count := []int32{0} // by folded node: profile nodes on the walk's path that map to it
 	grow := func() {
-		for len(f.fn) < b.t.Len() {
-			f.fn = append(f.fn, 0)
+		for len(f.fn) < fd.b.t.Len() {
+			f.fn = append(f.fn, fd.step[len(f.fn)].last())
 			count = append(count, 0)
 			f.sum = append(f.sum, 0)
 			f.max = append(f.max, 0)
@@ -72,53 +112,44 @@ func fold(p *analysis.Profile) *folding {
 			f.errIDs = append(f.errIDs, nil)
 			f.slowest = append(f.slowest, nil)
 			f.spawned = append(f.spawned, nil)
+			f.chains = append(f.chains, nil)
 		}
 	}
-	f.sum, f.max, f.panics, f.errors, f.errIDs = []int64{0}, []int64{0}, []uint64{0}, []uint64{0}, []map[uint32]uint64{nil}
-	f.slowest, f.spawned = [][]analysis.Instance{nil}, []map[int32]uint64{nil}
+	grow()
 	type frame struct {
 		n    *analysis.Node
-		k    int32 // its folded node
-		next int   // the child to visit next
+		s    *fstate // its folded chain
+		next int     // the child to visit next
 	}
-	stack := []frame{{p.Root, 0, 0}}
-	t := b.t
+	stack := []frame{{p.Root, fd.root, 0}}
+	t := fd.b.t
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.next == len(top.n.Children) {
-			count[top.k]--
+			count[top.s.node]--
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		c := top.n.Children[top.next]
 		top.next++
-		// Fold: a function already on the folded path is entered
-		// again; otherwise the chain goes one step further. The
-		// folded path names each function once, so this walk is as
-		// long as the number of distinct functions, not the depth.
-		k := int32(-1)
-		for a := top.k; a > 0; a = t.Parent[a] {
-			if f.fn[a] == c.Func {
-				k = a
-				break
-			}
-		}
-		if k < 0 {
-			k = b.child(top.k, b.funcName(p, c.Func))
-			grow()
-			f.fn[k] = c.Func
-		}
-		f.of[c] = k
+		s := fd.push(top.s, c.Func)
+		grow()
+		k := s.node
+		f.at[c] = s
+		f.chains[k] = append(f.chains[k], s)
 		count[k]++
 		if count[k] == 1 {
-			t.Value[k] += c.Total // the outermost calls hold the nested ones
+			// The outermost calls hold the nested ones: the chain's
+			// time is theirs, and its slowest calls are among them.
+			t.Value[k] += c.Total
+			f.slowest[k] = mergeSlowest(f.slowest[k], c.Slowest, p.Slowest)
 		}
 		t.Calls[k] += c.Calls
 		f.sum[k] += c.Total
 		f.max[k] = max(f.max[k], c.Max)
 		f.panics[k] += c.Panics
-		if c.Errors > 0 {
-			f.errors[k] += c.Errors
+		f.errors[k] += c.Errors
+		if len(c.ErrorIDs) > 0 {
 			if f.errIDs[k] == nil {
 				f.errIDs[k] = map[uint32]uint64{}
 			}
@@ -126,31 +157,45 @@ func fold(p *analysis.Profile) *folding {
 				f.errIDs[k][id] += n
 			}
 		}
-		f.slowest[k] = mergeSlowest(f.slowest[k], c.Slowest)
-		stack = append(stack, frame{c, k, 0})
+		stack = append(stack, frame{c, s, 0})
 	}
 	// Goroutines started from chains: by the folded chain of the
 	// goroutine's first call.
 	p.Walk(func(n *analysis.Node) {
 		for from, c := range n.SpawnedFrom {
-			k := f.of[n]
+			k := f.at[n].node
 			if f.spawned[k] == nil {
 				f.spawned[k] = map[int32]uint64{}
 			}
-			f.spawned[k][f.of[from]] += c
+			f.spawned[k][f.at[from].node] += c
 		}
 	})
-	f.tree = b.t // not reordered: folded node numbers index the slices above
+	f.tree = t // not reordered: folded node numbers index the slices above
 	return f
 }
 
-// mergeSlowest keeps the slowest calls of a and b, as many as the longer
-// of the two lists holds, slowest first.
-func mergeSlowest(a, b []analysis.Instance) []analysis.Instance {
+// root returns the folded node of the first call of chain k's
+// goroutines.
+func (f *folding) root(k int32) int32 {
+	for f.tree.Parent[k] > 0 {
+		k = f.tree.Parent[k]
+	}
+	first := f.step[k].first()
+	return f.b.child(0, f.b.nameIndex(f.name(first)))
+}
+
+// mergeSlowest keeps the slowest calls of a and b, slowest first, as many
+// as a chain keeps (n), or, if that is not known, as the longer of the
+// two lists holds.
+func mergeSlowest(a, b []analysis.Instance, n int) []analysis.Instance {
 	if len(b) == 0 {
 		return a
 	}
-	keep := max(len(a), len(b))
+	keep := n
+	if keep <= 0 {
+		keep = max(len(a), len(b))
+	}
+	keep = min(keep, len(a)+len(b))
 	all := append(append([]analysis.Instance(nil), a...), b...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Dur > all[j].Dur })
 	return all[:keep]
@@ -181,11 +226,11 @@ func (t *Trace) Chains(ids []uint32, limit int) ([]Chain, int) {
 	if limit > 0 && len(groups) > limit {
 		groups, more = groups[:limit], len(groups)-limit
 	}
-	repeats := t.repeats(groups)
+	paths := t.paths(groups)
 	out := make([]Chain, 0, len(groups))
 	for _, k := range groups {
 		c := Chain{
-			Path:    f.steps(k, repeats[k]),
+			Path:    f.steps(paths[k], true),
 			Calls:   f.tree.Calls[k],
 			TotalNs: f.tree.Value[k],
 			MeanNs:  f.sum[k] / int64(max(f.tree.Calls[k], 1)),
@@ -197,11 +242,7 @@ func (t *Trace) Chains(ids []uint32, limit int) ([]Chain, int) {
 		if f.errIDs[k] != nil {
 			c.Messages = t.Errors(f.errIDs[k])
 		}
-		root := k
-		for f.tree.Parent[root] > 0 {
-			root = f.tree.Parent[root]
-		}
-		c.SpawnedFrom = f.spawners(root, 5)
+		c.SpawnedFrom = f.spawners(f.root(k), 5)
 		for _, in := range f.slowest[k] {
 			c.Slowest = append(c.Slowest, t.call(in))
 		}
@@ -210,65 +251,14 @@ func (t *Trace) Chains(ids []uint32, limit int) ([]Chain, int) {
 	return out, more
 }
 
-// repeats returns, for each folded node in groups, how many times each
-// function of its path was entered at most, along the paths of the
-// profile's nodes folded into it: a second walk of the profile's tree,
-// counting entries of each folded node on the path.
-func (t *Trace) repeats(groups []int32) map[int32][]int {
+// paths returns, for each folded node in groups, its chain with each
+// step's count the most of the profile's paths folded into it.
+func (t *Trace) paths(groups []int32) map[int32]*fstate {
 	f := t.fold()
-	out := map[int32][]int{}
-	if len(groups) == 0 {
-		return out
-	}
-	paths := map[int32][]int32{} // group -> its folded path, outermost first
+	out := map[int32]*fstate{}
 	for _, k := range groups {
-		var p []int32
-		for a := k; a > 0; a = f.tree.Parent[a] {
-			p = append(p, a)
-		}
-		for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
-			p[i], p[j] = p[j], p[i]
-		}
-		paths[k] = p
-		out[k] = make([]int, len(p))
-	}
-	count := make([]int, f.tree.Len())
-	type frame struct {
-		n    *analysis.Node
-		next int
-	}
-	stack := []frame{{t.Profile.Root, 0}}
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		if top.next == len(top.n.Children) {
-			if top.n != t.Profile.Root {
-				count[f.of[top.n]]--
-			}
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		c := top.n.Children[top.next]
-		top.next++
-		k := f.of[c]
-		count[k]++
-		if r := out[k]; r != nil {
-			for i, a := range paths[k] {
-				r[i] = max(r[i], count[a])
-			}
-		}
-		stack = append(stack, frame{c, 0})
-	}
-	return out
-}
-
-// steps names folded node k's path, with the repeats given.
-func (f *folding) steps(k int32, repeat []int) []Step {
-	names := f.tree.Path(k)
-	out := make([]Step, len(names))
-	for i, n := range names {
-		out[i] = Step{Name: n}
-		if i < len(repeat) && repeat[i] > 1 {
-			out[i].Repeat = repeat[i]
+		for _, s := range f.chains[k] {
+			out[k] = merge(out[k], s)
 		}
 	}
 	return out
@@ -293,7 +283,7 @@ func (f *folding) spawners(k int32, n int) [][]Step {
 	})
 	out := [][]Step{}
 	for _, s := range fs[:min(len(fs), n)] {
-		out = append(out, f.steps(s.k, nil))
+		out = append(out, f.steps(f.chain(s.k), false))
 	}
 	return out
 }
@@ -302,7 +292,7 @@ func (f *folding) spawners(k int32, n int) [][]Step {
 // Chains names them, without repeat counts.
 func (t *Trace) Steps(n *analysis.Node) []Step {
 	f := t.fold()
-	return f.steps(f.of[n], nil)
+	return f.steps(f.at[n], false)
 }
 
 // SortChains orders chains as Chains does: the most calls first, then
@@ -311,7 +301,7 @@ func SortChains(cs []Chain) {
 	names := func(c Chain) []string {
 		out := make([]string, len(c.Path))
 		for i, s := range c.Path {
-			out[i] = s.Name
+			out[i] = s.key()
 		}
 		return out
 	}
@@ -332,57 +322,10 @@ func pathLess(a, b []string) bool {
 	return len(a) < len(b)
 }
 
-// FoldPath folds recursion in a path of names, outermost first, as Chains
-// does: the path names each function once, and a function entered again
-// folds the path back to it, counted in its Repeat.
-func FoldPath(names []string) []Step {
-	type key struct {
-		parent int
-		name   string
-	}
-	nodes := map[key]int{}
-	parent := []int{-1}
-	name := []string{""}
-	count := []int{0}
-	cur := 0
-	for _, n := range names {
-		// Back to the function, if the path has it; else one step on.
-		k := -1
-		for a := cur; a > 0; a = parent[a] {
-			if name[a] == n {
-				k = a
-				break
-			}
-		}
-		if k < 0 {
-			var ok bool
-			if k, ok = nodes[key{cur, n}]; !ok {
-				k = len(parent)
-				nodes[key{cur, n}] = k
-				parent, name, count = append(parent, cur), append(name, n), append(count, 0)
-			}
-		}
-		count[k]++
-		cur = k
-	}
-	var out []Step
-	for a := cur; a > 0; a = parent[a] {
-		s := Step{Name: name[a]}
-		if count[a] > 1 {
-			s.Repeat = count[a]
-		}
-		out = append(out, s)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
-}
-
 // StartedBy returns up to n chains, recursion folded, of parent
 // goroutines that started goroutines whose first call is root, a child
 // of the profile's root, the most goroutines first.
 func (t *Trace) StartedBy(root *analysis.Node, n int) [][]Step {
 	f := t.fold()
-	return f.spawners(f.of[root], n)
+	return f.spawners(f.at[root].node, n)
 }

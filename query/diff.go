@@ -59,26 +59,24 @@ func Compare(base, cur *Trace, top int) Diff {
 	a, b := af.tree, bf.tree
 	akids, bkids := a.children(), b.children()
 	var chains []Change
-	add := func(t *Tree, i int32, c Change) {
-		for _, n := range t.Path(i) {
-			c.Chain = append(c.Chain, Step{Name: n})
-		}
+	add := func(f *folding, i int32, c Change) {
+		c.Chain = f.steps(f.chain(i), false)
 		if c.BaseCalls+c.NewCalls > 0 {
 			chains = append(chains, c)
 		}
 	}
 	match(a, b, func(ai, bi int32) {
 		if ai > 0 {
-			add(a, ai, Change{BaseCalls: b.Calls[bi], BaseNs: b.Value[bi], BaseErrors: bf.errors[bi],
+			add(af, ai, Change{BaseCalls: b.Calls[bi], BaseNs: b.Value[bi], BaseErrors: bf.errors[bi],
 				NewCalls: a.Calls[ai], NewNs: a.Value[ai], NewErrors: af.errors[ai]})
 		}
 	}, func(ai int32) {
 		for _, i := range subtree(ai, akids) {
-			add(a, i, Change{NewCalls: a.Calls[i], NewNs: a.Value[i], NewErrors: af.errors[i], Appeared: true})
+			add(af, i, Change{NewCalls: a.Calls[i], NewNs: a.Value[i], NewErrors: af.errors[i], Appeared: true})
 		}
 	}, func(bi int32) {
 		for _, i := range subtree(bi, bkids) {
-			add(b, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], BaseErrors: bf.errors[i], Vanished: true})
+			add(bf, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], BaseErrors: bf.errors[i], Vanished: true})
 		}
 	})
 	return Changes(figures(base), figures(cur), chains, top)
@@ -126,7 +124,51 @@ func Changes(base, cur []Function, chains []Change, top int) Diff {
 	if errs == nil {
 		errs = []Change{}
 	}
-	return Diff{Functions: largest(funcs, top), Chains: largest(chains, top), Errors: errs}
+	return Diff{Functions: largest(funcs, top), Chains: largest(explained(chains), top), Errors: errs}
+}
+
+// explained leaves out each chain whose change in time is its callee's:
+// a chain one step longer that changed by the same, within 1%, and the
+// same way. A chain's time holds its callees', so a change deep down
+// changes every chain above it alike: the one that changed is the
+// deepest.
+func explained(cs []Change) []Change {
+	delta := func(c Change) int64 { return c.NewNs - c.BaseNs }
+	byKey := map[string]int{}
+	for i, c := range cs {
+		byKey[stepsKey(c.Chain)] = i
+	}
+	drop := make([]bool, len(cs))
+	for _, c := range cs {
+		d := delta(c)
+		if len(c.Chain) < 2 || d == 0 {
+			continue
+		}
+		p, ok := byKey[stepsKey(c.Chain[:len(c.Chain)-1])]
+		if !ok {
+			continue
+		}
+		pd := delta(cs[p])
+		if pd != 0 && (pd > 0) == (d > 0) && math.Abs(float64(pd-d)) <= 0.01*math.Abs(float64(pd)) {
+			drop[p] = true
+		}
+	}
+	out := cs[:0:0]
+	for i, c := range cs {
+		if !drop[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// stepsKey names a chain as the tree of chains does, counts left out.
+func stepsKey(steps []Step) string {
+	k := ""
+	for _, s := range steps {
+		k += s.key() + "\x00"
+	}
+	return k
 }
 
 // largest orders changes by size, largest first, and keeps top of them
@@ -145,11 +187,7 @@ func largest(cs []Change, top int) []Change {
 		if c.Name != "" {
 			return c.Name
 		}
-		k := ""
-		for _, s := range c.Chain {
-			k += s.Name + "\x00"
-		}
-		return k
+		return stepsKey(c.Chain)
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if a, b := abs(cs[i].DeltaNs), abs(cs[j].DeltaNs); a != b {

@@ -147,36 +147,81 @@ func (t *Trace) View(id uint32, maxChains int, calls CallSource) (FunctionView, 
 	if int(id) < len(t.files) {
 		v.Location = t.files[id]
 	}
-	callers, callees := map[string]*Edge{}, map[string]*Edge{}
-	add := func(m map[string]*Edge, name string, calls uint64, total int64) {
-		e := m[name]
-		if e == nil {
-			e = &Edge{Name: name}
-			m[name] = e
-		}
-		e.Calls += calls
-		e.TotalNs += total
-	}
-	for _, n := range t.Profile.Nodes(id) {
-		caller := StartEdge
-		if n.Parent != nil && n.Parent.Parent != nil {
-			caller = t.FuncName(n.Parent.Func)
-		}
-		add(callers, caller, n.Calls, n.Total)
-		for _, c := range n.Children {
-			if c.Calls > 0 {
-				add(callees, t.FuncName(c.Func), c.Calls, c.Total)
-			}
-		}
-	}
-	v.Callers, v.Callees = edges(callers), edges(callees)
+	v.Callers, v.Callees = t.edges(id)
 	v.Chains, v.MoreChains = t.Chains([]uint32{id}, maxChains)
 	v.Histogram = t.Histogram(id, calls)
 	v.ErrorMessages = t.Errors(f.ErrorIDs)
 	return v, true
 }
 
-func edges(m map[string]*Edge) []Edge {
+// edges returns the callers and callees of function id. An edge's time
+// is that of its calls not inside another call along the same edge, so
+// that recursion through it counts once, as a function's total does:
+// then no callee's time is more than the function's.
+func (t *Trace) edges(id uint32) (callers, callees []Edge) {
+	in, out := map[uint32]*Edge{}, map[uint32]*Edge{}
+	add := func(m map[uint32]*Edge, fn uint32, c *analysis.Node, outer bool) {
+		e := m[fn]
+		if e == nil {
+			e = &Edge{Name: StartEdge}
+			if fn != 0 {
+				e.Name = t.FuncName(fn)
+			}
+			m[fn] = e
+		}
+		e.Calls += c.Calls
+		if outer {
+			e.TotalNs += c.Total
+		}
+	}
+	type key struct{ caller, callee uint32 }
+	open := map[key]int{} // edges of id open on the walk's path
+	type frame struct {
+		n    *analysis.Node
+		next int
+	}
+	stack := []frame{{t.Profile.Root, 0}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		n := top.n
+		caller := uint32(0) // the function of n, the callees' caller
+		if n != t.Profile.Root {
+			caller = n.Func
+		}
+		if top.next == len(n.Children) {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				k := key{0, n.Func}
+				if p := stack[len(stack)-1].n; p != t.Profile.Root {
+					k.caller = p.Func
+				}
+				if k.caller == id || k.callee == id {
+					open[k]--
+				}
+			}
+			continue
+		}
+		c := n.Children[top.next]
+		top.next++
+		if c.Func != id && caller != id {
+			stack = append(stack, frame{c, 0})
+			continue
+		}
+		k := key{caller, c.Func}
+		outer := open[k] == 0
+		if c.Func == id {
+			add(in, caller, c, outer)
+		}
+		if caller == id && c.Calls > 0 {
+			add(out, c.Func, c, outer)
+		}
+		open[k]++
+		stack = append(stack, frame{c, 0})
+	}
+	return edges(in), edges(out)
+}
+
+func edges(m map[uint32]*Edge) []Edge {
 	out := make([]Edge, 0, len(m))
 	for _, e := range m {
 		out = append(out, *e)

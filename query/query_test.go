@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -89,10 +90,11 @@ func TestChainsMutualRecursion(t *testing.T) {
 	for _, ch := range chains {
 		got = append(got, ch.Path)
 	}
-	// main.main -> A -> B -> A -> B -> C folds to A and B entered twice;
-	// the second C is called by the outer A, a chain of its own.
+	// main.main -> A -> B -> A -> B -> C folds to the cycle of A and B
+	// run twice; the second C is called by the outer A, a chain of its
+	// own.
 	want := [][]Step{
-		{{Name: "main.main"}, {Name: "A", Repeat: 2}, {Name: "B", Repeat: 2}, {Name: "C"}},
+		{{Name: "main.main"}, {Cycle: []Step{{Name: "A"}, {Name: "B"}}, Repeat: 2}, {Name: "C"}},
 		{{Name: "main.main"}, {Name: "A"}, {Name: "C"}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -342,4 +344,41 @@ func stepNames(steps []Step) string {
 		names[i] = s.Name
 	}
 	return strings.Join(names, " ")
+}
+
+// TestCompareDeepest: a call that got slower makes every chain above it
+// slower alike; the diff names the chain that changed, not its prefixes.
+func TestCompareDeepest(t *testing.T) {
+	base := script(t, `
+1 +main.main 0
+1 +A 10
+1 +B 20
+1 - 50
+1 +C 55
+1 - 58
+1 - 60
+1 - 100
+`)
+	cur := script(t, `
+1 +main.main 0
+1 +A 10
+1 +B 20
+1 - 1050
+1 +C 1055
+1 - 1059
+1 - 1060
+1 - 1100
+`)
+	var got []string
+	for _, c := range Compare(base, cur, 0).Chains {
+		if c.DeltaNs != 0 {
+			got = append(got, fmt.Sprintf("%s %+d", stepNames(c.Chain), c.DeltaNs))
+		}
+	}
+	// C changed by 1 ns of its 3: a change of its own, which A's 1,000
+	// does not explain away; A's and main's are B's.
+	want := []string{"main.main A B +1000", "main.main A C +1"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changed chains:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -17,15 +17,15 @@ type Tables struct {
 }
 
 // Profile returns the selected calls as the local analysis's model: the
-// tree of chains, with recursion folded as the store keeps it (a
-// function entered again is its first place in the chain), and every
+// tree of chains, with recursion folded as the store keeps it (each
+// chain at the shortest path of calls that folds to it), and every
 // function's figures. ClickHouse adds them up by chain; the tree is as
 // large as the number of chains, whatever the number of calls. Quantiles
 // and the runtime's profiles are not in it.
 func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, Tables, error) {
 	var tab Tables
 	cond, args := s.where(sel)
-	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(error != 0)
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, tab, s.noSchema(err)
@@ -114,7 +114,7 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	}
 	sort.Slice(ids, func(i, j int) bool { return len(paths[ids[i]].funcs) < len(paths[ids[j]].funcs) })
 	for _, id := range ids {
-		fs := paths[id].funcs
+		fs := paths[id].expanded()
 		if len(fs) == 0 {
 			continue
 		}
@@ -179,9 +179,9 @@ func (s *Store) spawnedNodes(ctx context.Context, sel Selection, ids []uint64, p
 		return err
 	}
 	for r, m := range spawned {
-		root := nodes[pathKey(paths[r].funcs)]
+		root := nodes[pathKey(paths[r].expanded())]
 		for f, count := range m {
-			n := nodes[pathKey(from[f].funcs)]
+			n := nodes[pathKey(from[f].expanded())]
 			if n == nil || n == nodes[""] {
 				continue
 			}

@@ -13,9 +13,12 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -57,6 +60,16 @@ func chainID(parent, fn uint64) uint64 {
 
 // errorID is the id of an error in the store.
 func errorID(e tracefile.Error) uint64 { return FuncID(e.Type + "\x00" + e.Message) }
+
+// failed is the SQL condition of a call that failed: it returned an
+// error, and not one of tracefile.Ends, as the local analysis counts.
+var failed = func() string {
+	ids := []string{"0"}
+	for _, e := range tracefile.Ends {
+		ids = append(ids, strconv.FormatUint(errorID(e), 10))
+	}
+	return "error NOT IN (" + strings.Join(ids, ", ") + ")"
+}()
 
 // TraceID returns the id of the trace file at path.
 func TraceID(path string) (string, error) {
@@ -118,7 +131,8 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 			start = t
 		}
 	}
-	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, roots: map[uint64]*node{}, spawns: map[uint64]*spawn{}, waiting: map[uint64][]*spawn{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}}
+	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, spawns: map[uint64]*spawn{}, waiting: map[uint64][]*spawn{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{},
+		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name })}
 	if err := p.run(progress, st.Size()); err != nil {
 		if !tracefile.IsIncomplete(err) {
 			return out, s.abandon(ctx, pushID, fmt.Errorf("%s: %w", path, err))
@@ -185,23 +199,24 @@ type pusher struct {
 	calls uint64
 
 	gs         map[uint64]*gstate
-	roots      map[uint64]*node    // chains of one function, by function
-	nodes      []*node             // every chain
+	folder     *query.Folder
+	nodes      []*node             // every chain, by its number in folder
 	goroutines [][]any             // rows of the goroutines table not sent yet
 	spawns     map[uint64]*spawn   // goroutines whose row waits for a chain, by goroutine
 	waiting    map[uint64][]*spawn // by parent, while the parent has no open call
 	funcs      map[uint32]uint64   // the trace's function ids to the store's
 	errs       map[uint32]uint64   // and its error ids
 
-	batch driver.Batch
-	rows  int
+	batch  driver.Batch
+	rows   int
+	counts []uint32 // scratch for node
 }
 
 // gstate is a goroutine's open calls.
 type gstate struct {
 	frames  []frame
 	open    map[uint64]int32 // calls open, by function
-	inNode  map[*node]int32  // calls open, by chain
+	inNode  map[int32]int32  // calls open, by chain
 	waiting []*spawn         // children waiting for this goroutine's call of their creator
 }
 
@@ -235,39 +250,40 @@ var maxSpawns = 1 << 16
 
 type frame struct {
 	fn       uint64
+	chain    query.Folded
 	node     *node
 	children int64 // time in traced callees
 }
 
-// node is a chain with recursion folded, as the query package folds it:
-// a function entered again goes back to its first place in the chain.
+// node is a chain with recursion folded, as the query package folds it,
+// written as tokens (see query.Encode), its id their hash.
 type node struct {
 	id      uint64
-	fn      uint64
-	parent  *node
-	kids    map[uint64]*node
-	repeats []uint32 // most calls of each step of the chain open at once
+	tokens  []uint64
+	repeats []uint32 // the most times each step ran, as query.Folded.Counts gives them
 }
 
-func (p *pusher) node(parent *node, fn uint64) *node {
-	for a := parent; a != nil; a = a.parent {
-		if a.fn == fn {
-			return a
+// node returns the node of chain c, with its repeats made at least c's.
+func (p *pusher) node(c query.Folded) *node {
+	k := c.Chain()
+	for int(k) >= len(p.nodes) {
+		p.nodes = append(p.nodes, nil)
+	}
+	n := p.nodes[k]
+	if n == nil {
+		n = &node{tokens: query.Encode(nil, p.folder.Steps(c, false), FuncID)}
+		for _, t := range n.tokens {
+			n.id = chainID(n.id, t)
 		}
+		p.nodes[k] = n
 	}
-	kids, pid := p.roots, uint64(0)
-	if parent != nil {
-		if parent.kids == nil {
-			parent.kids = map[uint64]*node{}
-		}
-		kids, pid = parent.kids, parent.id
+	p.counts = c.Counts(p.counts[:0])
+	if len(n.repeats) != len(p.counts) {
+		n.repeats = make([]uint32, len(p.counts))
 	}
-	if n := kids[fn]; n != nil {
-		return n
+	for i, r := range p.counts {
+		n.repeats[i] = max(n.repeats[i], r)
 	}
-	n := &node{id: chainID(pid, fn), fn: fn, parent: parent}
-	kids[fn] = n
-	p.nodes = append(p.nodes, n)
 	return n
 }
 
@@ -293,15 +309,16 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 		case tracefile.EnterEvent:
 			g := p.gs[ev.G]
 			if g == nil {
-				g = &gstate{open: map[uint64]int32{}, inNode: map[*node]int32{}}
+				g = &gstate{open: map[uint64]int32{}, inNode: map[int32]int32{}}
 				p.gs[ev.G] = g
 			}
 			fn := p.fn(ev.Func)
-			var parent *node
+			chain := p.folder.Empty()
 			if len(g.frames) > 0 {
-				parent = g.frames[len(g.frames)-1].node
+				chain = g.frames[len(g.frames)-1].chain
 			}
-			n := p.node(parent, fn)
+			chain = p.folder.Push(chain, ev.Func)
+			n := p.node(chain)
 			if len(g.frames) == 0 {
 				if sp := p.spawns[ev.G]; sp != nil && sp.root == 0 {
 					sp.root = n.id
@@ -332,21 +349,9 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 				}
 				g.waiting = kept
 			}
-			g.frames = append(g.frames, frame{fn: fn, node: n})
+			g.frames = append(g.frames, frame{fn: fn, chain: chain, node: n})
 			g.open[fn]++
-			g.inNode[n]++
-			// How many calls of each step of the chain are open now.
-			i := 0
-			for a := n; a != nil; a = a.parent {
-				i++
-			}
-			if len(n.repeats) < i {
-				n.repeats = make([]uint32, i)
-			}
-			for a := n; a != nil; a = a.parent {
-				i--
-				n.repeats[i] = max(n.repeats[i], uint32(g.inNode[a]))
-			}
+			g.inNode[chain.Chain()]++
 		case tracefile.ExitEvent:
 			g := p.gs[ev.G]
 			if g == nil || len(g.frames) == 0 {
@@ -355,7 +360,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			fr := g.frames[len(g.frames)-1]
 			g.frames = g.frames[:len(g.frames)-1]
 			g.open[fr.fn]--
-			g.inNode[fr.node]--
+			g.inNode[fr.chain.Chain()]--
 			d := ev.Time - ev.Start
 			if len(g.frames) > 0 {
 				g.frames[len(g.frames)-1].children += d
@@ -369,7 +374,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			if g.open[fr.fn] == 0 {
 				outer = 1
 			}
-			if g.inNode[fr.node] == 0 {
+			if g.inNode[fr.chain.Chain()] == 0 {
 				chainOuter = 1
 			}
 			var errID uint64
@@ -510,16 +515,9 @@ func (p *pusher) finish() error {
 	}
 	var chains, funcs, errs, profiles [][]any
 	for _, n := range p.nodes {
-		var path []uint64
-		for a := n; a != nil; a = a.parent {
-			path = append(path, a.fn)
+		if n != nil {
+			chains = append(chains, []any{p.push, n.id, n.tokens, n.repeats})
 		}
-		slices.Reverse(path)
-		reps := n.repeats
-		if len(reps) != len(path) {
-			reps = make([]uint32, len(path))
-		}
-		chains = append(chains, []any{p.push, n.id, path, reps})
 	}
 	for id, sid := range p.funcs {
 		f := p.r.Func(id)

@@ -81,7 +81,7 @@ func (s *Store) noSchema(err error) error {
 func (s *Store) Functions(ctx context.Context, sel Selection, key string, top int) ([]query.Function, error) {
 	cond, args := s.where(sel)
 	rows, err := s.conn.Query(ctx, `SELECT func, count(), sum(dur * outer), sum(self), sum(dur), max(dur),
-		quantilesDeterministic(0.5, 0.99)(dur, start), countIf(exit = 1), countIf(error != 0)
+		quantilesDeterministic(0.5, 0.99)(dur, start), countIf(exit = 1), countIf(`+failed+`)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY func`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)
@@ -191,12 +191,12 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o Chain
 	cond, args := s.where(sel)
 	cond += " AND func IN (" + list(ids) + ")"
 	if o.OnlyErrors {
-		cond += " AND error != 0"
+		cond += " AND " + failed
 	}
 	if o.OnlyPanics {
 		cond += " AND exit = 1"
 	}
-	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur), max(dur), countIf(exit = 1), countIf(error != 0)
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)
@@ -250,13 +250,8 @@ func (s *Store) paths(ctx context.Context, sel Selection, ids []uint64, byID map
 		return err
 	}
 	for id, c := range byID {
-		p := paths[id]
-		c.Path = make([]query.Step, len(p.funcs))
-		for i, f := range p.funcs {
-			c.Path[i].Name = names[f].Name
-			if i < len(p.repeats) && p.repeats[i] > 1 {
-				c.Path[i].Repeat = int(p.repeats[i])
-			}
+		if c.Path, err = paths[id].steps(names, true); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -273,7 +268,7 @@ func (s *Store) spawnedFrom(ctx context.Context, sel Selection, byID map[uint64]
 		if len(c.Path) == 0 {
 			continue
 		}
-		r := chainID(0, FuncID(c.Path[0].Name))
+		r := chainID(0, FuncID(query.First(c.Path)))
 		if roots[r] == nil {
 			ids = append(ids, r)
 		}
@@ -285,30 +280,26 @@ func (s *Store) spawnedFrom(ctx context.Context, sel Selection, byID map[uint64]
 	}
 	for r, m := range spawned {
 		type count struct {
-			names []string
+			steps []query.Step
 			n     uint64
 		}
 		var cs []count
 		for f, n := range m {
-			c := count{n: n}
-			for _, fn := range paths[f].funcs {
-				c.names = append(c.names, names[fn].Name)
+			steps, err := paths[f].steps(names, false)
+			if err != nil {
+				return err
 			}
-			cs = append(cs, c)
+			cs = append(cs, count{steps, n})
 		}
 		sort.Slice(cs, func(i, j int) bool {
 			if cs[i].n != cs[j].n {
 				return cs[i].n > cs[j].n
 			}
-			return slices.Compare(cs[i].names, cs[j].names) < 0
+			return slices.Compare(query.Expand(cs[i].steps), query.Expand(cs[j].steps)) < 0
 		})
 		top := [][]query.Step{}
 		for _, c := range cs[:min(len(cs), 5)] {
-			path := make([]query.Step, len(c.names))
-			for i, n := range c.names {
-				path[i].Name = n
-			}
-			top = append(top, path)
+			top = append(top, c.steps)
 		}
 		for _, c := range roots[r] {
 			c.SpawnedFrom = top
@@ -369,10 +360,57 @@ func (s *Store) pairCounts(ctx context.Context, q string, args []any) (map[uint6
 	return out, rows.Err()
 }
 
-// path is a chain's functions, and the most times each was open at once.
+// path is a chain, as query.Encode writes it, and the most times each
+// step ran, as query.Folded.Counts gives them.
 type path struct {
 	funcs   []uint64
 	repeats []uint32
+}
+
+// steps returns the chain's steps, with their counts when counts is set.
+func (p path) steps(names map[uint64]tracefile.Func, counts bool) ([]query.Step, error) {
+	reps := p.repeats
+	if !counts {
+		reps = nil
+	}
+	steps, err := query.Decode(p.funcs, reps, func(t uint64) string { return names[t].Name })
+	if err != nil {
+		return nil, fmt.Errorf("the store's chain %v: %v", p.funcs, err)
+	}
+	return steps, nil
+}
+
+// expanded returns the functions of the shortest path of calls that
+// folds to the chain (see query.Expand): the chain's place in a tree of
+// calls.
+func (p path) expanded() []uint64 {
+	var out []uint64
+	var cycle func(i int) int // writes the cycle from i, returns past its end
+	cycle = func(i int) int {
+		start := len(out)
+		for i < len(p.funcs) {
+			switch t := p.funcs[i]; t {
+			case query.CycleEnd:
+				out = append(out, out[start:]...)
+				return i + 1
+			case query.CycleStart:
+				i = cycle(i + 1)
+			default:
+				out = append(out, t)
+				i++
+			}
+		}
+		return i
+	}
+	for i := 0; i < len(p.funcs); {
+		if p.funcs[i] == query.CycleStart {
+			i = cycle(i + 1)
+		} else {
+			out = append(out, p.funcs[i])
+			i++
+		}
+	}
+	return out
 }
 
 // chainPaths returns the paths of chains ids in the selected pushes, and
@@ -393,7 +431,11 @@ func (s *Store) chainPaths(ctx context.Context, sel Selection, ids []uint64) (ma
 			return nil, nil, err
 		}
 		paths[id] = p
-		fids = append(fids, p.funcs...)
+		for _, t := range p.funcs {
+			if t != query.CycleStart && t != query.CycleEnd {
+				fids = append(fids, t)
+			}
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
@@ -552,7 +594,7 @@ func (s *Store) Compare(ctx context.Context, base, cur Selection, top int) (quer
 	}
 	side := func(sel Selection) (map[uint64]fig, error) {
 		cond, args := s.where(sel)
-		rows, err := s.conn.Query(ctx, "SELECT chain, count(), sum(dur * chain_outer), countIf(error != 0) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY chain", args...)
+		rows, err := s.conn.Query(ctx, "SELECT chain, count(), sum(dur * chain_outer), countIf("+failed+") FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY chain", args...)
 		if err != nil {
 			return nil, err
 		}

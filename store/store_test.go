@@ -184,6 +184,18 @@ func traces(t *testing.T) map[string]string {
 	if err := os.WriteFile(out["deep"], tracetest.Recursion(5000), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Recursion through cycles, goroutines, errors and panics.
+	for seed := range uint64(3) {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("random%d", seed)
+		out[name] = filepath.Join(dir, name+".trace")
+		if err := os.WriteFile(out[name], data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return out
 }
 
@@ -325,11 +337,7 @@ func folded(p *analysis.Profile, fold bool) map[string][4]int64 {
 			if !fold {
 				return strings.Join(names, ";")
 			}
-			var s []string
-			for _, st := range query.FoldPath(names) {
-				s = append(s, st.Name)
-			}
-			return strings.Join(s, ";")
+			return chainKey(query.FoldPath(names))
 		}
 		for _, c := range it.n.Children {
 			names := append(slices.Clone(it.names), p.Names(c.Func))
@@ -368,7 +376,7 @@ func TestProfileEqualsLocal(t *testing.T) {
 		}
 		st := query.FromTables("store", p, tab.Funcs, tab.Errors)
 		lt := local(t, path, analysis.Options{})
-		if got, want := folded(st.Profile, false), folded(lt.Profile, true); !reflect.DeepEqual(got, want) {
+		if got, want := folded(st.Profile, true), folded(lt.Profile, true); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: chains\n got %v\nwant %v", name, got, want)
 		}
 		// The chains that started the goroutines of each chain, as the
@@ -378,11 +386,7 @@ func TestProfileEqualsLocal(t *testing.T) {
 			cs, _ := tr.Chains([]uint32{mustFunc(t, tr, fn)}, 0)
 			out := map[string][][]query.Step{}
 			for _, c := range cs {
-				var names []string
-				for _, s := range c.Path {
-					names = append(names, s.Name)
-				}
-				out[strings.Join(names, " ")] = c.SpawnedFrom
+				out[chainKey(c.Path)] = c.SpawnedFrom
 			}
 			return out
 		}
@@ -663,4 +667,17 @@ func TestPushedTwiceAtOnce(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("functions of a trace pushed twice\n got %+v\nwant %+v", got, want)
 	}
+}
+
+// chainKey names a folded chain, its counts left out.
+func chainKey(steps []query.Step) string {
+	var s []string
+	for _, st := range steps {
+		if st.Cycle != nil {
+			s = append(s, "("+chainKey(st.Cycle)+")")
+		} else {
+			s = append(s, st.Name)
+		}
+	}
+	return strings.Join(s, ";")
 }

@@ -115,6 +115,28 @@ type Error struct {
 	Message string
 }
 
+// Ends are the errors that mean the end of something rather than a
+// failure: io.EOF, the normal end of input; fs.SkipDir and fs.SkipAll,
+// which end a walk early on purpose; http.ErrServerClosed, how Serve
+// returns after Shutdown. calltrail shows them as it shows any error,
+// but does not count a call returning one as failed.
+var Ends = []Error{
+	{"*errors.errorString", "EOF"},
+	{"*errors.errorString", "skip this directory"},
+	{"*errors.errorString", "skip everything and stop the walk"},
+	{"*errors.errorString", "http: Server closed"},
+}
+
+// End reports whether e is one of Ends: returning it is not a failure.
+func (e Error) End() bool {
+	for _, end := range Ends {
+		if e == end {
+			return true
+		}
+	}
+	return false
+}
+
 // Goroutine describes a goroutine as the runtime saw it when the goroutine
 // first made a traced call. Fields other than ID are zero when the Go runtime
 // did not make them available.

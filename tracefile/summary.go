@@ -12,6 +12,7 @@ type Summary struct {
 	Duration   time.Duration // from the start of tracing to the last event
 	Goroutines int           // goroutines that made traced calls
 	Funcs      int           // functions in the function table
+	Called     int           // functions called: those the other verbs list
 	Calls      uint64        // calls recorded
 	Unfinished int           // calls still running when the trace ended
 	Panics     uint64        // calls left by a panic
@@ -24,6 +25,7 @@ type Summary struct {
 // and the error that stopped it, nil at a clean end of input.
 func Summarize(r *Reader) (Summary, error) {
 	gs := map[uint64]bool{}
+	var called []bool // by function id
 	s := Summary{Meta: r.Meta(), Version: r.Version()}
 	var err error
 	for {
@@ -33,6 +35,15 @@ func Summarize(r *Reader) (Summary, error) {
 			break
 		}
 		gs[ev.G] = true
+		if ev.Kind == EnterEvent {
+			for int(ev.Func) >= len(called) {
+				called = append(called, false)
+			}
+			if !called[ev.Func] {
+				called[ev.Func] = true
+				s.Called++
+			}
+		}
 		if ev.Kind == ExitEvent {
 			switch ev.Exit {
 			case Unfinished:

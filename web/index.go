@@ -106,7 +106,7 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 		if n := l.len(); cap(l.start) > n+n/4+64 {
 			l.resize(n) // a lane that ended early was given room it never used
 		}
-		l.listFailed()
+		l.listFailed(func(id uint32) bool { return !r.Error(id).End() })
 		l.sortValues()
 		ix.lanes = append(ix.lanes, l)
 	}
@@ -204,12 +204,13 @@ func (l *lane) errAt(i int) uint32 {
 	return l.err[i]
 }
 
-// listFailed lists the calls that returned an error, once the lane is
-// read: they end, and so fail, out of the order they began in.
-func (l *lane) listFailed() {
+// listFailed lists the calls that failed, returning an error that
+// failure says is one, once the lane is read: they end, and so fail, out
+// of the order they began in.
+func (l *lane) listFailed(failure func(id uint32) bool) {
 	l.failed = nil
 	for i, e := range l.err {
-		if e != 0 {
+		if e != 0 && failure(e) {
 			l.failed = append(l.failed, int32(i))
 		}
 	}

@@ -160,7 +160,7 @@ func randomLane(rng *rand.Rand, n int) *lane {
 	for l.len() < n {
 		call(1)
 	}
-	l.listFailed()
+	l.listFailed(func(uint32) bool { return true })
 	return l
 }
 

@@ -120,8 +120,9 @@ const itemLen = 8
 // the window's start), duration, function id (0 for a block of several),
 // depth, number of calls (more than 1 for a block), the call's index in
 // its lane (-1 for a block), the function of the block's first call, and
-// the error the call returned (its id in Errors, 0 for none) or, for a
-// block, how many of its calls returned one.
+// the error the call returned (its id in Errors, 0 for none, negated for
+// an end such as io.EOF, which is not a failure) or, for a block, how many
+// of its calls failed.
 type laneItemsJSON struct {
 	Lane  int     `json:"lane"`
 	Items []int64 `json:"items"`
@@ -195,6 +196,9 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 				errs = int64(it.err)
 				if it.err != 0 {
 					out.addError(s.t, it.err)
+					if it.failed == 0 {
+						errs = -errs // an end, not a failure: not red
+					}
 				}
 				if vs := l.valuesOf(it.call); vs != nil {
 					if li.Values == nil {

@@ -18,7 +18,7 @@ type item struct {
 // callItem is the bar of call c, drawn on its own.
 func (l *lane) callItem(c int) item {
 	e := l.errAt(c)
-	return item{start: l.start[c], dur: l.dur[c], fn: l.fn[c], first: l.fn[c], err: e, failed: int32(min(e, 1)), depth: int(l.depth[c]), count: 1, call: c}
+	return item{start: l.start[c], dur: l.dur[c], fn: l.fn[c], first: l.fn[c], err: e, failed: l.failedIn(c, c+1), depth: int(l.depth[c]), count: 1, call: c}
 }
 
 // blockItem is a block holding narrow call c and its callees.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/calltrail/calltrail/internal/words"
 	"go/build"
 	"os"
 	"os/exec"
@@ -459,12 +460,12 @@ func summarizeRun(trace string, st instrument.Stats) uint64 {
 		return 1
 	}
 	p := t.Profile
-	instrumented := fmt.Sprintf("%d functions instrumented in %d packages", st.Funcs, st.Packages) + leftOut(st.Omitted)
+	instrumented := words.Count(st.Funcs, "function") + " instrumented in " + words.Count(st.Packages, "package") + leftOut(st.Omitted)
 	if st.Funcs == 0 {
 		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)" + leftOut(st.Omitted)
 	}
-	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %d calls in %d goroutines over %s",
-		instrumented, t.Calls(), p.Goroutines, indented.Round(p.Duration))
+	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %s in %s over %s",
+		instrumented, words.Count(t.Calls(), "call"), words.Count(p.Goroutines, "goroutine"), indented.Round(p.Duration))
 	if p.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, " (%d calls dropped)", p.Stats.DroppedCalls)
 	}

@@ -147,7 +147,7 @@ func TestRun(t *testing.T) {
 	if stdout != "55 [a b]\n" {
 		t.Errorf("program printed %q", stdout)
 	}
-	if !strings.Contains(stderr, "calltrail: 2 functions instrumented in 1 packages") || !strings.Contains(stderr, "calltrail replay t.out") {
+	if !strings.Contains(stderr, "calltrail: 2 functions instrumented in 1 package") || !strings.Contains(stderr, "calltrail replay t.out") {
 		t.Errorf("summary:\n%s", stderr)
 	}
 	s := readSummary(t, "t.out")
@@ -352,7 +352,7 @@ func TestRunSignal(t *testing.T) {
 	if s.Meta["program"] != "sleeper" {
 		t.Errorf("the trace names the program %q, want sleeper", s.Meta["program"])
 	}
-	if !strings.Contains(stderr.String(), "calltrail: 2 functions instrumented in 1 packages; recorded 2 calls") {
+	if !strings.Contains(stderr.String(), "calltrail: 2 functions instrumented in 1 package; recorded 2 calls") {
 		t.Errorf("no summary:\n%s", stderr.String())
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "calltrail-build-*")); len(left) > 0 {
@@ -440,9 +440,9 @@ func TestCallchainsPipeline(t *testing.T) {
 	}
 	var lines []string
 	for _, c := range res.Chains {
-		l := fmt.Sprintf("%d %s", c.Calls, chainText(c.Path, " -> "))
+		l := fmt.Sprintf("%d %s", c.Calls, query.Text(c.Path, " -> "))
 		for _, s := range c.SpawnedFrom {
-			l += " (started from " + chainText(s, " -> ") + ")"
+			l += " (started from " + query.Text(s, " -> ") + ")"
 		}
 		lines = append(lines, l)
 	}
@@ -492,7 +492,7 @@ func TestTracedHelp(t *testing.T) {
 func TestRunFiles(t *testing.T) {
 	dir, files := module(t)
 	code, _, stderr := runCmd("run", "-o", "t.out", "main.go", "a")
-	if code != 3 || !strings.Contains(stderr, "calltrail: 2 functions instrumented in 1 packages; recorded 178 calls") {
+	if code != 3 || !strings.Contains(stderr, "calltrail: 2 functions instrumented in 1 package; recorded 178 calls") {
 		t.Fatalf("exit %d, want the program's 3; stderr:\n%s", code, stderr)
 	}
 	if s := readSummary(t, "t.out"); s.Meta["path"] != filepath.Join(dir, "main") {

@@ -102,7 +102,7 @@ func writeDiff(w io.Writer, what string, cs []query.Change) {
 		}
 		name := c.Name
 		if name == "" {
-			name = chainText(c.Chain, " -> ")
+			name = query.Text(c.Chain, " -> ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%d\t%d\t\t%s%s\n", dur(c.BaseNs), dur(c.NewNs), sign, dur(d), c.BaseCalls, c.NewCalls, name, note)
 	}

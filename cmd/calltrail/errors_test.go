@@ -240,7 +240,7 @@ func TestChainsErrors(t *testing.T) {
 		}
 		out := map[string]query.Chain{}
 		for _, c := range res.Chains {
-			out[chainText(c.Path, " -> ")] = c
+			out[query.Text(c.Path, " -> ")] = c
 		}
 		return out
 	}

@@ -79,6 +79,7 @@ func TestBusyMachine(t *testing.T) {
 	if want := uint64(2*317811 - 1 + 1); s.Calls != want || s.Stats.DroppedCalls != 0 {
 		t.Errorf("%d calls recorded, %d dropped; want %d (fib(27) and main), none dropped", s.Calls, s.Stats.DroppedCalls, want)
 	}
+	checkAnswers(t, trace)
 }
 
 // TestDeepPanicProgram parses five inputs nested ten thousand deep, each
@@ -96,6 +97,7 @@ func TestDeepPanicProgram(t *testing.T) {
 	if want := uint64(1 + rounds*(depth+4)); s.Calls != want || s.Panics != rounds*depth || s.Stats.DroppedCalls != 0 {
 		t.Errorf("%d calls, %d left by panic, %d dropped; want %d, %d, none", s.Calls, s.Panics, s.Stats.DroppedCalls, want, rounds*depth)
 	}
+	checkAnswers(t, trace)
 }
 
 // TestAllocsUnchanged runs a test asserting that a helper allocates

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/calltrail/calltrail/internal/words"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -40,7 +41,7 @@ func init() {
 }
 
 func writeGoroutines(t *query.Trace, g query.Goroutines) {
-	fmt.Fprintf(out, "%d goroutines ran traced code over %s; at most %d at one instant\n", g.Count, dur(int64(t.Profile.Duration)), g.MaxAlive)
+	fmt.Fprintf(out, "%s ran traced code over %s; at most %d at one instant\n", words.Count(g.Count, "goroutine"), dur(int64(t.Profile.Duration)), g.MaxAlive)
 	fmt.Fprintf(out, "lifetime:     p50 %s, p90 %s, max %s\n", dur(g.Lifetime.P50Ns), dur(g.Lifetime.P90Ns), dur(g.Lifetime.MaxNs))
 	fmt.Fprintf(out, "traced work:  p50 %s, p90 %s, max %s\n", dur(g.Work.P50Ns), dur(g.Work.P90Ns), dur(g.Work.MaxNs))
 	if len(g.Alive) > 0 {
@@ -54,7 +55,7 @@ func writeGoroutines(t *query.Trace, g query.Goroutines) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "goroutines\tcalls\tper call\t  chain\n")
 	for _, s := range g.StartedBy {
-		fmt.Fprintf(tw, "%d\t%d\t%.1f\t  %s\n", s.Goroutines, s.Calls, s.PerCall, chainText(s.Chain, " → "))
+		fmt.Fprintf(tw, "%d\t%d\t%.1f\t  %s\n", s.Goroutines, s.Calls, s.PerCall, query.Text(s.Chain, " → "))
 	}
 	tw.Flush()
 }

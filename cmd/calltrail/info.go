@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/calltrail/calltrail/internal/words"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -51,14 +52,14 @@ func printInfo(name string, s tracefile.Summary) {
 		row("window", "%s, from %s to %s after tracing started (flight recorder); %s calls open at its start", indented.Round(time.Duration(to-from)), indented.Round(time.Duration(from)), indented.Round(time.Duration(to)), m["window_open_calls"])
 	}
 	row("goroutines", "%d", s.Goroutines)
-	row("functions", "%d", s.Funcs)
+	row("functions", "%d called, of %d in the trace's table", s.Called, s.Funcs)
 	row("calls", "%d (%d left by panic, %d unfinished)", s.Calls, s.Panics, s.Unfinished)
 	total := s.Calls + s.Stats.DroppedCalls
 	pct := 0.0
 	if total > 0 {
 		pct = 100 * float64(s.Stats.DroppedCalls) / float64(total)
 	}
-	row("dropped", "%d calls (%.2f%%)", s.Stats.DroppedCalls, pct)
+	row("dropped", "%s (%.2f%%)", words.Count(s.Stats.DroppedCalls, "call"), pct)
 	if h := heldUp(s); h != "" {
 		row("held up", "%s", h)
 	}

@@ -137,9 +137,9 @@ func TestInfo(t *testing.T) {
 		"program     /tmp/chains",
 		"go          go1.26.8 linux/amd64, GOMAXPROCS 2",
 		"goroutines  2\n",
-		"functions   9\n",
+		"functions   9 called, of 9 in the trace's table\n",
 		"calls       10 (4 left by panic, 0 unfinished)",
-		"dropped     1 calls (9.09%)",
+		"dropped     1 call (9.09%)",
 		"ended       main returned",
 	} {
 		if !strings.Contains(out, want) {

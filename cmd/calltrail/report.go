@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/calltrail/calltrail/internal/words"
 	"io"
 	"strconv"
 	"strings"
@@ -274,21 +275,6 @@ func init() {
 	})
 }
 
-// chainText writes a chain's steps as "a -> b ×3 -> c".
-func chainText(steps []query.Step, sep string) string {
-	var b strings.Builder
-	for i, s := range steps {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(s.Name)
-		if s.Repeat > 1 {
-			fmt.Fprintf(&b, " ×%d", s.Repeat)
-		}
-	}
-	return b.String()
-}
-
 // writeChains prints chains, each with up to messages of its errors'
 // messages (all, if negative).
 func writeChains(w io.Writer, chains []query.Chain, messages int) {
@@ -300,11 +286,11 @@ func writeChains(w io.Writer, chains []query.Chain, messages int) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s\n", chainText(c.Path, " -> "))
+		fmt.Fprintf(w, "%s\n", query.Text(c.Path, " -> "))
 		for _, s := range c.SpawnedFrom {
-			fmt.Fprintf(w, "  in goroutines started from %s\n", chainText(s, " -> "))
+			fmt.Fprintf(w, "  in goroutines started from %s\n", query.Text(s, " -> "))
 		}
-		fmt.Fprintf(w, "  %d calls, total %s, mean %s, max %s", c.Calls, dur(c.TotalNs), dur(c.MeanNs), dur(c.MaxNs))
+		fmt.Fprintf(w, "  %s, total %s, mean %s, max %s", words.Count(c.Calls, "call"), dur(c.TotalNs), dur(c.MeanNs), dur(c.MaxNs))
 		if c.Panics > 0 {
 			fmt.Fprintf(w, ", %d panicked", c.Panics)
 		}

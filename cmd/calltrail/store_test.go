@@ -109,7 +109,7 @@ func TestStoreChains(t *testing.T) {
 		spawners := map[string][]string{} // chains that started the goroutines, as text
 		for _, tr := range traces {
 			for _, c := range chains(append(flags, "main.D", tr)...) {
-				k := chainText(c.Path, " -> ")
+				k := query.Text(c.Path, " -> ")
 				u := union[k]
 				if u == nil {
 					u = &query.Chain{Path: c.Path, SpawnedFrom: [][]query.Step{}, Slowest: []query.Call{}}
@@ -144,7 +144,7 @@ func TestStoreChains(t *testing.T) {
 				t.Errorf("--from %s: %d chains, the traces %d", from, len(got), len(union))
 			}
 			for _, c := range got {
-				k := chainText(c.Path, " -> ")
+				k := query.Text(c.Path, " -> ")
 				u := union[k]
 				if u == nil {
 					t.Errorf("--from %s: chain %s in no trace", from, k)
@@ -377,7 +377,7 @@ func TestCollectInterrupted(t *testing.T) {
 // addSpawners adds to the sorted set of chains (as text) those of from.
 func addSpawners(set []string, from [][]query.Step) []string {
 	for _, p := range from {
-		k := chainText(p, " -> ")
+		k := query.Text(p, " -> ")
 		if i, ok := slices.BinarySearch(set, k); !ok {
 			set = slices.Insert(set, i, k)
 		}

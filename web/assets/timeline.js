@@ -139,7 +139,7 @@ ct.views.timeline = async function (root, params) {
             const label = ct.fitText(g, n > 1 ? `${ct.names[items[j + 6]] || "?"} … ${ct.num(n)} calls` : ct.names[fn], bw - 4);
             if (label) { g.fillStyle = "#111"; g.fillText(label, x + 2, y + rowH / 2); }
           }
-          if (items[j + 7]) {
+          if (items[j + 7] > 0) {
             markFailed(g, x, y, bw, n > 1);
             failed++;
           }
@@ -167,7 +167,7 @@ ct.views.timeline = async function (root, params) {
     ct.callBars = () => {
       const r = canvas.getBoundingClientRect();
       return rects.filter((b) => b.items[b.j + 4] === 1)
-        .map((b) => ({ x: r.left + b.x, y: r.top + b.y, w: b.w, h: rowH - 1, g: L.g[b.lane], fn: ct.names[b.items[b.j + 2]], call: b.items[b.j + 5], failed: !!b.items[b.j + 7] }));
+        .map((b) => ({ x: r.left + b.x, y: r.top + b.y, w: b.w, h: rowH - 1, g: L.g[b.lane], fn: ct.names[b.items[b.j + 2]], call: b.items[b.j + 5], failed: b.items[b.j + 7] > 0 }));
     };
     ct.failedBars = () => ct.callBars().filter((b) => b.failed);
     // Where lane i's title is on the page, for the browser tests.
@@ -270,7 +270,7 @@ ct.views.timeline = async function (root, params) {
   };
   // errorOf is the error of a bar's one call; failedIn says how many of a
   // block's calls returned one.
-  const errorOf = (r) => ct.errText(r.errors[r.items[r.j + 7]] || { type: "?", message: "" });
+  const errorOf = (r) => ct.errText(r.errors[Math.abs(r.items[r.j + 7])] || { type: "?", message: "" });
   const failedIn = (r) => (r.items[r.j + 7] ? `, ${ct.num(r.items[r.j + 7])} failed` : "");
   // valuesOf is the arguments and results of a bar's one call, if any.
   const valuesOf = (r) => r.values && r.items[r.j + 4] === 1 ? r.values[r.items[r.j + 5]] : undefined;

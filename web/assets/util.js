@@ -60,8 +60,13 @@ ct.show = function (root, ...kids) {
 ct.funcLink = (name) => ct.el("a", { href: ct.href("func", { name }), class: "func" }, name);
 
 // steps shows a chain of calls, recursion folded as the server folds it:
-// "main.main → main.rec ×30000", its functions linked when links is set.
-ct.steps = (steps, links) => steps.map((s, i) => [i ? " → " : "", links ? ct.funcLink(s.name) : s.name, s.repeat > 1 ? ` ×${ct.num(s.repeat)}` : ""]);
+// "main.main → main.rec ×30000 → (main.even → main.odd) ×2", its
+// functions linked when links is set.
+ct.steps = (steps, links) => steps.map((s, i) => [
+  i ? " → " : "",
+  s.cycle ? ["(", ct.steps(s.cycle, links), ")"] : links ? ct.funcLink(s.name) : s.name,
+  s.repeat > 1 ? ` ×${ct.num(s.repeat)}` : "",
+]);
 
 // href makes a link to a view with its parameters.
 ct.href = function (view, params) {

@@ -1,0 +1,146 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calltrail/calltrail/internal/oracle"
+	"github.com/calltrail/calltrail/query"
+)
+
+// checkAnswers fails the test for every disagreement between calltrail's
+// views of the trace at path.
+func checkAnswers(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range oracle.Check(filepath.Base(path), data) {
+		t.Error(err)
+	}
+}
+
+// TestIndirectRecursion: functions calling each other fold as a cycle,
+// never dropping one of them, and distinct paths stay distinct chains;
+// a deep start folds into the shallow one of its shape.
+func TestIndirectRecursion(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "evenodd.out")
+	exact(t, "run", "-o", trace, "./evenodd")
+	code, out, errOut := runCmd("chains", "main.leaf", trace)
+	if code != 0 {
+		t.Fatalf("chains: exit %d\n%s", code, errOut)
+	}
+	var got []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "main.") {
+			got = append(got, line)
+		}
+	}
+	want := []string{
+		"main.main -> (main.even -> main.odd) ×20 -> main.even -> main.leaf", // even(4), even(40)
+		"main.main -> (main.odd -> main.even) ×2 -> main.leaf",               // odd(3)
+		"main.main -> main.even -> main.leaf",                                // even(0)
+		"main.main -> main.even -> main.odd -> main.even -> main.leaf",       // even(2)
+		"main.main -> main.odd -> main.even -> main.leaf",                    // odd(1)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("chains main.leaf:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	checkAnswers(t, trace)
+}
+
+// endProgram reads lines to the end of its input, the last read
+// returning io.EOF, and fails to parse one line of three.
+var endProgram = map[string]string{
+	"go.mod": "module example.com/lines\n\ngo 1.22\n",
+	"main.go": `package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+func next(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(line), nil
+}
+
+func parse(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("line %q: %w", s, err)
+	}
+	return n, nil
+}
+
+func main() {
+	r := bufio.NewReader(strings.NewReader("1\nx\n3\n"))
+	sum := 0
+	for {
+		line, err := next(r)
+		if err == io.EOF {
+			break
+		}
+		if n, err := parse(line); err == nil {
+			sum += n
+		}
+	}
+	fmt.Println(sum)
+}
+`,
+}
+
+// TestEndIsNotFailure: a call returning io.EOF, the end of its input, is
+// not counted as failed anywhere, and its message stays in sight; a real
+// failure still is.
+func TestEndIsNotFailure(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, endProgram)
+	chdir(t, dir)
+	if code, stdout, stderr := runCmd("run", "."); code != 0 || stdout != "4\n" {
+		t.Fatalf("calltrail run: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := runCmd("report", "--json")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Findings  []struct{ Function, Message string }
+		Functions []query.Function
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Functions {
+		want := map[string]uint64{"main.next": 0, "main.parse": 1}[f.Name]
+		if f.Errors != want {
+			t.Errorf("report: %s has %d errors, want %d", f.Name, f.Errors, want)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Function == "main.next" {
+			t.Errorf("a finding about main.next: %s", f.Message)
+		}
+	}
+	// The end is still said, where errors are listed.
+	code, stdout, _ = runCmd("chains", "main.next")
+	if code != 0 || !strings.Contains(stdout, `*errors.errorString "EOF"`) || strings.Contains(stdout, "failed") {
+		t.Errorf("chains main.next: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, _ = runCmd("chains", "--errors", "main.next"); code != 0 || !strings.Contains(stdout, "no calls") {
+		t.Errorf("chains --errors main.next: exit %d, want no calls\n%s", code, stdout)
+	}
+	checkAnswers(t, "calltrail.out")
+}

@@ -1,0 +1,469 @@
+// Package oracle checks that calltrail's views of one trace agree: the
+// calls as replay prints them, the events as the reader gives them, and
+// report, chains, the function page, the flame graph, goroutines and the
+// folded and pprof exports. Tests run it over generated traces and over
+// the traces of real programs; each disagreement names the two views.
+package oracle
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/export"
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/replay"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// maxReport bounds the disagreements Check returns: one wrong figure
+// tends to make many.
+const maxReport = 20
+
+// fn is what the events say of one function.
+type fn struct {
+	deep     uint64 // calls on paths too deep to fold one by one
+	calls    uint64
+	outer    int64 // time in calls not inside another call of it
+	max      int64
+	errors   uint64
+	callers  map[string]uint64 // calls by caller ("" for a goroutine's first)
+	callees  map[string]uint64 // calls it made, by callee
+	paths    map[int32]uint64  // calls by path
+	negative bool
+}
+
+// maxDepth bounds the paths whose chains are checked one by one: folding
+// each path of a deep recursion alone would be quadratic.
+const maxDepth = 512
+
+// events reads the trace's calls as they happened.
+type events struct {
+	fns      map[string]*fn
+	top      int64 // time in goroutines' outermost calls
+	duration int64
+	// The distinct paths of calls, as a tree: each path's parent and
+	// last function.
+	parent []int32
+	name   []string
+	kids   map[pathKey]int32
+}
+
+type pathKey struct {
+	parent int32
+	name   string
+}
+
+// path returns the path whose parent is p and last function name.
+func (ev *events) path(p int32, name string) int32 {
+	k, ok := ev.kids[pathKey{p, name}]
+	if !ok {
+		k = int32(len(ev.parent))
+		ev.parent = append(ev.parent, p)
+		ev.name = append(ev.name, name)
+		ev.kids[pathKey{p, name}] = k
+	}
+	return k
+}
+
+// names returns path k's functions, outermost first.
+func (ev *events) names(k int32) []string {
+	var out []string
+	for ; k > 0; k = ev.parent[k] {
+		out = append(out, ev.name[k])
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func readEvents(data []byte) (*events, error) {
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	ev := &events{fns: map[string]*fn{}, parent: []int32{-1}, name: []string{""}, kids: map[pathKey]int32{}}
+	stacks := map[uint64][]string{}
+	paths := map[uint64][]int32{}
+	open := map[uint64]map[string]int{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch e.Kind {
+		case tracefile.EnterEvent:
+			name := r.Func(e.Func).Name
+			p := int32(0)
+			if ps := paths[e.G]; len(ps) > 0 {
+				p = ps[len(ps)-1]
+			}
+			paths[e.G] = append(paths[e.G], ev.path(p, name))
+			stacks[e.G] = append(stacks[e.G], name)
+			if open[e.G] == nil {
+				open[e.G] = map[string]int{}
+			}
+			open[e.G][name]++
+		case tracefile.ExitEvent:
+			st := stacks[e.G]
+			if len(st) == 0 {
+				continue
+			}
+			name := st[len(st)-1]
+			f := ev.fns[name]
+			if f == nil {
+				f = ev.fn(name)
+				ev.fns[name] = f
+			}
+			d := e.Time - e.Start
+			f.calls++
+			f.max = max(f.max, d)
+			f.negative = f.negative || d < 0
+			open[e.G][name]--
+			if open[e.G][name] == 0 {
+				f.outer += d
+			}
+			if e.Err != 0 && !r.Error(e.Err).End() {
+				f.errors++ // a failure: the end of input is none
+			}
+			caller := ""
+			if len(st) > 1 {
+				caller = st[len(st)-2]
+				ev.fns[caller] = ev.fn(caller)
+				ev.fns[caller].callees[name]++
+			} else {
+				ev.top += d
+			}
+			f.callers[caller]++
+			if len(st) > maxDepth {
+				f.deep++
+			} else {
+				f.paths[paths[e.G][len(st)-1]]++
+			}
+			stacks[e.G] = st[:len(st)-1]
+			paths[e.G] = paths[e.G][:len(st)-1]
+		}
+	}
+	ev.duration = r.MaxTime()
+	return ev, nil
+}
+
+func (ev *events) fn(name string) *fn {
+	if f := ev.fns[name]; f != nil {
+		return f
+	}
+	return &fn{callers: map[string]uint64{}, callees: map[string]uint64{}, paths: map[int32]uint64{}}
+}
+
+// Check reads the trace data, named name in what it returns, with every
+// view, and returns their disagreements.
+func Check(name string, data []byte) []error {
+	c := &checker{name: name}
+	c.check(data)
+	return c.errs
+}
+
+type checker struct {
+	name string
+	errs []error
+}
+
+func (c *checker) errorf(views, format string, args ...any) {
+	if len(c.errs) < maxReport {
+		c.errs = append(c.errs, fmt.Errorf("%s: %s disagree: %s", c.name, views, fmt.Sprintf(format, args...)))
+	}
+}
+
+func (c *checker) check(data []byte) {
+	ev, err := readEvents(data)
+	if err != nil {
+		c.errorf("reader", "%v", err)
+		return
+	}
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		c.errorf("reader", "%v", err)
+		return
+	}
+	p := analysis.Analyze(r, analysis.Options{Slowest: 3, ByGoroutine: true})
+	if p.Err != nil {
+		c.errorf("analysis", "%v", p.Err)
+		return
+	}
+	t := query.New(c.name, p, r)
+	c.replay(data, ev)
+	c.report(t, ev)
+	if r, err := tracefile.NewReader(bytes.NewReader(data)); err == nil {
+		if s, err := tracefile.Summarize(r); err == nil && s.Called != len(t.Functions("calls", 0)) {
+			c.errorf("info and report", "info counts %d functions called, report lists %d", s.Called, len(t.Functions("calls", 0)))
+		}
+	}
+	c.chains(t, ev)
+	c.functionPages(t, ev)
+	c.flame(p, ev)
+	c.goroutines(t, ev)
+}
+
+// replay: the calls it prints are the events'.
+func (c *checker) replay(data []byte, ev *events) {
+	r, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return
+	}
+	calls := map[string]uint64{}
+	out := &lines{line: func(line string) {
+		_, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			return
+		}
+		rest = strings.TrimLeft(rest, "\t")
+		if strings.HasPrefix(rest, "[") { // a depth past replay's indents
+			_, rest, _ = strings.Cut(rest, "]")
+		}
+		if name, ok := strings.CutPrefix(rest, "->"); ok {
+			calls[name]++
+		}
+	}}
+	if err := replay.Write(out, r, &filter.Filter{}, replay.Options{}); err != nil {
+		c.errorf("replay and the reader", "replay: %v", err)
+		return
+	}
+	for name, f := range ev.fns {
+		if calls[name] != f.calls {
+			c.errorf("replay and the events", "%s: replay shows %d calls, the events %d", name, calls[name], f.calls)
+		}
+	}
+}
+
+// report: each function's calls, outermost time and longest call are
+// the events'; no time is negative or longer than the trace.
+func (c *checker) report(t *query.Trace, ev *events) {
+	fs := t.Functions("calls", 0)
+	seen := 0
+	for _, f := range fs {
+		e := ev.fns[f.Name]
+		if e == nil {
+			c.errorf("report and the events", "report lists %s, the events have no call of it", f.Name)
+			continue
+		}
+		seen++
+		if e.negative {
+			c.errorf("the events and time", "%s: a call ends before it begins", f.Name)
+		}
+		if f.Calls != e.calls || f.TotalNs != e.outer || f.MaxNs != e.max || f.Errors != e.errors {
+			c.errorf("report and the events", "%s: report %d calls, total %d, max %d, %d errors; events %d, %d, %d, %d",
+				f.Name, f.Calls, f.TotalNs, f.MaxNs, f.Errors, e.calls, e.outer, e.max, e.errors)
+		}
+		if f.SelfNs < 0 || f.SelfNs > f.TotalNs || f.MaxNs > ev.duration {
+			c.errorf("report and the trace's length", "%s: self %d, total %d, max %d in a trace of %d", f.Name, f.SelfNs, f.TotalNs, f.MaxNs, ev.duration)
+		}
+	}
+	if seen != len(ev.fns) {
+		c.errorf("report and the events", "report lists %d functions, the events call %d", seen, len(ev.fns))
+	}
+}
+
+// chains: every chain is a path the events took, each path is in one
+// chain, and their calls and times add up to the function's.
+func (c *checker) chains(t *query.Trace, ev *events) {
+	for name, e := range ev.fns {
+		id, err := t.Func(name)
+		if err != nil {
+			c.errorf("chains and the events", "%s: %v", name, err)
+			continue
+		}
+		chains, _ := t.Chains([]uint32{id}, 0)
+		byKey := map[string]*query.Chain{}
+		var calls uint64
+		for i := range chains {
+			ch := &chains[i]
+			byKey[stepsKey(ch.Path)] = ch
+			calls += ch.Calls
+			if ch.TotalNs < 0 || ch.TotalNs > e.outer || ch.MaxNs > e.max || ch.MeanNs > ch.MaxNs {
+				c.errorf("chains and report", "%s: chain %s has total %d, mean %d, max %d; the function's total is %d, max %d",
+					name, query.Text(ch.Path, " -> "), ch.TotalNs, ch.MeanNs, ch.MaxNs, e.outer, e.max)
+			}
+		}
+		for i := range chains {
+			ch := &chains[i]
+			seen := map[query.Call]bool{}
+			for _, s := range ch.Slowest {
+				if seen[s] {
+					c.errorf("chains' slowest calls and their calls", "%s: chain %s lists a call twice: %+v", name, query.Text(ch.Path, " -> "), s)
+				}
+				seen[s] = true
+			}
+			if len(ch.Slowest) > 0 && ch.Slowest[0].DurationNs != ch.MaxNs {
+				c.errorf("chains' slowest calls and their max", "%s: chain %s: slowest call %d, max %d", name, query.Text(ch.Path, " -> "), ch.Slowest[0].DurationNs, ch.MaxNs)
+			}
+		}
+		if calls != e.calls {
+			c.errorf("chains and report", "%s: its chains add up to %d calls, it has %d", name, calls, e.calls)
+		}
+		reached := map[*query.Chain]uint64{}
+		for k, calls := range e.paths {
+			names := ev.names(k)
+			folded := query.FoldPath(names)
+			ch := byKey[stepsKey(folded)]
+			if ch == nil {
+				c.errorf("chains and replay", "%s: no chain holds the path %s", name, strings.Join(names, " -> "))
+				continue
+			}
+			if !query.Reaches(ch.Path, names) {
+				c.errorf("chains and replay", "%s: chain %s does not reach the path %s", name, query.Text(ch.Path, " -> "), strings.Join(names, " -> "))
+			}
+			reached[ch] += calls
+		}
+		if e.deep > 0 {
+			continue // some calls' paths were not folded
+		}
+		for i := range chains {
+			ch := &chains[i]
+			if reached[ch] != ch.Calls {
+				c.errorf("chains and replay", "%s: chain %s has %d calls, replay's paths folded into it %d", name, query.Text(ch.Path, " -> "), ch.Calls, reached[ch])
+			}
+		}
+	}
+}
+
+// maxPages bounds the function pages checked, the most called first:
+// each walks the whole tree of chains.
+const maxPages = 100
+
+// functionPages: the function page's callers and callees are the
+// events', and no callee takes longer than its caller.
+func (c *checker) functionPages(t *query.Trace, ev *events) {
+	names := make([]string, 0, len(ev.fns))
+	for name := range ev.fns {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := cmp.Compare(ev.fns[b].calls, ev.fns[a].calls); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	for _, name := range names[:min(len(names), maxPages)] {
+		e := ev.fns[name]
+		id, err := t.Func(name)
+		if err != nil {
+			continue
+		}
+		v, ok := t.View(id, 0, nil)
+		if !ok {
+			c.errorf("function page and report", "%s: no function page", name)
+			continue
+		}
+		for _, edge := range v.Callers {
+			caller := edge.Name
+			if caller == query.StartEdge {
+				caller = ""
+			}
+			if edge.Calls != e.callers[caller] {
+				c.errorf("function page and the events", "%s: %d calls from %s, the events %d", name, edge.Calls, edge.Name, e.callers[caller])
+			}
+		}
+		for _, edge := range v.Callees {
+			if edge.Calls != e.callees[edge.Name] {
+				c.errorf("function page and the events", "%s: %d calls of %s, the events %d", name, edge.Calls, edge.Name, e.callees[edge.Name])
+			}
+			if edge.TotalNs > v.TotalNs {
+				c.errorf("function page's callees and its total", "%s: callee %s takes %d, more than the function's %d", name, edge.Name, edge.TotalNs, v.TotalNs)
+			}
+		}
+		if len(v.Callers) != len(e.callers) || len(v.Callees) != len(e.callees) {
+			c.errorf("function page and the events", "%s: %d callers and %d callees, the events %d and %d", name, len(v.Callers), len(v.Callees), len(e.callers), len(e.callees))
+		}
+	}
+}
+
+// flame: the flame graph's width is the goroutines' outermost calls' time,
+// which the folded and pprof exports' self times add up to.
+func (c *checker) flame(p *analysis.Profile, ev *events) {
+	fg := query.FlameGraph(p, false, query.Wall)
+	if fg.Value[0] != ev.top {
+		c.errorf("flame graph and the events", "the graph is %d wide, the goroutines' outermost calls take %d", fg.Value[0], ev.top)
+	}
+	var folded bytes.Buffer
+	if _, err := export.Folded(&folded, p); err != nil {
+		c.errorf("folded export", "%v", err)
+		return
+	}
+	var sum int64
+	for _, line := range strings.Split(strings.TrimSpace(folded.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if err != nil {
+			c.errorf("folded export", "line %q", line)
+			return
+		}
+		sum += v
+	}
+	if sum != fg.Value[0] {
+		c.errorf("folded export and flame graph", "the folded export's times add up to %d, the graph is %d wide", sum, fg.Value[0])
+	}
+	prof, _ := export.Profile(p)
+	var wall int64
+	for _, s := range prof.Sample {
+		wall += s.Value[1]
+	}
+	if wall != sum {
+		c.errorf("pprof export and folded export", "pprof's wall samples add up to %d, the folded export's to %d", wall, sum)
+	}
+}
+
+// goroutines: no goroutine lives less than nothing or longer than the
+// trace.
+func (c *checker) goroutines(t *query.Trace, ev *events) {
+	g := t.Goroutines(10, 0)
+	for _, s := range []query.Spread{g.Lifetime, g.Work} {
+		if s.P50Ns < 0 || s.P50Ns > s.P90Ns || s.P90Ns > s.MaxNs || s.MaxNs > ev.duration {
+			c.errorf("goroutines and the trace's length", "spread %+v in a trace of %d", s, ev.duration)
+		}
+	}
+}
+
+// lines is a writer that hands each line written to line, so that
+// replay's output of a large trace is read as it is written.
+type lines struct {
+	part []byte
+	line func(string)
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	n := len(p)
+	for {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.part = append(l.part, p...)
+			return n, nil
+		}
+		l.line(string(append(l.part, p[:i]...)))
+		l.part, p = l.part[:0], p[i+1:]
+	}
+}
+
+// stepsKey names a folded chain with its counts left out.
+func stepsKey(steps []query.Step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		if s.Cycle != nil {
+			b.WriteString("(" + stepsKey(s.Cycle) + ")")
+		} else {
+			b.WriteString(s.Name)
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}

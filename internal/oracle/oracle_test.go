@@ -1,0 +1,28 @@
+package oracle
+
+import (
+	"testing"
+
+	"github.com/calltrail/calltrail/internal/tracetest"
+)
+
+// TestGenerated checks every view against the others over generated
+// traces of recursion cycles, goroutines, errors and panics.
+func TestGenerated(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 20
+	}
+	for seed := range uint64(n) {
+		data, script, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := Check("generated", data); len(errs) > 0 {
+			for _, err := range errs {
+				t.Errorf("seed %d: %v", seed, err)
+			}
+			t.Fatalf("the trace's script:\n%s", script)
+		}
+	}
+}

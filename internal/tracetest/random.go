@@ -1,0 +1,84 @@
+package tracetest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Random makes a well-formed trace from seed, of the shapes that make
+// answers hard: functions recursing directly and through cycles of two
+// and three, goroutines started from deep in others' calls, calls ending
+// in errors (io.EOF among them) and panics, and time in each call's own
+// code between its callees. Its script is returned with it, for a test
+// that fails to show.
+func Random(seed uint64) ([]byte, string, error) {
+	g := &randomTrace{r: rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b9)), next: 2}
+	g.calls(1, "main.main", 0)
+	for len(g.pending) > 0 {
+		p := g.pending[0]
+		g.pending = g.pending[1:]
+		g.t += 1 + g.r.Int64N(50)
+		fmt.Fprintf(&g.b, "%d go %d %s %d\n", p.g, p.parent, p.creator, g.t)
+		g.calls(p.g, g.fn(), 0)
+	}
+	data, err := Build(g.b.String())
+	return data, g.b.String(), err
+}
+
+type randomTrace struct {
+	r       *rand.Rand
+	b       strings.Builder
+	t       int64
+	next    uint64 // the next goroutine's id
+	pending []spawn
+	budget  int // calls made
+}
+
+type spawn struct {
+	g, parent uint64
+	creator   string
+}
+
+// funcs are the functions calls pick from: cycles of one, two and three,
+// and functions that recurse not at all.
+var funcs = []string{"main.rec", "main.even", "main.odd", "main.a", "main.b", "main.c", "main.leaf", "main.read", "main.work"}
+
+// callee picks the function fn calls: most often the next of its cycle.
+func (g *randomTrace) callee(fn string) string {
+	cycle := map[string]string{"main.rec": "main.rec", "main.even": "main.odd", "main.odd": "main.even", "main.a": "main.b", "main.b": "main.c", "main.c": "main.a"}
+	if next, ok := cycle[fn]; ok && g.r.IntN(3) > 0 {
+		return next
+	}
+	return g.fn()
+}
+
+func (g *randomTrace) fn() string { return funcs[g.r.IntN(len(funcs))] }
+
+// calls writes a call of fn in goroutine id, at depth, and its callees.
+func (g *randomTrace) calls(id uint64, fn string, depth int) {
+	g.budget++
+	g.t += 1 + g.r.Int64N(100)
+	fmt.Fprintf(&g.b, "%d +%s %d\n", id, fn, g.t)
+	if depth < 14 && g.budget < 3000 {
+		for n := g.r.IntN(3 + max(0, 2-depth)); n > 0; n-- {
+			if g.r.IntN(12) == 0 && g.next < 12 {
+				g.pending = append(g.pending, spawn{g.next, id, fn})
+				g.next++
+			}
+			g.calls(id, g.callee(fn), depth+1)
+			g.t += g.r.Int64N(100)
+		}
+	}
+	g.t += 1 + g.r.Int64N(100)
+	switch g.r.IntN(16) {
+	case 0:
+		fmt.Fprintf(&g.b, "%d -EOF %d\n", id, g.t)
+	case 1:
+		fmt.Fprintf(&g.b, "%d -boom %d\n", id, g.t)
+	case 2:
+		fmt.Fprintf(&g.b, "%d ! %d\n", id, g.t)
+	default:
+		fmt.Fprintf(&g.b, "%d - %d\n", id, g.t)
+	}
+}

@@ -1,0 +1,13 @@
+// Package words writes counts as English does: "1 call", "2 calls".
+package words
+
+import "strconv"
+
+// Count writes n and noun, made plural by an s unless n is 1.
+func Count[T ~int | ~int32 | ~int64 | ~uint | ~uint32 | ~uint64](n T, noun string) string {
+	s := strconv.FormatInt(int64(n), 10) + " " + noun
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}

@@ -1,0 +1,86 @@
+package query
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestFoldPath(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{"main rec rec rec leaf", "main -> rec ×3 -> leaf"},
+		// Indirect recursion folds its cycle, never a function of it.
+		{"main odd even odd even leaf", "main -> (odd -> even) ×2 -> leaf"},
+		{"main even odd even odd even leaf", "main -> (even -> odd) ×2 -> even -> leaf"},
+		{"main even odd leaf", "main -> even -> odd -> leaf"},
+		{"main a b b a b b a b b c", "main -> (a -> b ×2) ×3 -> c"},
+		{"main a b c b c a b c b c", "main -> (a -> (b -> c) ×2) ×2"},
+		// gojq's Compare, re-entered through a closure.
+		{"sort Compare switch func2 Compare switch func2 Compare", "sort -> (Compare -> switch -> func2) ×2 -> Compare"},
+	} {
+		got := Text(FoldPath(strings.Fields(c.path)), " -> ")
+		if got != c.want {
+			t.Errorf("FoldPath(%s) = %s, want %s", c.path, got, c.want)
+		}
+	}
+}
+
+// TestFoldPathExact: a folded path can be written out as the path, for
+// random paths over few functions, which recurse in every way.
+func TestFoldPathExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	names := []string{"a", "b", "c", "d"}
+	for range 20000 {
+		path := make([]string, r.IntN(40))
+		for i := range path {
+			// Mostly cycles, sometimes a step out of them.
+			if i >= 3 && r.IntN(4) > 0 {
+				path[i] = path[i-1-r.IntN(3)]
+			} else {
+				path[i] = names[r.IntN(len(names))]
+			}
+		}
+		f := FoldPath(path)
+		if !Reaches(f, path) {
+			t.Fatalf("%v folds to %s, which cannot be written out as it", path, Text(f, " -> "))
+		}
+	}
+}
+
+// TestFolderTokens: a chain written as tokens reads back the same, and
+// its shortest path folds back to it, as a store keeps chains.
+func TestFolderTokens(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	names := []string{"", "a", "b", "c", "d"}
+	fd := NewFolder(func(id uint32) string { return names[id] })
+	ids := map[string]uint64{"a": 1, "b": 3, "c": 5, "d": 7}
+	byToken := map[uint64]string{1: "a", 3: "b", 5: "c", 7: "d"}
+	for range 5000 {
+		c := fd.Empty()
+		for i := r.IntN(30); i > 0; i-- {
+			c = fd.Push(c, uint32(1+r.IntN(3)))
+		}
+		steps := fd.Steps(c, true)
+		tokens := Encode(nil, steps, func(n string) uint64 { return ids[n] })
+		got, err := Decode(tokens, c.Counts(nil), func(t uint64) string { return byToken[t] })
+		if err != nil || Text(got, " -> ") != Text(steps, " -> ") {
+			t.Fatalf("%s reads back as %s, %v", Text(steps, " -> "), Text(got, " -> "), err)
+		}
+		if back := FoldPath(Expand(steps)); !sameShape(back, steps) {
+			t.Fatalf("%s expands to %v, which folds to %s", Text(steps, " -> "), Expand(steps), Text(back, " -> "))
+		}
+	}
+}
+
+// sameShape reports whether two chains differ in their counts only.
+func sameShape(a, b []Step) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || (a[i].Cycle == nil) != (b[i].Cycle == nil) || a[i].Cycle != nil && !sameShape(a[i].Cycle, b[i].Cycle) {
+			return false
+		}
+	}
+	return true
+}
