@@ -40,6 +40,7 @@ type flight struct {
 	open    openCalls // calls open when segs[0] begins
 	gs      map[uint64]goroutineRecord
 	dropped uint64 // segments dropped for room
+	before  int64  // the clock at the end of the last segment dropped, in trace units
 }
 
 // goroutineRecord is a goroutine's creation record, first seen at ticks.
@@ -122,6 +123,7 @@ func (f *flight) add(s segment) {
 		f.segs = f.segs[1:]
 		f.bytes -= len(old.data)
 		f.dropped++
+		f.before = old.ticks
 	}
 	if len(f.gs) > maxGoroutineRecords {
 		maps.DeleteFunc(f.gs, func(g uint64, _ goroutineRecord) bool { return len(f.open[g]) == 0 })
@@ -146,8 +148,12 @@ type Window struct {
 
 // window returns what f holds from since on (since tracing started; 0 for
 // all): the segments, and the calls open when the first of them began.
+//
+// It returns the goroutine records of the goroutines started before the
+// window: the segments hold the others'.
 func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]goroutineRecord, Window) {
 	f.mu.Lock()
+	before := f.before
 	segs := slices.Clone(f.segs)
 	open := make(openCalls, len(f.open))
 	for g, st := range f.open {
@@ -159,8 +165,10 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]g
 	k := 0
 	for k < len(segs) && segs[k].end <= int64(since) {
 		open.follow(segs[k].data)
+		before = segs[k].ticks
 		k++
 	}
+	maps.DeleteFunc(gs, func(_ uint64, r goroutineRecord) bool { return r.ticks > before })
 	segs = segs[k:]
 	w.Start, w.End = span(segs)
 	for _, s := range segs {
@@ -283,6 +291,9 @@ func (w *writer) writeFlight() {
 	w.t.errs.unwritten()
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns, ticks: now}
+	// Goroutine records go before the events of the cycle, as in a
+	// trace file (see write).
+	w.seg.Events(&w.gbatch)
 	for i := range w.batches {
 		s.calls += w.batches[i].Enters()
 		w.calls.Add(uint64(w.batches[i].Enters()))

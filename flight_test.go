@@ -324,11 +324,18 @@ func TestSnapshotTimes(t *testing.T) {
 	})
 }
 
-// TestSnapshotSpawnedFrom: goroutines started long before a snapshot's
-// window, by a call still open in it, are tied to that call's chain in
-// the snapshot, as in a whole trace: the open calls come before the
-// goroutine records, so that the goroutines' parents have them open.
+// TestSnapshotSpawnedFrom: goroutines started by a call still open in a
+// snapshot's window are tied to that call's chain in the snapshot, as in
+// a whole trace, whether they started before the window (their records
+// come after the calls open at its start) or in it (their records are in
+// the window's events, where they happened).
 func TestSnapshotSpawnedFrom(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		t.Run(fmt.Sprintf("before=%v", before), func(t *testing.T) { snapshotSpawnedFrom(t, before) })
+	}
+}
+
+func snapshotSpawnedFrom(t *testing.T, before bool) {
 	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
 	again, done := make(chan struct{}), make(chan struct{})
 	var started, ran sync.WaitGroup
@@ -345,10 +352,13 @@ func TestSnapshotSpawnedFrom(t *testing.T) {
 		}
 		started.Wait()
 		deadline := time.Now().Add(5 * time.Second)
-		for tr.w.flight.droppedSegments() < 2 && time.Now().Before(deadline) {
+		for before && tr.w.flight.droppedSegments() < 2 && time.Now().Before(deadline) {
 			for range 1000 {
 				call(&funcs[2], func() {}) // test.leaf
 			}
+		}
+		if !before && tr.w.flight.droppedSegments() > 0 {
+			t.Fatal("segments were dropped: the window does not hold the goroutines' start")
 		}
 		close(again)
 		ran.Wait()
@@ -357,26 +367,31 @@ func TestSnapshotSpawnedFrom(t *testing.T) {
 			t.Fatal(err)
 		}
 		close(done)
-		r, err := tracefile.NewReader(&buf)
+		r, err := tracefile.NewReader(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := analysis.Analyze(r, analysis.Options{})
-		var inner *analysis.Node
+		// The goroutines' first call in the window.
+		first := "test.inner"
+		if !before {
+			first = "test.leaf"
+		}
+		var root *analysis.Node
 		for _, n := range p.Root.Children {
-			if p.Names(n.Func) == "test.inner" {
-				inner = n
+			if p.Names(n.Func) == first {
+				root = n
 			}
 		}
-		if inner == nil {
-			t.Fatal("the snapshot has no goroutine starting in test.inner")
+		if root == nil {
+			t.Fatalf("the snapshot has no goroutine starting in %s", first)
 		}
 		var from []string
-		for n, count := range inner.SpawnedFrom {
+		for n, count := range root.SpawnedFrom {
 			from = append(from, fmt.Sprintf("%s ×%d", p.Names(n.Func), count))
 		}
 		if len(from) != 1 || from[0] != "test.outer ×3" {
-			t.Errorf("goroutines starting in test.inner were started from %v, want test.outer ×3", from)
+			t.Errorf("goroutines starting in %s were started from %v, want test.outer ×3", first, from)
 		}
 	})
 }

@@ -286,8 +286,9 @@ func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *ring.
 		gr.StartFunc = w.site(startpc).fn
 	}
 	if w.flight != nil {
-		w.flight.goroutine(gr, ts) // a snapshot writes the records first
-		return
+		// Kept for snapshots whose window begins after the record:
+		// the segment dropped with it.
+		w.flight.goroutine(gr, ts)
 	}
 	b.Goroutine(gr, ts)
 }

@@ -262,6 +262,7 @@ type goroutine struct {
 type spawnLink struct {
 	child   uint64
 	creator uint32
+	at      int64 // when the child's record was written
 	root    *Node // the child's first chain, once read
 	from    *Node // the parent's chain, once read
 }
@@ -311,6 +312,27 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			delete(links, l.child)
 		}
 	}
+	// settle links the children g waits for that were started before t,
+	// g's next event: its calls open now were open then. (Records come
+	// before the events of their cycle, so a child is often read before
+	// its parent's call that started it.)
+	settle := func(g *goroutine, t int64) {
+		kept := g.waiting[:0]
+		for _, w := range g.waiting {
+			if w.at >= t {
+				kept = append(kept, w)
+				continue
+			}
+			if l := links[w.child]; l != nil && l.from == nil {
+				l.from = g.spawnChain(w.creator)
+				if l.from == nil && len(g.stack) > 0 {
+					l.from = g.stack[len(g.stack)-1].node
+				}
+				link(l)
+			}
+		}
+		g.waiting = kept
+	}
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -325,7 +347,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if info.Parent == 0 {
 				continue
 			}
-			l := &spawnLink{child: ev.G, creator: info.CreatorFunc}
+			l := &spawnLink{child: ev.G, creator: info.CreatorFunc, at: ev.Time}
 			links[ev.G] = l
 			if parent := gs[info.Parent]; parent != nil {
 				// Started from the creating function's open call, or, if
@@ -362,6 +384,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				}
 			}
 			if len(g.waiting) > 0 {
+				settle(g, ev.Time)
+			}
+			if len(g.waiting) > 0 {
 				// Children started from this function before its call
 				// was read: this is the chain they came from.
 				kept := g.waiting[:0]
@@ -386,6 +411,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			g := get(ev.G, false)
 			if g == nil || len(g.stack) == 0 {
 				continue
+			}
+			if len(g.waiting) > 0 {
+				settle(g, ev.Time)
 			}
 			g.tracker.Exit()
 			fr := g.stack[len(g.stack)-1]
