@@ -9,9 +9,9 @@ import (
 )
 
 // Chain is a distinct chain of calls that reached a function, from a
-// goroutine's first traced call down. Recursion is folded: a chain names
-// a function once, with how many times it was entered, recursively, when
-// more than once.
+// goroutine's first traced call down. Recursion is folded (see fold.go):
+// a run of the same steps is written once, with the most times it ran,
+// and functions calling each other in turn are a cycle step.
 type Chain struct {
 	Path    []Step `json:"path"`
 	Calls   uint64 `json:"calls"`

@@ -13,9 +13,9 @@ import (
 // main -> (even -> odd) ×2 -> leaf when two functions call each other.
 // A run can hold runs ((a -> b ×2) ×3), and a run left part way through
 // is written as the steps it ran (main -> (even -> odd) ×2 -> even).
-// Nothing is dropped and nothing is reordered: writing each run out its
-// number of times gives back the path of calls, so every folded chain
-// is a path that replay shows. Chains that differ only in how many
+// Nothing is dropped and nothing is reordered: writing each run out, at
+// most its count of times, gives back the path of calls (Reaches), so
+// every folded chain is a path that replay shows. Chains that differ only in how many
 // times their runs ran are one chain, counted at the most.
 
 // maxPeriod bounds the steps of a run the folding looks for. Past it a
