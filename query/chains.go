@@ -58,6 +58,17 @@ func Text(steps []Step, sep string) string {
 	return b.String()
 }
 
+// Key names a chain with its counts left out: chains that differ only
+// in how many times their steps ran, which Chains counts as one, have
+// the same key.
+func Key(steps []Step) string {
+	keys := make([]string, len(steps))
+	for i, s := range steps {
+		keys[i] = s.key()
+	}
+	return strings.Join(keys, "\x00")
+}
+
 // key names a step as the tree of chains does, counts left out.
 func (s Step) key() string {
 	if s.Cycle == nil {

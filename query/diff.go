@@ -136,7 +136,7 @@ func explained(cs []Change) []Change {
 	delta := func(c Change) int64 { return c.NewNs - c.BaseNs }
 	byKey := map[string]int{}
 	for i, c := range cs {
-		byKey[stepsKey(c.Chain)] = i
+		byKey[Key(c.Chain)] = i
 	}
 	drop := make([]bool, len(cs))
 	for _, c := range cs {
@@ -144,7 +144,7 @@ func explained(cs []Change) []Change {
 		if len(c.Chain) < 2 || d == 0 {
 			continue
 		}
-		p, ok := byKey[stepsKey(c.Chain[:len(c.Chain)-1])]
+		p, ok := byKey[Key(c.Chain[:len(c.Chain)-1])]
 		if !ok {
 			continue
 		}
@@ -160,15 +160,6 @@ func explained(cs []Change) []Change {
 		}
 	}
 	return out
-}
-
-// stepsKey names a chain as the tree of chains does, counts left out.
-func stepsKey(steps []Step) string {
-	k := ""
-	for _, s := range steps {
-		k += s.key() + "\x00"
-	}
-	return k
 }
 
 // largest orders changes by size, largest first, and keeps top of them
@@ -187,7 +178,7 @@ func largest(cs []Change, top int) []Change {
 		if c.Name != "" {
 			return c.Name
 		}
-		return stepsKey(c.Chain)
+		return Key(c.Chain)
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if a, b := abs(cs[i].DeltaNs), abs(cs[j].DeltaNs); a != b {

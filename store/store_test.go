@@ -337,7 +337,7 @@ func folded(p *analysis.Profile, fold bool) map[string][4]int64 {
 			if !fold {
 				return strings.Join(names, ";")
 			}
-			return chainKey(query.FoldPath(names))
+			return query.Key(query.FoldPath(names))
 		}
 		for _, c := range it.n.Children {
 			names := append(slices.Clone(it.names), p.Names(c.Func))
@@ -386,7 +386,7 @@ func TestProfileEqualsLocal(t *testing.T) {
 			cs, _ := tr.Chains([]uint32{mustFunc(t, tr, fn)}, 0)
 			out := map[string][][]query.Step{}
 			for _, c := range cs {
-				out[chainKey(c.Path)] = c.SpawnedFrom
+				out[query.Key(c.Path)] = c.SpawnedFrom
 			}
 			return out
 		}
@@ -667,17 +667,4 @@ func TestPushedTwiceAtOnce(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("functions of a trace pushed twice\n got %+v\nwant %+v", got, want)
 	}
-}
-
-// chainKey names a folded chain, its counts left out.
-func chainKey(steps []query.Step) string {
-	var s []string
-	for _, st := range steps {
-		if st.Cycle != nil {
-			s = append(s, "("+chainKey(st.Cycle)+")")
-		} else {
-			s = append(s, st.Name)
-		}
-	}
-	return strings.Join(s, ";")
 }

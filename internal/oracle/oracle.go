@@ -285,7 +285,7 @@ func (c *checker) chains(t *query.Trace, ev *events) {
 		var calls uint64
 		for i := range chains {
 			ch := &chains[i]
-			byKey[stepsKey(ch.Path)] = ch
+			byKey[query.Key(ch.Path)] = ch
 			calls += ch.Calls
 			if ch.TotalNs < 0 || ch.TotalNs > e.outer || ch.MaxNs > e.max || ch.MeanNs > ch.MaxNs {
 				c.errorf("chains and report", "%s: chain %s has total %d, mean %d, max %d; the function's total is %d, max %d",
@@ -312,7 +312,7 @@ func (c *checker) chains(t *query.Trace, ev *events) {
 		for k, calls := range e.paths {
 			names := ev.names(k)
 			folded := query.FoldPath(names)
-			ch := byKey[stepsKey(folded)]
+			ch := byKey[query.Key(folded)]
 			if ch == nil {
 				c.errorf("chains and replay", "%s: no chain holds the path %s", name, strings.Join(names, " -> "))
 				continue
@@ -452,18 +452,4 @@ func (l *lines) Write(p []byte) (int, error) {
 		l.line(string(append(l.part, p[:i]...)))
 		l.part, p = l.part[:0], p[i+1:]
 	}
-}
-
-// stepsKey names a folded chain with its counts left out.
-func stepsKey(steps []query.Step) string {
-	var b strings.Builder
-	for _, s := range steps {
-		if s.Cycle != nil {
-			b.WriteString("(" + stepsKey(s.Cycle) + ")")
-		} else {
-			b.WriteString(s.Name)
-		}
-		b.WriteByte(';')
-	}
-	return b.String()
 }
