@@ -342,12 +342,20 @@ func TestSnapshotSpawnedFrom(t *testing.T) {
 func snapshotSpawnedFrom(t *testing.T, before bool) {
 	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
 	again, done := make(chan struct{}), make(chan struct{})
-	var started, ran sync.WaitGroup
+	// The goroutines have ended before the tracer is torn down, whether
+	// the test failed or not: each one's last exit is written after
+	// ran.Done.
+	var started, ran, exited sync.WaitGroup
+	goOn := sync.OnceFunc(func() { close(again) })
+	end := sync.OnceFunc(func() { close(done) })
+	defer func() { goOn(); end(); exited.Wait() }()
 	call(&funcs[0], func() { // test.outer, open through the window
 		for range 3 {
 			started.Add(1)
 			ran.Add(1)
+			exited.Add(1)
 			go func() {
+				defer exited.Done()
 				call(&funcs[2], func() { started.Done() }) // test.leaf
 				<-again
 				call(&funcs[1], func() { ran.Done() }) // test.inner, in the window
@@ -364,13 +372,13 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 		if !before && tr.w.flight.droppedSegments() > 0 {
 			t.Fatal("segments were dropped: the window does not hold the goroutines' start")
 		}
-		close(again)
+		goOn()
 		ran.Wait()
 		var buf bytes.Buffer
 		if _, err := Snapshot(&buf); err != nil {
 			t.Fatal(err)
 		}
-		close(done)
+		end()
 		r, err := tracefile.NewReader(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatal(err)
