@@ -38,7 +38,10 @@ type Node struct {
 	Errors   uint64
 	ErrorIDs map[uint32]uint64
 
-	CPU, Wait int64 // with a CPU profile in the trace
+	// With a CPU profile in the trace: time on CPU in the program's
+	// code, in calltrail's runtime recording these calls (Tracing), and
+	// the rest of the wall time, off CPU (Wait).
+	CPU, Tracing, Wait int64
 
 	// Slowest holds up to Options.Slowest calls, slowest first after
 	// Analyze returns.
@@ -139,11 +142,14 @@ type Func struct {
 	Quantiles map[float64]int64
 
 	// With the Go runtime's profiles in the trace (Profile.HasCPU,
-	// HasWaits): time on CPU and waiting, what was waited on, most first,
-	// and how long others waited for locks this function released.
-	CPU, Wait int64
-	Waits     []Wait
-	Held      int64
+	// HasWaits): time on CPU in the program's code, time on CPU in
+	// calltrail's runtime recording its calls and theirs (Tracing), the
+	// rest of its wall time, off CPU (Wait), what was waited on, most
+	// first, and how long others waited for locks this function
+	// released.
+	CPU, Tracing, Wait int64
+	Waits              []Wait
+	Held               int64
 	// Callees splits CPU time spent below the function, outside traced
 	// code, by the untraced function it called first ("fmt.Errorf").
 	Callees []Wait
@@ -231,7 +237,8 @@ type Profile struct {
 	// same order.
 	Lifetimes, Work, Starts []int64
 	// TotalCPU is the CPU time of the program's samples, traced code or
-	// not; TracingCPU that of samples in calltrail's own runtime.
+	// not; TracingCPU that of samples in calltrail's own runtime, in
+	// traced calls (recording them) or not (its writer).
 	TotalCPU, TracingCPU int64
 	// Slowest is how many of the slowest calls each chain keeps, as
 	// Options.Slowest said.
@@ -479,7 +486,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		sort.Slice(n.Slowest, func(i, j int) bool { return n.Slowest[i].Dur > n.Slowest[j].Dur })
 	})
 	if pp := r.Profiles(); pp != nil {
-		p.splitProfiles(pp)
+		p.splitProfiles(pp, r.Func)
 	}
 	return p
 }

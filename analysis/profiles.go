@@ -5,10 +5,12 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/calltrail/calltrail/tracefile"
 	"github.com/google/pprof/profile"
 )
 
@@ -20,19 +22,21 @@ type Wait struct {
 }
 
 // splitProfiles uses the Go runtime's profiles stored in the trace to
-// split functions' and chains' time into on-CPU and waiting, and to name
-// what they waited on. Functions and chains are matched by name.
-func (p *Profile) splitProfiles(pprofs map[string][]byte) {
-	names := map[string]*Func{}
+// split functions' and chains' time into on-CPU, tracing and waiting, and
+// to name what they waited on. info gives the trace's functions' names
+// and places, to find them in the profiles (see resolver).
+func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) tracefile.Func) {
+	funcs := make([]*Func, 0, len(p.Funcs))
 	for _, f := range p.Funcs {
-		names[f.Name] = f
+		funcs = append(funcs, f)
 	}
+	res := newResolver(funcs, info)
 	if data, ok := pprofs["cpu"]; ok {
 		if prof, err := parseProfile(data); err == nil {
 			if p.TotalCPU = sampled(prof); p.TotalCPU >= int64(MinCPU) {
 				p.HasCPU = true
 				p.TotalCPU = 0 // counted again, without the tracer's own
-				p.cpu(prof, names)
+				p.cpu(prof, res)
 			} else {
 				p.ThinCPU = true
 			}
@@ -51,19 +55,123 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte) {
 			continue
 		}
 		p.HasWaits = true
-		p.waits(prof, names, kind == "mutex")
+		p.waits(prof, res, kind == "mutex")
 	}
 	for _, f := range p.Funcs {
 		if p.HasCPU {
-			f.Wait = max(f.Total-f.CPU, 0)
+			f.Wait = max(f.Total-f.CPU-f.Tracing, 0)
 		}
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
 		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })
 		sort.Slice(f.Syscalls, func(i, j int) bool { return f.Syscalls[i].Ns > f.Syscalls[j].Ns })
 	}
 	if p.HasCPU {
-		p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU, 0) })
+		p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU-n.Tracing, 0) })
 	}
+}
+
+// A resolver finds which traced function a profile's function is. Most
+// are the same name in both, but the compiler names some functions
+// otherwise than calltrail does from the source: an instance of a generic
+// function by its shape (main.Sum[go.shape.int] for main.Sum[...]), and a
+// closure of a function inlined elsewhere after the function it was
+// inlined into (pkg.Handler.observe.func5 for pkg.observe.func1). Those
+// are found by the package and the place they start, which the profile
+// records, and which the trace's function table holds.
+type resolver struct {
+	byName map[string]*Func
+	at     map[place][]*Func
+	memo   map[*profile.Function]*Func
+}
+
+// A place is where a function's declaration starts: its package, file
+// name and the line of its func keyword.
+type place struct {
+	pkg, file string
+	line      int
+}
+
+func newResolver(funcs []*Func, info func(uint32) tracefile.Func) *resolver {
+	r := &resolver{byName: map[string]*Func{}, at: map[place][]*Func{}, memo: map[*profile.Function]*Func{}}
+	for _, f := range funcs {
+		r.byName[f.Name] = f
+		if tf := info(f.ID); tf.Line > 0 {
+			pl := place{funcPackage(f.Name), filepath.Base(tf.File), tf.Line}
+			r.at[pl] = append(r.at[pl], f)
+		}
+	}
+	return r
+}
+
+// of returns the traced function fn is, or nil. A place that two traced
+// functions share (a closure on its function's first line) tells them
+// apart by whether each is a closure, or not at all.
+func (r *resolver) of(fn *profile.Function) *Func {
+	if f, ok := r.memo[fn]; ok {
+		return f
+	}
+	f := r.byName[fn.Name]
+	if f == nil {
+		f = r.byName[GenericName(fn.Name)]
+	}
+	if f == nil && fn.StartLine > 0 {
+		var found []*Func
+		for _, c := range r.at[place{funcPackage(fn.Name), filepath.Base(fn.Filename), int(fn.StartLine)}] {
+			if isClosure(c.Name) == isClosure(fn.Name) {
+				found = append(found, c)
+			}
+		}
+		if len(found) == 1 {
+			f = found[0]
+		}
+	}
+	r.memo[fn] = f
+	return f
+}
+
+// GenericName writes a function name as calltrail names it, with the type
+// arguments of generic functions and types as [...], whatever the
+// compiler wrote there: main.Sum[go.shape.int] is main.Sum[...], and
+// main.(*List[go.shape.struct { a int }]).Push main.(*List[...]).Push.
+func GenericName(name string) string {
+	if strings.IndexByte(name, '[') < 0 {
+		return name
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '[':
+			if depth == 0 {
+				b.WriteString("[...]")
+			}
+			depth++
+		case c == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// isClosure says whether a function name is a function literal's, as
+// the compiler and calltrail both name them: F.func1, F.func1.2.
+func isClosure(name string) bool {
+	i := strings.LastIndex(name, ".func")
+	if i < 0 {
+		return false
+	}
+	rest := name[i+len(".func"):]
+	if rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return rest[0] != '.'
 }
 
 // MinCPU is the CPU time below which a CPU profile is too thin to split
@@ -111,12 +219,12 @@ func parseProfile(data []byte) (*profile.Profile, error) {
 // runtimePrefix starts the names of the calltrail runtime's functions.
 const runtimePrefix = "github.com/calltrail/calltrail."
 
-// stack returns a sample's function names from the outermost call in, and
+// stack returns a sample's functions from the outermost call in, and
 // whether the sample is the tracer's own work: calltrail's runtime on the
 // stack (recording a call, its writer), which is no evidence about the
-// program. inlined[i] reports that names[i] was inlined into the
-// function before it, and so ran in that function's frame.
-func stack(s *profile.Sample) (names []string, inlined []bool, tracing bool) {
+// program. inlined[i] reports that fns[i] was inlined into the function
+// before it, and so ran in that function's frame.
+func stack(s *profile.Sample) (fns []*profile.Function, inlined []bool, tracing bool) {
 	for i := len(s.Location) - 1; i >= 0; i-- {
 		lines := s.Location[i].Line
 		for j := len(lines) - 1; j >= 0; j-- {
@@ -125,15 +233,15 @@ func stack(s *profile.Sample) (names []string, inlined []bool, tracing bool) {
 					// The scheduler stopped the function there: the
 					// sample is the function's, at that point, not a
 					// call it made.
-					return names, inlined, tracing
+					return fns, inlined, tracing
 				}
-				names = append(names, f.Name)
+				fns = append(fns, f)
 				inlined = append(inlined, j < len(lines)-1)
 				tracing = tracing || strings.HasPrefix(f.Name, runtimePrefix)
 			}
 		}
 	}
-	return names, inlined, tracing
+	return fns, inlined, tracing
 }
 
 // callee returns the index in a sample's stack of what the traced function
@@ -141,10 +249,10 @@ func stack(s *profile.Sample) (names []string, inlined []bool, tracing bool) {
 // own code inlined into its frame (functions of its package the compiler
 // inlined, which calltrail leaves alone so that they stay inlined), or -1
 // when the sample is in its own code.
-func callee(names []string, inlined []bool, i int) int {
-	pkg := funcPackage(names[i])
-	for k := i + 1; k < len(names); k++ {
-		if !inlined[k] || funcPackage(names[k]) != pkg {
+func callee(fns []*profile.Function, inlined []bool, i int) int {
+	pkg := funcPackage(fns[i].Name)
+	for k := i + 1; k < len(fns); k++ {
+		if !inlined[k] || funcPackage(fns[k].Name) != pkg {
 			return k
 		}
 	}
@@ -174,48 +282,63 @@ func valueIndex(prof *profile.Profile, unit string) int {
 }
 
 // cpu adds each CPU sample to the traced functions on its stack, once
-// each, and to the chain of traced calls it was taken in.
-func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
+// each, and to the chain of traced calls it was taken in: as their CPU
+// time, or, for a sample in calltrail's runtime, as their tracing time.
+func (p *Profile) cpu(prof *profile.Profile, res *resolver) {
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
 		st, inlined, tracing := stack(s)
 		if tracing {
 			p.TracingCPU += v
-			continue
+		} else {
+			p.TotalCPU += v
+			p.selfCPU(st, inlined, res, v)
 		}
-		p.TotalCPU += v
 		seen := map[*Func]bool{}
 		n := p.Root
-		// The innermost traced function, and what it called.
-		for i := len(st) - 1; i >= 0; i-- {
-			if f := names[st[i]]; f != nil {
-				f.SelfCPU += v
-				if k := callee(st, inlined, i); k >= 0 {
-					f.Callees = addTo(f.Callees, st[k], v)
-					if inSyscall(st[k:]) {
-						f.Syscalls = addTo(f.Syscalls, st[k], v)
-					}
-				}
-				break
-			}
-		}
-		for _, name := range st {
-			f := names[name]
+		for _, fn := range st {
+			f := res.of(fn)
 			if f == nil {
 				continue
 			}
 			if !seen[f] {
 				seen[f] = true
-				f.CPU += v
+				if tracing {
+					f.Tracing += v
+				} else {
+					f.CPU += v
+				}
 			}
 			if n != nil {
-				n = n.childByName(name, p.Names)
-				if n != nil {
-					n.CPU += v
+				if n = n.existing(f.ID); n != nil {
+					if tracing {
+						n.Tracing += v
+					} else {
+						n.CPU += v
+					}
 				}
 			}
 		}
+	}
+}
+
+// selfCPU adds a sample of the program's code to the innermost traced
+// function on its stack, and to what that function called.
+func (p *Profile) selfCPU(st []*profile.Function, inlined []bool, res *resolver, v int64) {
+	for i := len(st) - 1; i >= 0; i-- {
+		f := res.of(st[i])
+		if f == nil {
+			continue
+		}
+		f.SelfCPU += v
+		if k := callee(st, inlined, i); k >= 0 {
+			f.Callees = addTo(f.Callees, st[k].Name, v)
+			if inSyscall(st[k:]) {
+				f.Syscalls = addTo(f.Syscalls, st[k].Name, v)
+			}
+		}
+		return
 	}
 }
 
@@ -224,9 +347,10 @@ func (p *Profile) cpu(prof *profile.Profile, names map[string]*Func) {
 // CPU profile counts time in the kernel too: a sample taken there has the
 // system call's Go wrapper at the top. Network connections wait in the
 // runtime's poller instead, for a peer that may just be slow to talk.
-func inSyscall(st []string) bool {
+func inSyscall(st []*profile.Function) bool {
 	sys := false
-	for _, name := range st {
+	for _, fn := range st {
+		name := fn.Name
 		if strings.HasPrefix(name, "net.") || strings.HasPrefix(name, "crypto/tls.") {
 			return false
 		}
@@ -236,9 +360,10 @@ func inSyscall(st []string) bool {
 	return sys
 }
 
-func (n *Node) childByName(name string, names func(uint32) string) *Node {
+// existing returns n's child for function fn, or nil.
+func (n *Node) existing(fn uint32) *Node {
 	for _, c := range n.Children {
-		if names(c.Func) == name {
+		if c.Func == fn {
 			return c
 		}
 	}
@@ -249,7 +374,7 @@ func (n *Node) childByName(name string, names func(uint32) string) *Node {
 // functions on its stack, under what was waited on. A mutex profile
 // records contention where the lock was released: its traced function
 // nearest the release held the lock.
-func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex bool) {
+func (p *Profile) waits(prof *profile.Profile, res *resolver, mutex bool) {
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
@@ -259,7 +384,7 @@ func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex boo
 		}
 		if mutex {
 			for i := len(st) - 1; i >= 0; i-- {
-				if f := names[st[i]]; f != nil {
+				if f := res.of(st[i]); f != nil {
 					f.Held += v
 					break
 				}
@@ -268,8 +393,8 @@ func (p *Profile) waits(prof *profile.Profile, names map[string]*Func, mutex boo
 		}
 		on := waitedOn(st)
 		seen := map[*Func]bool{}
-		for _, name := range st {
-			if f := names[name]; f != nil && !seen[f] {
+		for _, fn := range st {
+			if f := res.of(fn); f != nil && !seen[f] {
 				seen[f] = true
 				f.addWait(on, v)
 			}
@@ -291,9 +416,9 @@ func addTo(ws []Wait, on string, ns int64) []Wait {
 
 // waitedOn names what a blocked stack waited on: the innermost function
 // outside the runtime, or the runtime's channel operation.
-func waitedOn(st []string) string {
+func waitedOn(st []*profile.Function) string {
 	for i := len(st) - 1; i >= 0; i-- {
-		name := st[i]
+		name := st[i].Name
 		switch {
 		case strings.HasPrefix(name, "runtime.chanrecv"):
 			return "channel receive"

@@ -2,13 +2,21 @@ package analysis
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/tracefile"
 	"github.com/google/pprof/profile"
 )
 
+// nowhere is the function table of a trace whose functions have no
+// place: they are found in profiles by name only.
+func nowhere(uint32) tracefile.Func { return tracefile.Func{} }
+
 // pprofOf builds a gzipped profile whose samples have the given stacks
-// (outermost first) and values in nanoseconds.
+// (outermost first, separated by ;) and values in nanoseconds. A function
+// written name@file:line starts at that place.
 func pprofOf(t *testing.T, typ string, samples map[string]int64) []byte {
 	t.Helper()
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "count", Unit: "count"}, {Type: typ, Unit: "nanoseconds"}}}
@@ -18,6 +26,11 @@ func pprofOf(t *testing.T, typ string, samples map[string]int64) []byte {
 			return l
 		}
 		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
+		if at := strings.IndexByte(name, '@'); at >= 0 {
+			colon := strings.LastIndexByte(name, ':')
+			line, _ := strconv.Atoi(name[colon+1:])
+			f.Name, f.Filename, f.StartLine = name[:at], name[at+1:colon], int64(line)
+		}
 		p.Function = append(p.Function, f)
 		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
 		p.Location = append(p.Location, l)
@@ -75,7 +88,7 @@ func TestSplit(t *testing.T) {
 		"block": pprofOf(t, "delay", map[string]int64{
 			"runtime.main;main;work;sync.(*Mutex).Lock;runtime.semacquire1": 30 * ms,
 		}),
-	})
+	}, nowhere)
 	if !p.HasCPU || !p.HasWaits || p.ThinCPU {
 		t.Fatal("profiles not seen")
 	}
@@ -106,7 +119,7 @@ func TestThinCPU(t *testing.T) {
 	p := Analyze(build(t, splitTrace), Options{})
 	p.splitProfiles(map[string][]byte{
 		"cpu": pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 45 * ms}),
-	})
+	}, nowhere)
 	f := funcsByName(p)
 	if p.HasCPU || !p.ThinCPU || p.TotalCPU != 45*ms || f["work"].CPU != 0 || f["work"].Wait != 0 {
 		t.Errorf("HasCPU %v, ThinCPU %v, TotalCPU %d, work cpu %d wait %d; want the profile left out", p.HasCPU, p.ThinCPU, p.TotalCPU, f["work"].CPU, f["work"].Wait)
@@ -134,7 +147,7 @@ func TestInSyscall(t *testing.T) {
 		{[]string{"fmt.Errorf", "runtime.mallocgc"}, false},
 	}
 	for _, tt := range tests {
-		if got := inSyscall(tt.stack); got != tt.want {
+		if got := inSyscall(functions(tt.stack)); got != tt.want {
 			t.Errorf("inSyscall(%q) = %v, want %v", tt.stack, got, tt.want)
 		}
 	}
@@ -159,7 +172,7 @@ func TestCallee(t *testing.T) {
 		{[]string{"main.main", "main.count", "main.readbyte", "os.(*File).Read"}, []bool{false, false, false, false}, 2},
 	}
 	for _, tt := range tests {
-		if got := callee(tt.names, tt.inlined, 1); got != tt.want {
+		if got := callee(functions(tt.names), tt.inlined, 1); got != tt.want {
 			t.Errorf("callee(%v, %v) = %d, want %d", tt.names, tt.inlined, got, tt.want)
 		}
 	}
@@ -170,6 +183,108 @@ func TestCallee(t *testing.T) {
 	} {
 		if got := funcPackage(name); got != want {
 			t.Errorf("funcPackage(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func functions(names []string) []*profile.Function {
+	var fns []*profile.Function
+	for _, name := range names {
+		fns = append(fns, &profile.Function{Name: name})
+	}
+	return fns
+}
+
+// TestTracingIsNotWaiting: CPU samples in calltrail's runtime under a
+// traced call are that call's tracing time, neither its CPU time nor its
+// waiting; a sample of the writer, under no traced call, is the trace's
+// alone.
+func TestTracingIsNotWaiting(t *testing.T) {
+	p := Analyze(build(t, splitTrace), Options{})
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"runtime.main;main;work":                                      20 * ms,
+			"runtime.main;main;work;github.com/calltrail/calltrail.Exit":  50 * ms,
+			"runtime.main;main;github.com/calltrail/calltrail.Enter":      5 * ms,
+			"runtime.goexit;github.com/calltrail/calltrail.(*writer).run": 7 * ms,
+		}),
+	}, nowhere)
+	f := funcsByName(p)
+	if got, want := [3]int64{f["work"].CPU, f["work"].Tracing, f["work"].Wait}, [3]int64{20 * ms, 50 * ms, 10 * ms}; got != want {
+		t.Errorf("work: cpu, tracing, wait %v, want %v", got, want)
+	}
+	if got, want := [3]int64{f["main"].CPU, f["main"].Tracing, f["main"].Wait}, [3]int64{20 * ms, 55 * ms, 25 * ms}; got != want {
+		t.Errorf("main: cpu, tracing, wait %v, want %v", got, want)
+	}
+	if p.TotalCPU != 20*ms || p.TracingCPU != 62*ms {
+		t.Errorf("program's CPU %d, tracing %d; want 20ms and 62ms", p.TotalCPU, p.TracingCPU)
+	}
+	p.Walk(func(n *Node) {
+		if p.Names(n.Func) == "work" && (n.CPU != 20*ms || n.Tracing != 50*ms || n.Wait != 10*ms) {
+			t.Errorf("chain main>work: cpu %d tracing %d wait %d", n.CPU, n.Tracing, n.Wait)
+		}
+	})
+}
+
+// TestResolve: functions the compiler names otherwise than the source
+// (instances of generic functions, closures of inlined functions) are
+// found in the profile by name with their type arguments left out, or by
+// where they start; a place two traced functions share is told apart by
+// which of them is a closure, and another package's function at the same
+// file and line is not taken for them.
+func TestResolve(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main.main 0
+1 +main.sumSq[...] 0
+1 - 30000000
+1 +main.observe.func1 30000000
+1 - 60000000
+1 +main.f 60000000
+1 +main.f.func1 60000000
+1 - 90000000
+1 - 100000000
+1 - 100000000
+`), Options{})
+	places := map[string]tracefile.Func{
+		"main.main":          {File: "main.go", Line: 40},
+		"main.sumSq[...]":    {File: "main.go", Line: 10},
+		"main.observe.func1": {File: "main.go", Line: 23},
+		"main.f":             {File: "f.go", Line: 5},
+		"main.f.func1":       {File: "f.go", Line: 5},
+	}
+	info := func(id uint32) tracefile.Func { return places[p.Names(id)] }
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"main.main;main.sumSq[go.shape.float64]@/src/x/main.go:10":                   30 * ms,
+			"main.main;main.handle.observe.func1@/src/x/main.go:23":                      20 * ms,
+			"main.main;main.f;main.g.f.func3@/src/x/f.go:5":                              25 * ms,
+			"main.main;main.f;other.f.func1@/src/other/f.go:5":                           5 * ms,
+			"main.main;main.(*List[go.shape.struct { a [2]int }]).Push@/src/x/list.go:7": 1 * ms,
+		}),
+	}, info)
+	f := funcsByName(p)
+	for name, want := range map[string]int64{
+		"main.sumSq[...]": 30 * ms, "main.observe.func1": 20 * ms, "main.f.func1": 25 * ms, "main.f": 30 * ms, "main.main": 81 * ms,
+	} {
+		if f[name].CPU != want {
+			t.Errorf("%s: cpu %v, want %v", name, f[name].CPU, want)
+		}
+	}
+	if f["main.f"].SelfCPU != 5*ms || len(f["main.f"].Callees) != 1 || f["main.f"].Callees[0].On != "other.f.func1" {
+		t.Errorf("main.f: own CPU %d, callees %+v; want 5ms in other.f.func1", f["main.f"].SelfCPU, f["main.f"].Callees)
+	}
+}
+
+func TestGenericName(t *testing.T) {
+	for in, want := range map[string]string{
+		"main.sumSq[go.shape.float64]":                    "main.sumSq[...]",
+		"main.(*List[go.shape.struct { a [2]int }]).Push": "main.(*List[...]).Push",
+		"main.Map[go.shape.int,go.shape.[]string].func1":  "main.Map[...].func1",
+		"main.plain":      "main.plain",
+		"main.sumSq[...]": "main.sumSq[...]",
+	} {
+		if got := GenericName(in); got != want {
+			t.Errorf("GenericName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

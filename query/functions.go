@@ -19,13 +19,16 @@ type Function struct {
 	MaxNs   int64  `json:"max_ns"`
 	Panics  uint64 `json:"panics"`
 	Errors  uint64 `json:"errors"` // calls that returned an error
-	// With the Go runtime's profiles in the trace: time on CPU and
-	// waiting, what was waited on, and CPU in blocking system calls,
-	// by the untraced function called.
-	CPUNs    *int64 `json:"cpu_ns,omitempty"`
-	WaitNs   *int64 `json:"wait_ns,omitempty"`
-	Waits    []Wait `json:"waits,omitempty"`
-	Syscalls []Wait `json:"syscalls,omitempty"`
+	// With the Go runtime's profiles in the trace: time on CPU in the
+	// program's code, on CPU in calltrail's runtime recording the calls
+	// (tracing), and off CPU (waiting), which add up to the total; what
+	// was waited on, and CPU in blocking system calls, by the untraced
+	// function called.
+	CPUNs     *int64 `json:"cpu_ns,omitempty"`
+	TracingNs *int64 `json:"tracing_ns,omitempty"`
+	WaitNs    *int64 `json:"wait_ns,omitempty"`
+	Waits     []Wait `json:"waits,omitempty"`
+	Syscalls  []Wait `json:"syscalls,omitempty"`
 	// Mostly says where its own time went, when one thing stands out:
 	// "waits on sync.(*Mutex).Lock", "in system calls: os.(*File).Read".
 	Mostly string `json:"mostly,omitempty"`
@@ -52,8 +55,8 @@ func (t *Trace) function(f *analysis.Func) Function {
 		Waits: waits(f.Waits), Syscalls: waits(f.Syscalls),
 	}
 	if t.Profile.HasCPU { // off CPU is the rest: without the CPU profile, unknown
-		cpu, wait := f.CPU, f.Wait
-		fn.CPUNs, fn.WaitNs = &cpu, &wait
+		cpu, tracing, wait := f.CPU, f.Tracing, f.Wait
+		fn.CPUNs, fn.TracingNs, fn.WaitNs = &cpu, &tracing, &wait
 	}
 	switch {
 	case len(f.Waits) > 0:

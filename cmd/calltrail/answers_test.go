@@ -55,6 +55,26 @@ func TestIndirectRecursion(t *testing.T) {
 	checkAnswers(t, trace)
 }
 
+// report is what report --json prints.
+type report struct {
+	Findings  []struct{ Function, Message string }
+	Functions []query.Function
+}
+
+// reportJSON runs report --json with args.
+func reportJSON(t *testing.T, args ...string) report {
+	t.Helper()
+	code, stdout, stderr := runCmd(append([]string{"report", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var rep report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // endProgram reads lines to the end of its input, the last read
 // returning io.EOF, and fails to parse one line of three.
 var endProgram = map[string]string{
@@ -112,17 +132,7 @@ func TestEndIsNotFailure(t *testing.T) {
 	if code, stdout, stderr := runCmd("run", "."); code != 0 || stdout != "4\n" {
 		t.Fatalf("calltrail run: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := runCmd("report", "--json")
-	if code != 0 {
-		t.Fatalf("report: exit %d\n%s", code, stderr)
-	}
-	var rep struct {
-		Findings  []struct{ Function, Message string }
-		Functions []query.Function
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := reportJSON(t)
 	for _, f := range rep.Functions {
 		want := map[string]uint64{"main.next": 0, "main.parse": 1}[f.Name]
 		if f.Errors != want {
@@ -135,7 +145,7 @@ func TestEndIsNotFailure(t *testing.T) {
 		}
 	}
 	// The end is still said, where errors are listed.
-	code, stdout, _ = runCmd("chains", "main.next")
+	code, stdout, _ := runCmd("chains", "main.next")
 	if code != 0 || !strings.Contains(stdout, `*errors.errorString "EOF"`) || strings.Contains(stdout, "failed") {
 		t.Errorf("chains main.next: exit %d\n%s", code, stdout)
 	}
@@ -143,4 +153,48 @@ func TestEndIsNotFailure(t *testing.T) {
 		t.Errorf("chains --errors main.next: exit %d, want no calls\n%s", code, stdout)
 	}
 	checkAnswers(t, "calltrail.out")
+}
+
+// TestOnCPU: an instance of a generic function, which the CPU profile
+// names by its shape (main.sumSq[go.shape.float64]), has its CPU time,
+// and no finding takes it for an untraced callee; the time calltrail's
+// runtime spends recording fib's 2.7 million tiny calls is tracing, not
+// waiting. CPU samples are taken per CPU time, so the shares checked
+// hold on a busy machine too.
+func TestOnCPU(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "oncpu.out")
+	exact(t, "run", "-o", trace, "./oncpu")
+	rep := reportJSON(t, trace)
+	for _, f := range rep.Findings {
+		if strings.Contains(f.Message, "go.shape") {
+			t.Errorf("a finding names an instance of a traced function as untraced: %s", f.Message)
+		}
+	}
+	const ms = int64(1e6)
+	got := map[string]bool{}
+	for _, f := range rep.Functions {
+		if f.CPUNs == nil || f.TracingNs == nil || f.WaitNs == nil {
+			t.Fatalf("%s: no time on and off CPU in a trace with a CPU profile", f.Name)
+		}
+		cpu, tracing, wait := *f.CPUNs, *f.TracingNs, *f.WaitNs
+		if wait != max(f.TotalNs-cpu-tracing, 0) {
+			t.Errorf("%s: total %d, on CPU %d, tracing %d, waiting %d: waiting is not the rest", f.Name, f.TotalNs, cpu, tracing, wait)
+		}
+		switch f.Name {
+		case "main.sumSq[...]":
+			got[f.Name] = true
+			if cpu < 100*ms || 10*cpu < 9*(cpu+tracing) {
+				t.Errorf("%s: %v on CPU, %v tracing; want at least 100ms on CPU, nine tenths of its samples", f.Name, cpu, tracing)
+			}
+		case "main.fib":
+			got[f.Name] = true
+			if tracing < 30*ms || 2*tracing < cpu+tracing {
+				t.Errorf("%s: %v on CPU, %v tracing; want at least 30ms tracing, half of its samples", f.Name, cpu, tracing)
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("report lists %v of main.sumSq[...] and main.fib", got)
+	}
+	checkAnswers(t, trace)
 }

@@ -179,7 +179,7 @@ func writeReport(w io.Writer, funcs []query.Function, split bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "self\ttotal\tcalls\tmean\tp50\tp99\tmax\tpanics\terrors\t"
 	if split {
-		head += "cpu\twait\t"
+		head += "cpu\ttracing\twait\t"
 	}
 	fmt.Fprintf(tw, "%s\tfunction\n", head)
 	for _, f := range funcs {
@@ -187,11 +187,11 @@ func writeReport(w io.Writer, funcs []query.Function, split bool) {
 			dur(f.MeanNs), dur(f.P50Ns), dur(f.P99Ns), dur(f.MaxNs), f.Panics, f.Errors)
 		name := f.Name
 		if split {
-			var cpu, wait int64
+			var cpu, tracing, wait int64
 			if f.CPUNs != nil {
-				cpu, wait = *f.CPUNs, *f.WaitNs
+				cpu, tracing, wait = *f.CPUNs, *f.TracingNs, *f.WaitNs
 			}
-			fmt.Fprintf(tw, "%s\t%s\t", dur(cpu), dur(wait))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t", dur(cpu), dur(tracing), dur(wait))
 			if f.Mostly != "" {
 				name += " (" + f.Mostly + ")"
 			}

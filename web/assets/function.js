@@ -97,6 +97,7 @@ ct.views.func = async function (root, params) {
       f.panics ? stat(ct.num(f.panics), "panics") : null,
       f.errors ? stat(ct.num(f.errors), `errors, ${ct.pct(f.errors, f.calls)} of calls`, "fn-errors-card") : null,
       o.has_cpu ? stat(ct.dur(f.cpu_ns || 0), "on CPU") : null,
+      o.has_cpu ? stat(ct.dur(f.tracing_ns || 0), "tracing") : null,
       o.has_cpu ? stat(ct.dur(f.wait_ns || 0), "waiting") : null),
     f.waits && f.waits.length ? ct.el("p", {}, "Waits on: ", f.waits.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,
     f.syscalls && f.syscalls.length ? ct.el("p", {}, "In system calls (on CPU): ", f.syscalls.map((w, i) => [i ? ", " : "", `${w.on} ${ct.dur(w.ns)}`])) : null,

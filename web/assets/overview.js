@@ -9,12 +9,12 @@ ct.views.overview = async function (root) {
   // The errors column is there when some call returned an error.
   const rows = (fs) => fs.map((f) => {
     const r = [ct.dur(f.self_ns), ct.dur(f.total_ns), ct.num(f.calls), ct.dur(f.max_ns)];
-    if (o.has_cpu) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.wait_ns || 0));
+    if (o.has_cpu) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.tracing_ns || 0), ct.dur(f.wait_ns || 0));
     if (o.errors) r.push(errorsCell(f));
     r.push(ct.funcLink(f.name));
     return r;
   });
-  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "waiting"] : [], o.errors ? ["errors"] : [], ["function"]);
+  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "tracing", "waiting"] : [], o.errors ? ["errors"] : [], ["function"]);
   const linkify = (f) => {
     if (!f.function || !f.message.includes(f.function)) return f.message;
     const [a, ...b] = f.message.split(f.function);
