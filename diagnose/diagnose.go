@@ -9,7 +9,9 @@
 //     calls (fmt.Errorf, reflect.Value.Call, log.Printf, regexp, a system
 //     call), when that is a large share of all CPU time;
 //   - self: a traced function whose own code takes a large share of the
-//     CPU or wall time;
+//     CPU time, or, without a CPU profile, whose time outside traced
+//     functions takes a large share of the wall time (running or
+//     blocked: the finding says it cannot tell);
 //   - syscall: a function whose own time goes to system calls, on CPU in
 //     the kernel and off CPU waiting for them (a file synced, a read of
 //     one byte), which no block profile records;
@@ -77,11 +79,18 @@ func Findings(p *analysis.Profile, max int) []Finding {
 }
 
 // programTime is the wall time of the goroutines' traced work: the
-// measure of "a share of the program".
+// measure of "a share of the program". A profile without goroutines'
+// figures (a store's) has it as the time of the calls at the roots of its
+// chains, which are each goroutine's outermost calls: the same sum.
 func programTime(p *analysis.Profile) int64 {
 	var t int64
 	for _, w := range p.Work {
 		t += w
+	}
+	if len(p.Work) == 0 {
+		for _, n := range p.Root.Children {
+			t += n.Total
+		}
 	}
 	return max(t, 1)
 }
@@ -296,33 +305,56 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	if p.ThinCPU || p.HasCPU && p.TotalCPU < minCPU {
 		return nil // a CPU profile too thin to judge; wall time would mislead
 	}
-	var top *analysis.Func
-	var share float64
-	what := "wall time"
 	if p.HasCPU {
-		what = "CPU time"
+		var top *analysis.Func
 		for _, f := range p.Funcs {
 			if top == nil || ownCPU(f) > ownCPU(top) {
 				top = f
 			}
 		}
-		share = float64(ownCPU(top)) / float64(p.TotalCPU)
-	} else {
-		for _, f := range p.Funcs {
-			if top == nil || f.Self > top.Self {
-				top = f
-			}
+		share := float64(ownCPU(top)) / float64(p.TotalCPU)
+		if share < minShare {
+			return nil
 		}
-		share = float64(top.Self) / float64(wall)
+		msg := fmt.Sprintf("%s takes %.0f%% of the CPU time in its own code (%s, %s each, %s in all)",
+			top.Name, 100*share, words.Count(top.Calls, "call"), d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
+		return []Finding{{Kind: "self", Function: top.Name, Message: msg, Score: float64(ownCPU(top)) / float64(wall)}}
 	}
+	// Without a CPU profile, time outside traced functions may be spent
+	// blocked in an untraced one (a server's accept loop, a read) as well
+	// as running: the finding says so rather than blame the code. A call
+	// or two that spent there their whole time, half the trace's or more,
+	// are more likely a goroutine serving or parked than work: the work's
+	// functions are named before them, and they rank after the other
+	// findings.
+	var top, long *analysis.Func
+	for _, f := range p.Funcs {
+		switch {
+		case f.Calls <= 2 && 10*f.Self >= 9*f.Total && 2*f.Total >= int64(p.Duration):
+			if long == nil || f.Self > long.Self {
+				long = f
+			}
+		case top == nil || f.Self > top.Self:
+			top = f
+		}
+	}
+	lasting := long != nil && (top == nil || float64(top.Self) < minShare*float64(wall))
+	if lasting {
+		top = long
+	}
+	if top == nil {
+		return nil
+	}
+	share := float64(top.Self) / float64(wall)
 	if share < minShare {
 		return nil
 	}
-	msg := fmt.Sprintf("%s takes %.0f%% of the %s in its own code (%s, %s each, %s in all)",
-		top.Name, 100*share, what, words.Count(top.Calls, "call"), d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
-	score := float64(top.Self) / float64(wall)
-	if what == "CPU time" {
-		score = float64(ownCPU(top)) / float64(wall)
+	msg := fmt.Sprintf("%s takes %.0f%% of the wall time outside traced functions (%s, %s each, %s in all): its own code or untraced callees, running or blocked (no CPU profile to tell)",
+		top.Name, 100*share, words.Count(top.Calls, "call"), d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
+	score := share
+	if lasting {
+		msg += "; a call that long is more often blocked (serving, or waiting for a signal) than busy"
+		score /= 10
 	}
 	return []Finding{{Kind: "self", Function: top.Name, Message: msg, Score: score}}
 }

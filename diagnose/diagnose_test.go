@@ -84,6 +84,53 @@ func TestFindings(t *testing.T) {
 			kinds: "self",
 		},
 		{
+			// No CPU profile: a server's accept loop, blocked all its
+			// life in an untraced callee, is not said to be busy in its
+			// own code; the handler is named, with what the wall time
+			// cannot tell.
+			name: "a server without a CPU profile",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.listenAndServe", Calls: 1, Total: 10e9, Sum: 10e9, Self: 10e9},
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 3e9, Sum: 3e9, Self: 2e9},
+				)
+				p.HasCPU, p.HasWaits = false, false
+				p.Work, p.Duration = []int64{10e9, 3e9}, 10e9
+				return p
+			}(),
+			kinds: "self",
+			first: "main.handle takes 15% of the wall time outside traced functions (1000 calls, 3ms each, 2s in all): its own code or untraced callees, running or blocked (no CPU profile to tell)",
+		},
+		{
+			// Only the long call: named, ranked low, with the doubt.
+			name: "a goroutine blocked all its life, without a CPU profile",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9, Self: 10e9},
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 1e8, Sum: 1e8, Self: 1e8},
+				)
+				p.HasCPU, p.HasWaits = false, false
+				p.Work, p.Duration = []int64{10e9, 1e8}, 10e9
+				return p
+			}(),
+			kinds: "self",
+			first: "main.main takes 99% of the wall time outside traced functions (1 call, 10s each, 10s in all): its own code or untraced callees, running or blocked (no CPU profile to tell); a call that long is more often blocked",
+		},
+		{
+			// Nothing takes a tenth of the program, and no call is long.
+			name: "no share worth a line, without a CPU profile",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.a", Calls: 10, Total: 1e6, Sum: 1e6, Self: 1e6},
+					&analysis.Func{Name: "main.b", Calls: 10, Total: 1e6, Sum: 1e6, Self: 1e6},
+				)
+				p.HasCPU, p.HasWaits = false, false
+				p.Work = []int64{10e9}
+				return p
+			}(),
+			kinds: "",
+		},
+		{
 			name: "goroutine churn",
 			p: func() *analysis.Profile {
 				p := profile(&analysis.Func{Name: "main.pixel", Calls: 5000, Total: 1e8, Sum: 1e8})

@@ -523,7 +523,7 @@ func (s *Store) slowest(ctx context.Context, cond string, args []any, n int, byI
 		}
 		pushes = append(pushes, c.push)
 	}
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); err != nil || len(all) == 0 {
 		return err
 	}
 	errs, err := s.errors(ctx, eids)

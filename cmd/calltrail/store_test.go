@@ -14,8 +14,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,6 +68,9 @@ func traceFailing(t *testing.T, n int) []string {
 	}
 	return traces
 }
+
+// percent finds the percentages a finding gives.
+var percent = regexp.MustCompile(`(\d+)%`)
 
 // TestStoreChains traces ten processes, pushes their traces into a store
 // of two shards and into one server, and checks that chains --from gives
@@ -290,8 +295,22 @@ func checkServeFrom(t *testing.T, store string) {
 	if fn := get("api/func?name=main.D"); !strings.Contains(fn, "main.loadOverrides") {
 		t.Errorf("serve --from: the function view of main.D lacks the chain through loadOverrides: %.300s", fn)
 	}
-	if ov := get("api/overview"); !strings.Contains(ov, "read from a store") {
+	ov := get("api/overview")
+	if !strings.Contains(ov, "read from a store") {
 		t.Errorf("serve --from: the overview does not say the timeline is empty: %.300s", ov)
+	}
+	// A share of the program is at most all of it (a store's profile has
+	// no goroutines' figures to measure the program by).
+	var o struct{ Findings []struct{ Message string } }
+	if err := json.Unmarshal([]byte(ov), &o); err != nil || len(o.Findings) == 0 {
+		t.Errorf("serve --from: no findings in the overview (%v): %.300s", err, ov)
+	}
+	for _, f := range o.Findings {
+		for _, m := range percent.FindAllStringSubmatch(f.Message, -1) {
+			if n, _ := strconv.Atoi(m[1]); n > 100 {
+				t.Errorf("serve --from: a finding says %s%%: %s", m[1], f.Message)
+			}
+		}
 	}
 }
 
