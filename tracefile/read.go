@@ -47,6 +47,7 @@ type frame struct {
 	fn    uint32
 	err   uint32
 	start int64
+	last  int64 // the latest time inside the call: its start, or its last callee's exit
 }
 
 // Reader decodes a trace file as a stream of events.
@@ -519,9 +520,16 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	if !ok {
 		return ev, false, fmt.Errorf("%w: event time beyond %v", ErrCorrupt, time.Duration(MaxNanos))
 	}
+	st := rd.cur
+	if n := len(*st); n > 0 && op != opExt {
+		// Calls nest in time as they do in the stack: a goroutine that
+		// moved to a CPU whose clock is a few ticks behind would
+		// otherwise have a callee start before its caller, or end
+		// after it, and a call spend less than nothing in its own code.
+		t = max(t, (*st)[n-1].last)
+	}
 	rd.maxTime = max(rd.maxTime, t)
 	ev = Event{G: rd.g, Time: t}
-	st := rd.cur
 	switch op {
 	case opEnter:
 		fn := v >> 2
@@ -529,7 +537,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 			return ev, false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
 		}
 		ev.Kind, ev.Func = EnterEvent, uint32(fn)
-		*st = append(*st, frame{fn: uint32(fn), start: t})
+		*st = append(*st, frame{fn: uint32(fn), start: t, last: t})
 		ev.Depth = len(*st)
 		rd.calls++
 	case opExit:
@@ -542,8 +550,11 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		}
 		top := (*st)[len(*st)-1]
 		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(*st)
-		ev.Start, ev.Err = min(top.start, t), top.err
+		ev.Start, ev.Err = top.start, top.err
 		*st = (*st)[:len(*st)-1]
+		if n := len(*st); n > 0 {
+			(*st)[n-1].last = t
+		}
 	case opExt:
 		if gr == nil { // an error: of the call about to exit
 			id := v >> 2

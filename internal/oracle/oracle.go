@@ -388,6 +388,11 @@ func (c *checker) functionPages(t *query.Trace, ev *events) {
 // flame: the flame graph's width is the goroutines' outermost calls' time,
 // which the folded and pprof exports' self times add up to.
 func (c *checker) flame(p *analysis.Profile, ev *events) {
+	p.Walk(func(n *analysis.Node) {
+		if n.Self < 0 || n.Total < 0 {
+			c.errorf("the call tree", "a chain of %s with total %d, self %d: no time is negative", p.Names(n.Func), n.Total, n.Self)
+		}
+	})
 	fg := query.FlameGraph(p, false, query.Wall)
 	if fg.Value[0] != ev.top {
 		c.errorf("flame graph and the events", "the graph is %d wide, the goroutines' outermost calls take %d", fg.Value[0], ev.top)

@@ -9,8 +9,8 @@ import (
 // Random makes a well-formed trace from seed, of the shapes that make
 // answers hard: functions recursing directly and through cycles of two
 // and three, goroutines started from deep in others' calls, calls ending
-// in errors (io.EOF among them) and panics, and time in each call's own
-// code between its callees. Its script is returned with it, for a test
+// in errors (io.EOF among them) and panics, time in each call's own code
+// between its callees, and clocks that step back a little. Its script is returned with it, for a test
 // that fails to show.
 func Random(seed uint64) ([]byte, string, error) {
 	g := &randomTrace{r: rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b9)), next: 2}
@@ -59,7 +59,7 @@ func (g *randomTrace) fn() string { return funcs[g.r.IntN(len(funcs))] }
 func (g *randomTrace) calls(id uint64, fn string, depth int) {
 	g.budget++
 	g.t += 1 + g.r.Int64N(100)
-	fmt.Fprintf(&g.b, "%d +%s %d\n", id, fn, g.t)
+	fmt.Fprintf(&g.b, "%d +%s %d\n", id, fn, g.at())
 	if depth < 14 && g.budget < 3000 {
 		for n := g.r.IntN(3 + max(0, 2-depth)); n > 0; n-- {
 			if g.r.IntN(12) == 0 && g.next < 12 {
@@ -73,12 +73,22 @@ func (g *randomTrace) calls(id uint64, fn string, depth int) {
 	g.t += 1 + g.r.Int64N(100)
 	switch g.r.IntN(16) {
 	case 0:
-		fmt.Fprintf(&g.b, "%d -EOF %d\n", id, g.t)
+		fmt.Fprintf(&g.b, "%d -EOF %d\n", id, g.at())
 	case 1:
-		fmt.Fprintf(&g.b, "%d -boom %d\n", id, g.t)
+		fmt.Fprintf(&g.b, "%d -boom %d\n", id, g.at())
 	case 2:
-		fmt.Fprintf(&g.b, "%d ! %d\n", id, g.t)
+		fmt.Fprintf(&g.b, "%d ! %d\n", id, g.at())
 	default:
-		fmt.Fprintf(&g.b, "%d - %d\n", id, g.t)
+		fmt.Fprintf(&g.b, "%d - %d\n", id, g.at())
 	}
+}
+
+// at is the time an event is written with: now, or, one time in twenty,
+// up to 150 ns earlier, as a goroutine that moved to a CPU whose clock is
+// behind sees it.
+func (g *randomTrace) at() int64 {
+	if g.r.IntN(20) == 0 {
+		return max(g.t-g.r.Int64N(150), 0)
+	}
+	return g.t
 }
