@@ -7,6 +7,11 @@ package calltrail
 func stopAtExit() {
 	if tr != nil {
 		recording.Store(false)
+		if f := pipedAtEnd(); f != nil {
+			tr.w.request(pipeEnd, true)
+			dieOfPipe(f)
+			return
+		}
 		tr.w.request("exit", true)
 	}
 }

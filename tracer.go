@@ -296,6 +296,11 @@ func (t *tracer) mainReturned(kind tracefile.ExitKind) {
 	switch kind {
 	case tracefile.Return:
 		recording.Store(false)
+		if f := pipedAtEnd(); f != nil {
+			t.w.request(pipeEnd, true)
+			dieOfPipe(f)
+			return
+		}
 		t.w.request("main returned", true)
 	case tracefile.Panic:
 		t.w.request("panic", false)
