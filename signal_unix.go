@@ -5,6 +5,7 @@ package calltrail
 import (
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,9 +25,13 @@ import (
 func handleSignals(t *tracer) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var pipe chan os.Signal // nil: never ready
 	if canSeeBrokenPipes && (maybePipe(stdout) || maybePipe(stderr)) {
-		pipeSignals = make(chan os.Signal, 1)
-		signal.Notify(pipeSignals, syscall.SIGPIPE)
+		pipe = make(chan os.Signal, 1)
+		signal.Notify(pipe, syscall.SIGPIPE)
+		pipeMu.Lock()
+		pipeSignals = pipe
+		pipeMu.Unlock()
 	}
 	go func() {
 		for {
@@ -36,7 +41,7 @@ func handleSignals(t *tracer) {
 				signal.Stop(ch)
 				syscall.Kill(syscall.Getpid(), sig.(syscall.Signal))
 				return
-			case <-pipeSignals:
+			case <-pipe:
 				if f := brokenStd(); f != nil {
 					piped.Store(true)
 					t.w.request(pipeEnd, false)
@@ -56,8 +61,10 @@ var (
 	// stdout and stderr are the program's standard output and error as
 	// it started, whatever it assigns to os.Stdout and os.Stderr later.
 	stdout, stderr = os.Stdout, os.Stderr
-	// pipeSignals receives SIGPIPE, when handleSignals asked for it.
+	// pipeSignals receives SIGPIPE, when handleSignals asked for it: the
+	// last tracer's, for a program that stops tracing and starts again.
 	pipeSignals chan os.Signal
+	pipeMu      sync.Mutex
 	// piped is set once a SIGPIPE came for a broken standard output or
 	// error.
 	piped atomic.Bool
@@ -88,7 +95,10 @@ func brokenStd() *os.File {
 // rather than kill it) and went on to its end before handleSignals could
 // act; the end then says so, and dieOfPipe follows the trace.
 func pipedAtEnd() *os.File {
-	if pipeSignals == nil {
+	pipeMu.Lock()
+	pipe := pipeSignals
+	pipeMu.Unlock()
+	if pipe == nil {
 		return nil
 	}
 	f := brokenStd()
@@ -102,7 +112,7 @@ func pipedAtEnd() *os.File {
 		t := time.NewTimer(pipeLag)
 		defer t.Stop()
 		select {
-		case <-pipeSignals:
+		case <-pipe:
 		case <-t.C:
 			if !piped.Load() {
 				return nil
@@ -122,6 +132,8 @@ const pipeLag = 100 * time.Millisecond
 // standard output or error f raises it. A program that asked for SIGPIPE
 // itself gets the write's EPIPE and its signal, and goes on.
 func dieOfPipe(f *os.File) {
+	pipeMu.Lock()
 	signal.Stop(pipeSignals)
+	pipeMu.Unlock()
 	f.Write([]byte{'\n'})
 }
