@@ -89,7 +89,12 @@ func (t *tracer) enter(f *Func) Call {
 			if !t.waitFree(i, pos, 1) {
 				return 0
 			}
+			from := ts
 			_, ts = stamp() // the wait was the caller's time, not this call's
+			c := newCall(g, id)
+			ring.Put(s.At(pos), c.word(), ts)
+			t.noteHeld(i, g, from, ts)
+			return c
 		}
 	} else {
 		var ok bool
@@ -168,6 +173,41 @@ func (t *tracer) register(f *Func) uint32 {
 	}
 	f.id.Store(id)
 	return id
+}
+
+// exitHeld writes, in the slots of c's shard at pos that waitFree made
+// room for, the exit at ts of call c, with error errID if any, and the
+// wait for the writer after it.
+//
+//go:noinline
+func (t *tracer) exitHeld(c Call, pos uint64, errID uint32, kind tracefile.ExitKind, ts int64) {
+	g := c.goroutine()
+	i := g & t.ringMask
+	s := &t.rings[i]
+	if errID != 0 {
+		ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)
+		pos++
+	}
+	ring.Put(s.At(pos), c.exitWord(kind), ts)
+	_, now := stamp()
+	t.noteHeld(i, g, ts, now)
+	if c&(callMain|callRoot) != 0 {
+		t.left(c, g, kind)
+	}
+}
+
+// noteHeld records, after the event whose recording waited, that
+// goroutine g waited for the writer from from to to: the time of the
+// calls it was in, which readers leave out of them (tracefile.Event's
+// Held). A wait for room for the note itself goes unnoted.
+func (t *tracer) noteHeld(i, g uint64, from, to int64) {
+	s := &t.rings[i]
+	pos, full := s.Claim(2)
+	if full && !t.waitFree(i, pos, 2) {
+		return
+	}
+	ring.Put(s.At(pos), tracefile.RawHeld(g, false), from)
+	ring.Put(s.At(pos+1), tracefile.RawHeld(g, true), to)
 }
 
 // waitFree blocks until the n slots claimed at pos in shard i are free,
@@ -249,8 +289,12 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 		}
 		pos, full := s.Claim(n)
 		// The call ended at ts; a wait is its caller's time.
-		if full && !t.waitFree(i, pos, n) {
-			return // the trace is closing: the call reads as unfinished
+		if full {
+			if !t.waitFree(i, pos, n) {
+				return // the trace is closing: the call reads as unfinished
+			}
+			t.exitHeld(c, pos, errID, kind, ts)
+			return
 		}
 		if errID != 0 {
 			ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)

@@ -150,8 +150,14 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 	var pos uint64
 	if t.policy == fullWait {
 		var full bool
-		if pos, full = r.Claim(n); full && !t.waitFree(i, pos, n) {
-			return
+		if pos, full = r.Claim(n); full {
+			_, from := stamp()
+			if !t.waitFree(i, pos, n) {
+				return
+			}
+			_, to := stamp()
+			// The value is the call's; so is the wait for it.
+			defer t.noteHeld(i, g, from, to)
 		}
 	} else {
 		var ok bool

@@ -426,7 +426,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			fr := g.stack[len(g.stack)-1]
 			g.stack = g.stack[:len(g.stack)-1]
 			g.open[fr.node.Func]--
-			d := ev.Time - ev.Start
+			d := int64(ev.Duration())
 			outermost := !g.recursing(fr.node.Func)
 			if len(g.stack) == 0 {
 				sp, ok := span[ev.G]

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -242,5 +243,44 @@ func TestGoroutineSummary(t *testing.T) {
 	p = &Profile{Root: &Node{}, Duration: 100, Starts: []int64{-40, 90, 20}, Lifetimes: []int64{10, 500, -30}, Work: []int64{10, 10, 10}}
 	if g := p.GoroutineSummary(4); !slices.Equal(g.Live, []int{2, 0, 0, 1}) {
 		t.Errorf("out of the trace: %v by slice, want [2 0 0 1]", g.Live)
+	}
+}
+
+// TestHeldUp: time a goroutine waited for the trace writer is left out
+// of the calls it waited in (the caller of a call whose enter or exit
+// waited; the call itself for a value), and said in the exit's Held.
+func TestHeldUp(t *testing.T) {
+	const script = `
+1 +main 0
+1 +a 10
+1 - 20
+1 held 20 50
+1 +b 60
+1 held 52 60
+1 held 62 66
+1 - 70
+1 - 100
+`
+	r := build(t, script)
+	held := map[string]int64{}
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == tracefile.ExitEvent {
+			held[r.Func(ev.Func).Name] = ev.Held
+		}
+	}
+	if want := map[string]int64{"main": 42, "a": 0, "b": 4}; !maps.Equal(held, want) {
+		t.Errorf("held %v, want %v", held, want)
+	}
+	p := Analyze(build(t, script), Options{})
+	f := map[string]*Func{}
+	for _, fn := range p.Funcs {
+		f[fn.Name] = fn
+	}
+	if f["main"].Total != 58 || f["main"].Self != 42 || f["b"].Total != 6 || f["a"].Total != 10 {
+		t.Errorf("main total %d self %d, a %d, b %d; want 58, 42, 10, 6", f["main"].Total, f["main"].Self, f["a"].Total, f["b"].Total)
 	}
 }

@@ -50,6 +50,7 @@ type goroutine struct {
 	open    []int // indexes in calls of the calls still running; -1 for unshown
 	tracker *filter.Tracker
 	errs    map[int]uint32 // error ids of the calls that returned one, by index in calls
+	held    map[int]int64  // time held up by the trace writer, of the calls that were, by index in calls
 	// The arguments and results recorded with --args, by index in calls.
 	args, results map[int][]tracefile.Value
 }
@@ -117,7 +118,13 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				continue
 			}
 			c := &g.calls[i]
-			c.dur = ev.Time - ev.Start
+			c.dur = int64(ev.Duration())
+			if ev.Held > 0 {
+				if g.held == nil {
+					g.held = map[int]int64{}
+				}
+				g.held[i] = ev.Held
+			}
 			if ev.Err != 0 {
 				if g.errs == nil {
 					g.errs = map[int]uint32{}
@@ -154,6 +161,10 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				note := ""
 				if c.kind() != tracefile.Return {
 					note = c.kind().String()
+				}
+				if h, ok := g.held[i]; ok {
+					// The call's time leaves it out, as every view's does.
+					note = strings.TrimPrefix(note+", held up "+indented.Round(time.Duration(h)).String()+" by the trace writer", ", ")
 				}
 				line = indented.AppendExit(line[:0], id, int(c.depth), name(c.id()), time.Duration(c.dur), note)
 				if vs, ok := g.results[i]; ok {

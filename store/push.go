@@ -361,7 +361,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			g.frames = g.frames[:len(g.frames)-1]
 			g.open[fr.fn]--
 			g.inNode[fr.chain.Chain()]--
-			d := ev.Time - ev.Start
+			d := int64(ev.Duration())
 			if len(g.frames) > 0 {
 				g.frames[len(g.frames)-1].children += d
 			} else {

@@ -255,6 +255,13 @@ func (b *Batch) Error(g uint64, id uint32, t int64) {
 	b.put(g, uint64(id)<<2|opExt, t)
 }
 
+// Held appends that goroutine g waited for the trace writer from tick
+// from to tick to: after the event whose recording waited.
+func (b *Batch) Held(g uint64, from, to int64) {
+	b.put(g, extHeldFrom<<2|opExt, from)
+	b.put(g, extHeldTo<<2|opExt, to)
+}
+
 // Goroutine appends what is known of goroutine gr.ID, first seen at tick t.
 func (b *Batch) Goroutine(gr Goroutine, t int64) {
 	b.put(gr.ID, extGoroutine<<2|opExt, t)

@@ -37,14 +37,19 @@ const (
 
 // Extended ops. An extended op from 1 to MaxErrorID is an error: the call
 // about to exit returned error v>>2 of the error table (see ExitEvent's
-// Err). From extValue up, it is a value (see values.go).
+// Err). extHeldFrom and extHeldTo, each with a time, say the goroutine
+// waited for the trace writer between the two (see Event.Held); they
+// follow the event whose recording waited. From extValue up, it is a
+// value (see values.go).
 const (
 	extGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
+	extHeldFrom  = extValue - 2
+	extHeldTo    = extValue - 1
 )
 
 // MaxErrorID bounds error table ids, so that an error's op fits the
 // runtime's raw event words (see RawError).
-const MaxErrorID = extValue - 1
+const MaxErrorID = extHeldFrom - 1
 
 // maxChunk bounds a chunk's payload, so that a corrupt length cannot make a
 // reader allocate without limit.

@@ -79,9 +79,9 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 				d.uvarint()
 				d.uvarint()
 				d.uvarint()
-			} else if v>>2 < extValue { // an error of the call about to exit
+			} else if v>>2 <= MaxErrorID { // an error of the call about to exit
 				errID = uint32(v >> 2)
-			} // else a value, whose delta was its bits: the next delta restores the time
+			} // else a wait for the writer, or a value, whose delta was its bits: the next delta restores the time
 		}
 	}
 	return d.err

@@ -39,6 +39,16 @@ func RawEnter(g uint64, fn uint32) uint64 { return g<<RawOpBits | uint64(fn)<<2 
 // call's exit, with the exit's time.
 func RawError(g uint64, id uint32) uint64 { return g<<RawOpBits | uint64(id)<<2 | opExt }
 
+// RawHeld returns the Raw.Word of goroutine g starting (to false) or
+// ending (to true) a wait for the trace writer, with the time it did: the
+// two go together, after the event whose recording waited.
+func RawHeld(g uint64, to bool) uint64 {
+	if to {
+		return g<<RawOpBits | extHeldTo<<2 | opExt
+	}
+	return g<<RawOpBits | extHeldFrom<<2 | opExt
+}
+
 // RawExit returns the Raw.Word of goroutine g leaving its innermost call.
 func RawExit(g uint64, k ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | opExit }
 

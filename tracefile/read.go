@@ -34,20 +34,25 @@ type Event struct {
 	Exit  ExitKind
 	Start int64  // when the call began
 	Err   uint32 // the error the call returned, an id of the error table (see Reader.Error); 0 for none
+	// Held is the time within the call that its goroutine waited for
+	// the trace writer, its ring full: tracing's time, not the call's.
+	Held int64
 
 	// For value events only: arguments come after their call's enter,
 	// results before its exit.
 	Value Value
 }
 
-// Duration is the wall time of the call ended by an exit event.
-func (e *Event) Duration() time.Duration { return time.Duration(e.Time - e.Start) }
+// Duration is the time of the call ended by an exit event: its wall time
+// less the time its goroutine was held up by the trace writer (Held).
+func (e *Event) Duration() time.Duration { return time.Duration(e.Time - e.Start - e.Held) }
 
 type frame struct {
 	fn    uint32
 	err   uint32
 	start int64
 	last  int64 // the latest time inside the call: its start, or its last callee's exit
+	held  int64 // time inside the call held up by the trace writer, its callees' included
 }
 
 // Reader decodes a trace file as a stream of events.
@@ -80,6 +85,8 @@ type Reader struct {
 	g       uint64
 	last    int64
 	maxTime int64
+	// heldFrom is when the wait for the writer whose end comes next began.
+	heldFrom int64
 
 	stacks map[uint64]*[]frame // open calls of goroutines with any
 	cur    *[]frame            // stacks[g], kept between goroutine switches
@@ -335,8 +342,11 @@ func (rd *Reader) fail(err error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, g := range ids {
 		st := *rd.stacks[g]
+		var held int64 // the callees', as their exits would have added it
 		for i := len(st) - 1; i >= 0; i-- {
-			rd.pending = append(rd.pending, Event{Kind: ExitEvent, G: g, Func: st[i].fn, Time: max(rd.maxTime, st[i].start), Depth: i + 1, Exit: Unfinished, Start: st[i].start})
+			end := max(rd.maxTime, st[i].start)
+			held = min(held+st[i].held, end-st[i].start)
+			rd.pending = append(rd.pending, Event{Kind: ExitEvent, G: g, Func: st[i].fn, Time: end, Depth: i + 1, Exit: Unfinished, Start: st[i].start, Held: held})
 		}
 	}
 	rd.stacks, rd.cur = map[uint64]*[]frame{}, nil
@@ -477,6 +487,33 @@ func (rd *Reader) switchTo(g uint64) {
 	}
 }
 
+// held notes a wait for the trace writer: its start, or its end at t.
+// The wait is in the innermost call open when it started: the caller of
+// a call whose enter waited, the call whose callee's exit did.
+func (rd *Reader) held(st []frame, to bool, t int64) {
+	if !to {
+		rd.heldFrom = t
+		return
+	}
+	from := min(rd.heldFrom, t)
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i].start > from {
+			continue
+		}
+		// The wait is between the call's callees, as the times nest
+		// (see decodeOne): after the last to end, before the one
+		// open, and before the next.
+		from = max(from, st[i].last)
+		if i+1 < len(st) {
+			t = min(t, st[i+1].start)
+		} else {
+			st[i].last = max(st[i].last, t)
+		}
+		st[i].held += max(t-from, 0)
+		return
+	}
+}
+
 // decodeOne decodes one op of the current events chunk. ok is false for
 // ops that change decoder state without producing an event.
 func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
@@ -550,12 +587,17 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		}
 		top := (*st)[len(*st)-1]
 		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(*st)
-		ev.Start, ev.Err = top.start, top.err
+		ev.Start, ev.Err, ev.Held = top.start, top.err, min(top.held, t-top.start)
 		*st = (*st)[:len(*st)-1]
 		if n := len(*st); n > 0 {
 			(*st)[n-1].last = t
+			(*st)[n-1].held += ev.Held
 		}
 	case opExt:
+		if id := v >> 2; id == extHeldFrom || id == extHeldTo {
+			rd.held(*st, id == extHeldTo, t)
+			return ev, false, nil
+		}
 		if gr == nil { // an error: of the call about to exit
 			id := v >> 2
 			if id >= uint64(len(rd.errs)) {

@@ -3,12 +3,16 @@
 package main
 
 import (
+	"bufio"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/tracefile"
@@ -59,6 +63,43 @@ func TestFirehoseEveryCore(t *testing.T) {
 	}
 	if s.Stats.Waits > 0 && !strings.Contains(stderr, "held up") {
 		t.Errorf("the run's summary does not say the program was held up:\n%s", stderr)
+	}
+	// The waits are in the trace, where they happened, and left out of
+	// the calls they happened in: the goroutines' outermost calls hold
+	// all but the few that came before any call or while noting one.
+	held := heldInCalls(t, trace)
+	t.Logf("calls held up %v; the run %v in %d waits", time.Duration(held), time.Duration(s.Stats.HeldNs), s.Stats.Waits)
+	if s.Stats.Waits > 0 && (held < int64(s.Stats.HeldNs)/2 || held > int64(s.Stats.HeldNs)*11/10) {
+		t.Errorf("the calls were held up %v, the run %v in %d waits", time.Duration(held), time.Duration(s.Stats.HeldNs), s.Stats.Waits)
+	}
+}
+
+// heldInCalls is the time the goroutines' outermost calls in the trace at path
+// were held up by the trace writer, each call's wall time less its
+// Duration.
+func heldInCalls(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := tracefile.NewReader(bufio.NewReader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held int64
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return held
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == tracefile.ExitEvent && ev.Depth == 1 {
+			held += ev.Time - ev.Start - int64(ev.Duration())
+		}
 	}
 }
 

@@ -123,7 +123,7 @@ func readEvents(data []byte) (*events, error) {
 				f = ev.fn(name)
 				ev.fns[name] = f
 			}
-			d := e.Time - e.Start
+			d := int64(e.Duration())
 			f.calls++
 			f.max = max(f.max, d)
 			f.negative = f.negative || d < 0

@@ -10,7 +10,8 @@ import (
 // answers hard: functions recursing directly and through cycles of two
 // and three, goroutines started from deep in others' calls, calls ending
 // in errors (io.EOF among them) and panics, time in each call's own code
-// between its callees, and clocks that step back a little. Its script is returned with it, for a test
+// between its callees, waits for the trace writer, and clocks that step
+// back a little. Its script is returned with it, for a test
 // that fails to show.
 func Random(seed uint64) ([]byte, string, error) {
 	g := &randomTrace{r: rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b9)), next: 2}
@@ -68,6 +69,12 @@ func (g *randomTrace) calls(id uint64, fn string, depth int) {
 			}
 			g.calls(id, g.callee(fn), depth+1)
 			g.t += g.r.Int64N(100)
+			if g.r.IntN(25) == 0 {
+				// The callee's exit waited for the trace writer.
+				from := g.t
+				g.t += 1 + g.r.Int64N(300)
+				fmt.Fprintf(&g.b, "%d held %d %d\n", id, from, g.t)
+			}
 		}
 	}
 	g.t += 1 + g.r.Int64N(100)

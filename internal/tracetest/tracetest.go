@@ -24,6 +24,7 @@ var zeroTime = time.Unix(0, 0)
 //	G -ERR T            ... returns error ERR, of type *errors.errorString
 //	G ! T               ... is left by a panic
 //	G go PARENT F T     G was started by goroutine PARENT, in function F
+//	G held FROM T       G waited for the trace writer from FROM to T
 //
 // The trace ends with an end record.
 func Build(script string) ([]byte, error) {
@@ -72,6 +73,12 @@ func Build(script string) ([]byte, error) {
 			b.Exit(g, tracefile.Return, tm)
 		case f[1] == "!":
 			b.Exit(g, tracefile.Panic, tm)
+		case f[1] == "held" && len(f) == 4:
+			from, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %q: bad start", n+1, line)
+			}
+			b.Held(g, from, tm)
 		case f[1] == "go" && len(f) == 5:
 			parent, err := strconv.ParseUint(f[2], 10, 64)
 			if err != nil {
