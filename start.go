@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -163,6 +164,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	meta := map[string]string{
 		"program":    filepath.Base(exe),
 		"path":       exe,
+		"package":    mainPackage(),
 		"args":       strings.Join(os.Args[1:], " "),
 		"go":         runtime.Version(),
 		"goos":       runtime.GOOS,
@@ -318,7 +320,9 @@ func (w *writer) closed() bool {
 
 // createTrace creates the trace file. A name ending in a separator, or
 // naming a directory, gets a file per program inside it, named after the
-// program: one trace per test binary of "calltrail test".
+// program: one trace per test binary of "calltrail test", named after its
+// package's path in the module, so that the tests of two packages named
+// util write util.test.trace and internal-util.test.trace.
 func createTrace(name string) (*os.File, error) {
 	info, err := os.Stat(name)
 	if !strings.HasSuffix(name, string(os.PathSeparator)) && !strings.HasSuffix(name, "/") && (err != nil || !info.IsDir()) {
@@ -328,14 +332,44 @@ func createTrace(name string) (*os.File, error) {
 		return nil, err
 	}
 	prog := filepath.Base(os.Args[0])
-	for i := 1; ; i++ {
-		p := filepath.Join(name, prog+".trace")
-		if i > 1 {
-			p = filepath.Join(name, fmt.Sprintf("%s.%d.trace", prog, i))
-		}
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if !os.IsExist(err) || i > 1000 {
+	if rel := modulePath(); rel != "" && strings.HasSuffix(prog, ".test") {
+		prog = rel
+	}
+	names := []string{prog + ".trace"}
+	for i := 2; i <= 1000; i++ {
+		names = append(names, fmt.Sprintf("%s.%d.trace", prog, i))
+	}
+	for _, n := range names {
+		f, err := os.OpenFile(filepath.Join(name, n), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !os.IsExist(err) {
 			return f, err
 		}
 	}
+	return nil, fmt.Errorf("%s: a thousand traces of %s already", name, prog)
+}
+
+// mainPackage is the import path of the program's main package, as the
+// build recorded it: example.com/m/internal/util.test for a test binary.
+func mainPackage() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Path
+	}
+	return ""
+}
+
+// modulePath names the program after its main package's path within its
+// module, with dashes for slashes: internal-util.test; empty for the
+// module's root package, or when the build recorded no path.
+func modulePath() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Path == "" {
+		return ""
+	}
+	rel := bi.Path
+	if bi.Main.Path != "" && strings.HasPrefix(bi.Path, bi.Main.Path+"/") {
+		rel = bi.Path[len(bi.Main.Path)+1:]
+	} else if bi.Main.Path != "" && strings.HasPrefix(bi.Path, bi.Main.Path+".") {
+		return "" // the module's root package: its name says it
+	}
+	return strings.ReplaceAll(rel, "/", "-")
 }

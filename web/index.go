@@ -13,6 +13,21 @@ import (
 // parallel arrays: 31 bytes a call, so that ten million calls fit in
 // about 300 MB. Calls nest, so the array is the pre-order of the
 // goroutine's call tree: a call's subtree is the run [i, next[i]).
+// longestRoot returns the function of the lane's longest outermost call,
+// the first of the longest, and false for a lane without calls.
+func (l *lane) longestRoot() (uint32, bool) {
+	best := -1
+	for i := 0; i < l.len(); i = int(l.next[i]) {
+		if best < 0 || l.dur[i] > l.dur[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return l.fn[best], true
+}
+
 type lane struct {
 	g      uint64
 	start  []int64  // nanoseconds since the trace started

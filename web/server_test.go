@@ -5,10 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -187,5 +190,45 @@ func TestGone(t *testing.T) {
 	}
 	if f := FlameGraph(loadTrace(t, 100).Trace, base.Trace, false, query.Wall); len(f.Gone) != 0 || f.Base == nil {
 		t.Errorf("the same chains in both, yet gone: %+v (base %v)", f.Gone, f.Base)
+	}
+}
+
+// TestLaneTitle: a lane is titled by its goroutine's longest outermost
+// call: main.main for goroutine 1, which runs the packages' init
+// functions first.
+func TestLaneTitle(t *testing.T) {
+	data, err := tracetest.Build(`
+1 +main.init.0 0
+1 - 10
+1 +main.main 20
+1 - 1000
+2 go 1 main.main 30
+2 +main.worker 30
+2 - 900
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "init.out")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(tr, nil, nil).Handler())
+	defer srv.Close()
+	var lanes struct {
+		G     []uint64 `json:"g"`
+		Start []uint32 `json:"start_func"`
+	}
+	getJSON(t, srv, "/api/lanes", &lanes)
+	var titles []string
+	for _, fn := range lanes.Start {
+		titles = append(titles, tr.FuncName(fn))
+	}
+	if strings.Join(titles, " ") != "main.main main.worker" {
+		t.Errorf("lanes %v titled %v, want main.main and main.worker", lanes.G, titles)
 	}
 }

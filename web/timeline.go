@@ -31,11 +31,12 @@ func (s *Server) laneList(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 	out := lanesJSON{End: int64(s.t.Profile.Duration)}
 	for _, l := range ix.lanes {
 		info := ix.gs[l.g]
-		// The first traced call says more than the goroutine's start
-		// function, which is runtime.main for goroutine 1.
+		// The goroutine's longest outermost call says more than its
+		// start function, runtime.main for goroutine 1, or its first
+		// call, there a package's init.
 		start := info.StartFunc
-		if l.len() > 0 {
-			start = l.fn[0]
+		if fn, ok := l.longestRoot(); ok {
+			start = fn
 		}
 		out.G = append(out.G, l.g)
 		out.Parent = append(out.Parent, info.Parent)

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/calltrail/calltrail/internal/words"
 	"go/build"
 	"os"
 	"os/exec"
@@ -23,6 +23,8 @@ import (
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/instrument"
 	"github.com/calltrail/calltrail/internal/indented"
+	"github.com/calltrail/calltrail/internal/words"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // tracedArgs are calltrail's own flags of build, run and test, taken out
@@ -342,8 +344,9 @@ func init() {
 			// For the test binaries, which inherit the go command's
 			// environment; calltrail's own stays as it was.
 			b.Env = append(append(b.Env, "CALLTRAIL_OUT="+abs, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
+			started := time.Now()
 			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
-			fmt.Fprintf(errOut, "calltrail: traces in %s; read one with: calltrail replay %s/PKG.test.trace\n", dir, dir)
+			listTraces(dir, started)
 			return err
 		},
 	})
@@ -493,4 +496,43 @@ func summarizeRun(trace string, st instrument.Stats) uint64 {
 	}
 	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail serve %s (the web UI), calltrail report %s, calltrail replay %s | less\n", trace, trace, trace)
 	return t.Calls()
+}
+
+// listTraces says which traces calltrail test wrote into dir since
+// started, and of which package each is: two packages of one name give
+// their test binaries one name too.
+func listTraces(dir string, started time.Time) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.trace"))
+	var written, lines []string
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.ModTime().Before(started) {
+			continue
+		}
+		written = append(written, f)
+		line := "  " + f
+		if pkg := tracePackage(f); pkg != "" {
+			line += "  (" + strings.TrimSuffix(pkg, ".test") + ")"
+		}
+		lines = append(lines, line)
+	}
+	if len(written) == 0 {
+		fmt.Fprintf(errOut, "calltrail: no trace written in %s\n", dir)
+		return
+	}
+	fmt.Fprintf(errOut, "calltrail: %s written, of the tests of:\n%s\ncalltrail: next: calltrail report %s\n",
+		words.Count(uint64(len(written)), "trace"), strings.Join(lines, "\n"), written[0])
+}
+
+// tracePackage reads the main package a trace's program was built from.
+func tracePackage(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r, err := tracefile.NewReader(bufio.NewReader(f))
+	if err != nil {
+		return ""
+	}
+	return r.Meta()["package"]
 }

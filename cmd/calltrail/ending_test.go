@@ -53,3 +53,42 @@ func TestBoom(t *testing.T) { Boom() }
 		t.Errorf("trace ended %q with %d calls, %d left by panic; want panic, 1004, 2", s.End, s.Calls, s.Panics)
 	}
 }
+
+// TestTwoPackagesOfOneName: the test binaries of two packages named util
+// write two traces, each named so as to tell which is which, and
+// calltrail test says which package each is of.
+func TestTwoPackagesOfOneName(t *testing.T) {
+	dir := t.TempDir()
+	test := func(pkg string) string {
+		return "package util\n\nimport \"testing\"\n\nfunc Name() string { return \"" + pkg + "\" }\n\nfunc TestName(t *testing.T) {\n\tif Name() == \"\" {\n\t\tt.Fatal(\"no name\")\n\t}\n}\n"
+	}
+	writeFiles(t, dir, map[string]string{
+		"go.mod":                "module example.com/two\n\ngo 1.22\n",
+		"util/util_test.go":     test("util"),
+		"api/util/util_test.go": test("api/util"),
+	})
+	chdir(t, dir)
+	code, _, stderr := runCmd("test", "-o", "traces", "./...")
+	if code != 0 {
+		t.Fatalf("calltrail test: exit %d\n%s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join("traces", "*.trace"))
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	if strings.Join(names, " ") != "api-util.test.trace util.test.trace" {
+		t.Errorf("traces %v, want api-util.test.trace and util.test.trace", names)
+	}
+	for _, pkg := range []string{"example.com/two/util", "example.com/two/api/util"} {
+		if !strings.Contains(stderr, "("+pkg+")") {
+			t.Errorf("calltrail test does not say which trace is of %s:\n%s", pkg, stderr)
+		}
+	}
+	for _, f := range files {
+		code, stdout, _ := runCmd("info", f)
+		if code != 0 || !strings.Contains(stdout, "package     example.com/two/") {
+			t.Errorf("info %s: exit %d\n%s", f, code, stdout)
+		}
+	}
+}

@@ -39,6 +39,9 @@ func printInfo(name string, s tracefile.Summary) {
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
 	row("file", "%s (format version %d)", name, s.Version)
 	row("program", "%s %s", m["path"], m["args"])
+	if m["package"] != "" {
+		row("package", "%s", m["package"])
+	}
 	row("go", "%s %s/%s, GOMAXPROCS %s", m["go"], m["goos"], m["goarch"], m["gomaxprocs"])
 	if t, err := time.Parse(time.RFC3339Nano, m["start"]); err == nil {
 		row("started", "%s", t.Format("2006-01-02 15:04:05.000 MST"))

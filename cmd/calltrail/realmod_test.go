@@ -49,6 +49,15 @@ var (
 	calltrailErr  error
 )
 
+// TestMain removes the calltrail command the tests built, if they did.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if calltrailBin != "" {
+		os.RemoveAll(filepath.Dir(calltrailBin))
+	}
+	os.Exit(code)
+}
+
 // calltrailBinary builds the calltrail command once for the tests that
 // run it as a user would.
 func calltrailBinary(t *testing.T) string {
