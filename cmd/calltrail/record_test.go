@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,7 @@ func TestRecordFlight(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "(flight recorder)") {
 		t.Errorf("info of the snapshot: %s", stdout)
 	}
+	checkAnswers(t, out)
 	if c, err := counters(addr); err != nil || c.Mode != "flight" || !c.Recording || c.Calls == 0 || c.PerSecond <= 0 {
 		t.Errorf("counters: %+v, %v", c, err)
 	}
@@ -208,6 +210,38 @@ func TestTop(t *testing.T) {
 	}
 	if code, _, stderr := runCmd("top", "--sort", "nonsense", addr); code != 2 || !strings.Contains(stderr, "--sort") {
 		t.Errorf("top --sort nonsense: exit %d: %s", code, stderr)
+	}
+	// Right after a capture, as before: no figure past what the window
+	// and the service's one goroutine allow.
+	if code, _, stderr := runCmd("record", "--seconds", "0.3", "-o", filepath.Join(t.TempDir(), "rec.out"), addr); code != 0 {
+		t.Fatalf("record: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = runCmd("top", "--count", "10", "--every", "100ms", addr)
+	if code != 0 {
+		t.Fatalf("top: exit %d: %s", code, stderr)
+	}
+	var window time.Duration
+	rows := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "calltrail top"):
+			i := slices.Index(f, "last")
+			if i < 0 || i+1 >= len(f) {
+				t.Fatalf("top's header: %q", line)
+			}
+			window, _ = time.ParseDuration(f[i+1])
+		case len(f) == 6 && strings.HasPrefix(f[5], "main."):
+			rows++
+			total, err1 := time.ParseDuration(f[2])
+			maxCall, err2 := time.ParseDuration(f[4])
+			if err1 != nil || err2 != nil || total > time.Second+time.Millisecond || maxCall > window+time.Millisecond {
+				t.Errorf("top, a window of %v: %s takes %s a second, its longest call %s", window, f[5], f[2], f[4])
+			}
+		}
+	}
+	if rows < 10 {
+		t.Errorf("top printed %d rows of functions in 10 refreshes:\n%s", rows, stdout)
 	}
 }
 

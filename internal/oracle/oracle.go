@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/export"
@@ -199,6 +200,9 @@ func (c *checker) check(data []byte) {
 		return
 	}
 	t := query.New(c.name, p, r)
+	if end, err := strconv.ParseInt(p.Meta["window_end_ns"], 10, 64); err == nil && int64(p.Duration) > end+int64(time.Millisecond) {
+		c.errorf("the snapshot's window and its calls", "the window ends at %v, its calls at %v", time.Duration(end), p.Duration)
+	}
 	c.replay(data, ev)
 	c.report(t, ev)
 	if r, err := tracefile.NewReader(bytes.NewReader(data)); err == nil {
