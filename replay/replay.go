@@ -45,8 +45,30 @@ func (c call) id() uint32               { return c.fn & fnMask }
 func (c call) kind() tracefile.ExitKind { return tracefile.ExitKind(c.fn >> kindShift & 3) }
 func (c call) shown() bool              { return c.fn&shownBit != 0 }
 
+// calls holds a goroutine's calls in blocks of a fixed size: growing it
+// never copies what it holds, nor keeps two copies alive at once, as a
+// slice doubling its array would; a goroutine of ten million calls costs
+// its 16 bytes a call.
+type calls struct {
+	blocks [][]call
+	n      int
+}
+
+const blockBits = 14
+
+func (cs *calls) add(c call) {
+	if cs.n&(1<<blockBits-1) == 0 {
+		cs.blocks = append(cs.blocks, make([]call, 0, 1<<blockBits))
+	}
+	last := &cs.blocks[len(cs.blocks)-1]
+	*last = append(*last, c)
+	cs.n++
+}
+
+func (cs *calls) at(i int) *call { return &cs.blocks[i>>blockBits][i&(1<<blockBits-1)] }
+
 type goroutine struct {
-	calls   []call
+	calls   calls
 	open    []int // indexes in calls of the calls still running; -1 for unshown
 	tracker *filter.Tracker
 	errs    map[int]uint32 // error ids of the calls that returned one, by index in calls
@@ -105,8 +127,8 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				g.open = append(g.open, -1)
 				continue
 			}
-			g.open = append(g.open, len(g.calls))
-			g.calls = append(g.calls, call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)})
+			g.open = append(g.open, g.calls.n)
+			g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)})
 		case tracefile.ExitEvent:
 			g.tracker.Exit()
 			if len(g.open) == 0 {
@@ -117,7 +139,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			if i < 0 {
 				continue
 			}
-			c := &g.calls[i]
+			c := g.calls.at(i)
 			c.dur = int64(ev.Duration())
 			if ev.Held > 0 {
 				if g.held == nil {
@@ -154,10 +176,10 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		stack = stack[:0]
 		g := gs[id]
 		pop := func(depth uint32) {
-			for len(stack) > 0 && g.calls[stack[len(stack)-1]].depth >= depth {
+			for len(stack) > 0 && g.calls.at(stack[len(stack)-1]).depth >= depth {
 				i := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
-				c := g.calls[i]
+				c := *g.calls.at(i)
 				note := ""
 				if c.kind() != tracefile.Return {
 					note = c.kind().String()
@@ -176,7 +198,8 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				bw.Write(line)
 			}
 		}
-		for i, c := range g.calls {
+		for i := range g.calls.n {
+			c := *g.calls.at(i)
 			if !c.shown() {
 				continue
 			}
@@ -190,6 +213,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			stack = append(stack, i)
 		}
 		pop(0)
+		delete(gs, id) // printed: its calls can go
 	}
 	if err := bw.Flush(); err != nil {
 		return err
