@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/internal/oracle"
 	"github.com/calltrail/calltrail/query"
@@ -57,7 +58,7 @@ func TestIndirectRecursion(t *testing.T) {
 
 // report is what report --json prints.
 type report struct {
-	Findings  []struct{ Function, Message string }
+	Findings  []struct{ Kind, Function, Message string }
 	Functions []query.Function
 }
 
@@ -197,4 +198,88 @@ func TestOnCPU(t *testing.T) {
 		t.Errorf("report lists %v of main.sumSq[...] and main.fib", got)
 	}
 	checkAnswers(t, trace)
+}
+
+// serverProgram serves HTTP from a traced function that blocks in the
+// untraced http.Server.Serve for the whole run, while main sends it
+// requests, each handled by a little work.
+var serverProgram = map[string]string{
+	"go.mod": "module example.com/server\n\ngo 1.22\n",
+	"main.go": `package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+)
+
+func work(n int) int {
+	s := 0
+	for i := range n * 100000 {
+		s += i % 7
+	}
+	return s
+}
+
+func handle(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprintln(w, work(len(r.URL.Path)))
+}
+
+func serve(srv *http.Server, ln net.Listener) {
+	srv.Serve(ln)
+}
+
+func main() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(handle)}
+	done := make(chan struct{})
+	go func() { serve(srv, ln); close(done) }()
+	for i := range 200 {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/" + strings.Repeat("x", i%5+1))
+		if err != nil {
+			panic(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	srv.Shutdown(context.Background())
+	<-done
+}
+`,
+}
+
+// TestBlockedIsNotBusy: functions blocked in untraced callees (a
+// server's accept loop, a client waiting for responses) are not said to
+// be busy in their own code, with the CPU profile (their time is waiting)
+// or without it (the finding says it cannot tell).
+func TestBlockedIsNotBusy(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, serverProgram)
+	chdir(t, dir)
+	for _, profiles := range []string{"cpu", "none"} {
+		trace := filepath.Join(dir, profiles+".out")
+		if code, _, stderr := runCmd("run", "--profiles", profiles, "-o", trace, "."); code != 0 {
+			t.Fatalf("calltrail run --profiles %s: exit %d\n%s", profiles, code, stderr)
+		}
+		rep := reportJSON(t, trace)
+		for _, f := range rep.Findings {
+			// main.serve blocks in Serve; main.main in http.Get.
+			blocked := f.Function == "main.serve" || f.Function == "main.main"
+			if f.Kind == "self" && (blocked && !strings.Contains(f.Message, "blocked") || profiles == "none" && strings.Contains(f.Message, "in its own code")) {
+				t.Errorf("--profiles %s: %s", profiles, f.Message)
+			}
+		}
+		for _, f := range rep.Functions {
+			if f.Name == "main.serve" && f.CPUNs != nil && *f.WaitNs < f.TotalNs*8/10 {
+				t.Errorf("--profiles %s: main.serve waits %v of %v", profiles, time.Duration(*f.WaitNs), time.Duration(f.TotalNs))
+			}
+		}
+		checkAnswers(t, trace)
+	}
 }
