@@ -333,7 +333,8 @@ func createTrace(name string) (*os.File, error) {
 	}
 	prog := filepath.Base(os.Args[0])
 	if rel := modulePath(); rel != "" && strings.HasSuffix(prog, ".test") {
-		prog = rel
+		// The build records a main package's tests under its own path.
+		prog = strings.TrimSuffix(rel, ".test") + ".test"
 	}
 	names := []string{prog + ".trace"}
 	for i := 2; i <= 1000; i++ {
@@ -366,9 +367,10 @@ func modulePath() string {
 		return ""
 	}
 	rel := bi.Path
-	if bi.Main.Path != "" && strings.HasPrefix(bi.Path, bi.Main.Path+"/") {
-		rel = bi.Path[len(bi.Main.Path)+1:]
-	} else if bi.Main.Path != "" && strings.HasPrefix(bi.Path, bi.Main.Path+".") {
+	switch root := bi.Main.Path; {
+	case root != "" && strings.HasPrefix(bi.Path, root+"/"):
+		rel = bi.Path[len(root)+1:]
+	case root != "" && (bi.Path == root || bi.Path == root+".test"):
 		return "" // the module's root package: its name says it
 	}
 	return strings.ReplaceAll(rel, "/", "-")

@@ -55,8 +55,8 @@ func TestBoom(t *testing.T) { Boom() }
 }
 
 // TestTwoPackagesOfOneName: the test binaries of two packages named util
-// write two traces, each named so as to tell which is which, and
-// calltrail test says which package each is of.
+// write two traces, each named so as to tell which is which, as does a
+// main package's, and calltrail test says which package each is of.
 func TestTwoPackagesOfOneName(t *testing.T) {
 	dir := t.TempDir()
 	test := func(pkg string) string {
@@ -66,6 +66,10 @@ func TestTwoPackagesOfOneName(t *testing.T) {
 		"go.mod":                "module example.com/two\n\ngo 1.22\n",
 		"util/util_test.go":     test("util"),
 		"api/util/util_test.go": test("api/util"),
+		// A main package's tests, which the build records under the
+		// package's own path.
+		"cmd/tool/main.go":      "package main\n\nfunc main() {}\n",
+		"cmd/tool/main_test.go": strings.Replace(test("cmd/tool"), "package util", "package main", 1),
 	})
 	chdir(t, dir)
 	code, _, stderr := runCmd("test", "-o", "traces", "./...")
@@ -77,10 +81,10 @@ func TestTwoPackagesOfOneName(t *testing.T) {
 	for _, f := range files {
 		names = append(names, filepath.Base(f))
 	}
-	if strings.Join(names, " ") != "api-util.test.trace util.test.trace" {
-		t.Errorf("traces %v, want api-util.test.trace and util.test.trace", names)
+	if strings.Join(names, " ") != "api-util.test.trace cmd-tool.test.trace util.test.trace" {
+		t.Errorf("traces %v, want api-util.test.trace, cmd-tool.test.trace and util.test.trace", names)
 	}
-	for _, pkg := range []string{"example.com/two/util", "example.com/two/api/util"} {
+	for _, pkg := range []string{"example.com/two/util", "example.com/two/api/util", "example.com/two/cmd/tool"} {
 		if !strings.Contains(stderr, "("+pkg+")") {
 			t.Errorf("calltrail test does not say which trace is of %s:\n%s", pkg, stderr)
 		}
