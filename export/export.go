@@ -175,6 +175,7 @@ type call struct {
 	g          uint64
 	fn         uint32
 	start, end int64
+	held       int64 // time held up by the trace writer, within start to end
 	kind       tracefile.ExitKind
 	depth      int
 	err        uint32 // the error it returned, 0 for none
@@ -216,7 +217,7 @@ func calls(r *tracefile.Reader, f *filter.Filter, format string) (out []call, cu
 				out = nil // too many: only counted, to say how many
 				continue
 			}
-			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, kind: ev.Exit, depth: ev.Depth, err: ev.Err})
+			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, held: ev.Held, kind: ev.Exit, depth: ev.Depth, err: ev.Err})
 		}
 	}
 }
@@ -256,18 +257,24 @@ func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
 		name, _ := json.Marshal(r.Func(c.fn).Name)
 		sep()
 		fmt.Fprintf(bw, `{"ph":"X","name":%s,"pid":1,"tid":%d,"ts":%s,"dur":%s`, name, c.g, micros(c.start), micros(c.end-c.start))
-		switch {
-		case c.err != 0:
+		// The event lasts as the call did; its args say how long of it
+		// the trace writer held the goroutine up.
+		var args []string
+		if c.err != 0 {
 			e := r.Error(c.err)
 			typ, _ := json.Marshal(e.Type)
 			msg, _ := json.Marshal(e.Message)
-			fmt.Fprintf(bw, `,"cname":"terrible","args":{"status":"error","error.type":%s,"error.message":%s`, typ, msg)
-			if c.kind != tracefile.Return {
-				fmt.Fprintf(bw, `,"exit":%q`, c.kind.String())
-			}
-			bw.WriteByte('}')
-		case c.kind != tracefile.Return:
-			fmt.Fprintf(bw, `,"args":{"exit":%q}`, c.kind.String())
+			bw.WriteString(`,"cname":"terrible"`)
+			args = append(args, `"status":"error","error.type":`+string(typ)+`,"error.message":`+string(msg))
+		}
+		if c.kind != tracefile.Return {
+			args = append(args, `"exit":"`+c.kind.String()+`"`)
+		}
+		if c.held > 0 {
+			args = append(args, `"held_up_us":`+micros(c.held))
+		}
+		if len(args) > 0 {
+			bw.WriteString(`,"args":{` + strings.Join(args, ",") + `}`)
 		}
 		bw.WriteByte('}')
 	}

@@ -61,6 +61,7 @@ type span struct {
 	g          uint64
 	fn         uint32
 	start, end int64
+	held       int64 // time held up by the trace writer, within start to end
 	exit       tracefile.ExitKind
 	err        uint32
 	trace      [16]byte
@@ -116,7 +117,7 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 				return ptrace.NewTraces(), &ErrTooMany{Limit: o.Limit}
 			}
 			b.n++
-			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, exit: ev.Exit, err: ev.Err}
+			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, held: ev.Held, exit: ev.Exit, err: ev.Err}
 			for _, c := range fr.pending {
 				c.parent = s
 			}
@@ -325,6 +326,11 @@ func (b *builder) traces() ptrace.Traces {
 				a.PutInt("code.line.number", int64(fn.Line))
 			}
 			a.PutInt("calltrail.goroutine", int64(s.g))
+			if s.held > 0 {
+				// The span lasts as the call did; this much of it the
+				// trace writer held the goroutine up.
+				a.PutInt("calltrail.held_up_ns", s.held)
+			}
 			if s.exit != tracefile.Return {
 				a.PutStr("calltrail.exit", s.exit.String())
 			}

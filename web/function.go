@@ -35,7 +35,7 @@ func (t *Trace) calls(id uint32, visit func(query.Call)) {
 	for _, l := range t.ix.lanes {
 		for i, fn := range l.fn {
 			if fn == id {
-				visit(query.Call{G: l.g, StartNs: l.start[i], DurationNs: l.dur[i], Exit: query.ExitName(l.exit[i]), Error: t.callError(l.errAt(i))})
+				visit(query.Call{G: l.g, StartNs: l.start[i], DurationNs: l.dur[i] - l.heldFor(i), Exit: query.ExitName(l.exit[i]), Error: t.callError(l.errAt(i))})
 			}
 		}
 	}

@@ -41,6 +41,10 @@ type lane struct {
 	// at the lane's first error: most lanes have none, and keep their
 	// 31 bytes a call.
 	err []uint32
+	// held is the time calls were held up by the trace writer, of the
+	// few calls that were: bars are drawn as long as the calls lasted,
+	// and say it.
+	held map[int32]int64
 	// failed lists the calls that returned an error, in order, so that
 	// a block of a million merged calls counts its failures with two
 	// binary searches rather than a look at each call.
@@ -107,7 +111,7 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			l.enter(ev.Func, ev.Time)
 			ix.calls++
 		case tracefile.ExitEvent:
-			l.exitCall(ev.Time, ev.Exit, ev.Err)
+			l.exitCall(ev.Time, ev.Exit, ev.Err, ev.Held)
 		case tracefile.ValueEvent:
 			l.value(ev.Value)
 		}
@@ -115,7 +119,7 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 	for _, l := range byG {
 		// Calls left open by a cut trace end where the trace does.
 		for len(l.open) > 0 {
-			l.exitCall(r.MaxTime(), tracefile.Unfinished, 0)
+			l.exitCall(r.MaxTime(), tracefile.Unfinished, 0, 0)
 		}
 		l.open = nil
 		if n := l.len(); cap(l.start) > n+n/4+64 {
@@ -193,7 +197,7 @@ func (l *lane) enter(fn uint32, t int64) {
 
 // exitCall ends the innermost open call at time t, as k says, having
 // returned error err (0 for none).
-func (l *lane) exitCall(t int64, k tracefile.ExitKind, err uint32) {
+func (l *lane) exitCall(t int64, k tracefile.ExitKind, err uint32, held int64) {
 	n := len(l.open)
 	if n == 0 {
 		return // an exit whose call began before the trace did
@@ -201,6 +205,12 @@ func (l *lane) exitCall(t int64, k tracefile.ExitKind, err uint32) {
 	i := l.open[n-1]
 	l.open = l.open[:n-1]
 	l.dur[i] = max(t-l.start[i], 0)
+	if held > 0 {
+		if l.held == nil {
+			l.held = map[int32]int64{}
+		}
+		l.held[int32(i)] = held
+	}
 	l.next[i] = int32(len(l.start))
 	l.exit[i] = k
 	if err != 0 {
@@ -210,6 +220,10 @@ func (l *lane) exitCall(t int64, k tracefile.ExitKind, err uint32) {
 		l.err[i] = err
 	}
 }
+
+// heldFor is the time call i was held up by the trace writer, which
+// its duration leaves out (tracefile.Event.Held).
+func (l *lane) heldFor(i int) int64 { return l.held[int32(i)] }
 
 // errAt is the error call i returned, 0 for none.
 func (l *lane) errAt(i int) uint32 {

@@ -154,7 +154,7 @@ func randomLane(rng *rand.Rand, n int) *lane {
 		if rng.Intn(8) == 0 {
 			err = uint32(1 + rng.Intn(3))
 		}
-		l.exitCall(at, tracefile.Return, err)
+		l.exitCall(at, tracefile.Return, err, 0)
 		at += int64(rng.Intn(30))
 	}
 	for l.len() < n {
@@ -216,9 +216,9 @@ func BenchmarkWindowLoop(b *testing.B) {
 	l.enter(1, 0)
 	for i := range int64(1_000_000) {
 		l.enter(2, 10+i*100)
-		l.exitCall(10+i*100+60, tracefile.Return, 0)
+		l.exitCall(10+i*100+60, tracefile.Return, 0, 0)
 	}
-	l.exitCall(100_000_100, tracefile.Return, 0)
+	l.exitCall(100_000_100, tracefile.Return, 0, 0)
 	var items []item
 	b.ResetTimer()
 	for range b.N {
@@ -235,11 +235,11 @@ func TestWindowOpenNarrow(t *testing.T) {
 	l.enter(1, 0) // wide, 0-1000
 	l.enter(2, 100)
 	l.enter(3, 101)
-	l.exitCall(102, tracefile.Return, 0)
+	l.exitCall(102, tracefile.Return, 0, 0)
 	l.enter(3, 106) // after the window's start
-	l.exitCall(107, tracefile.Return, 0)
-	l.exitCall(110, tracefile.Return, 0)
-	l.exitCall(1000, tracefile.Return, 0)
+	l.exitCall(107, tracefile.Return, 0, 0)
+	l.exitCall(110, tracefile.Return, 0, 0)
+	l.exitCall(1000, tracefile.Return, 0, 0)
 	items := l.window(105, 1000, 50, 1<<30, nil)
 	n := 0
 	for _, it := range items {

@@ -193,23 +193,44 @@ func TestGone(t *testing.T) {
 	}
 }
 
-// TestLaneTitle: a lane is titled by its goroutine's longest outermost
-// call: main.main for goroutine 1, which runs the packages' init
-// functions first.
-func TestLaneTitle(t *testing.T) {
-	data, err := tracetest.Build(`
-1 +main.init.0 0
-1 - 10
-1 +main.main 20
-1 - 1000
-2 go 1 main.main 30
-2 +main.worker 30
-2 - 900
+// TestHeldUp: a call held up by the trace writer is drawn as long as it
+// lasted, its bar says for how long it was held up, and the call tree
+// gives its duration without it, as every other view does.
+func TestHeldUp(t *testing.T) {
+	srv := scriptServer(t, `
+1 +main.main 0
+1 +main.work 10
+1 - 20
+1 held 20 70
+1 - 100
 `)
+	var tree struct {
+		Rows []struct {
+			Dur  int64 `json:"duration_ns"`
+			Held int64 `json:"held_ns"`
+		}
+	}
+	getJSON(t, srv, "/api/tree?in=1", &tree)
+	if len(tree.Rows) != 1 || tree.Rows[0].Dur != 50 || tree.Rows[0].Held != 50 {
+		t.Errorf("main.main in the call tree: %+v, want 50ns and 50ns held up", tree.Rows)
+	}
+	var tl struct {
+		Lanes []struct{ Items []int64 }
+	}
+	getJSON(t, srv, "/api/timeline?from=0&to=100&px=1000&l0=0&l1=1", &tl)
+	if len(tl.Lanes) != 1 || len(tl.Lanes[0].Items) != 2*itemLen || tl.Lanes[0].Items[1] != 100 || tl.Lanes[0].Items[8] != 50 || tl.Lanes[0].Items[itemLen+8] != 0 {
+		t.Errorf("the timeline's bars: %+v, want main.main 100ns long, held up 50ns, and main.work not", tl.Lanes)
+	}
+}
+
+// scriptServer serves the trace of a tracetest script.
+func scriptServer(t *testing.T, script string) *httptest.Server {
+	t.Helper()
+	data, err := tracetest.Build(script)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "init.out")
+	path := filepath.Join(t.TempDir(), "script.out")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +239,25 @@ func TestLaneTitle(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(New(tr, nil, nil).Handler())
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestLaneTitle: a lane is titled by its goroutine's longest outermost
+// call: main.main for goroutine 1, which runs the packages' init
+// functions first.
+func TestLaneTitle(t *testing.T) {
+	srv := scriptServer(t, `
+1 +main.init.0 0
+1 - 10
+1 +main.main 20
+1 - 1000
+2 go 1 main.main 30
+2 +main.worker 30
+2 - 900
+`)
+	var names []string
+	getJSON(t, srv, "/api/names", &names)
 	var lanes struct {
 		G     []uint64 `json:"g"`
 		Start []uint32 `json:"start_func"`
@@ -226,7 +265,7 @@ func TestLaneTitle(t *testing.T) {
 	getJSON(t, srv, "/api/lanes", &lanes)
 	var titles []string
 	for _, fn := range lanes.Start {
-		titles = append(titles, tr.FuncName(fn))
+		titles = append(titles, names[fn])
 	}
 	if strings.Join(titles, " ") != "main.main main.worker" {
 		t.Errorf("lanes %v titled %v, want main.main and main.worker", lanes.G, titles)

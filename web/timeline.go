@@ -115,15 +115,16 @@ type timelineJSON struct {
 }
 
 // itemLen is the numbers a bar takes in laneItemsJSON.
-const itemLen = 8
+const itemLen = 9
 
-// laneItemsJSON holds one lane's bars, eight numbers each: start (from
-// the window's start), duration, function id (0 for a block of several),
+// laneItemsJSON holds one lane's bars, nine numbers each: start (from
+// the window's start), wall time, function id (0 for a block of several),
 // depth, number of calls (more than 1 for a block), the call's index in
-// its lane (-1 for a block), the function of the block's first call, and
-// the error the call returned (its id in Errors, 0 for none, negated for
-// an end such as io.EOF, which is not a failure) or, for a block, how many
-// of its calls failed.
+// its lane (-1 for a block), the function of the block's first call, the
+// error the call returned (its id in Errors, 0 for none, negated for an
+// end such as io.EOF, which is not a failure) or, for a block, how many
+// of its calls failed, and the time the call was held up by the trace
+// writer, which its duration everywhere else leaves out (0 for a block).
 type laneItemsJSON struct {
 	Lane  int     `json:"lane"`
 	Items []int64 `json:"items"`
@@ -208,7 +209,11 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 					li.Values[it.call] = formatValues(vs)
 				}
 			}
-			li.Items = append(li.Items, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first), errs)
+			var held int64
+			if it.count == 1 {
+				held = l.heldFor(it.call)
+			}
+			li.Items = append(li.Items, it.start-from, it.dur, int64(it.fn), int64(it.depth), int64(it.count), int64(it.call), int64(it.first), errs, held)
 		}
 		out.Lanes = append(out.Lanes, li)
 	}

@@ -17,7 +17,8 @@ type treeRowJSON struct {
 	Call       int          `json:"call"` // index in the goroutine's lane
 	Func       uint32       `json:"func"`
 	Start      int64        `json:"start_ns"`
-	Dur        int64        `json:"duration_ns"`
+	Dur        int64        `json:"duration_ns"`       // less Held, as every duration
+	Held       int64        `json:"held_ns,omitempty"` // time held up by the trace writer
 	Exit       string       `json:"exit,omitempty"`
 	Error      *query.Error `json:"error,omitempty"` // the error it returned
 	Kids       bool         `json:"kids"`            // it has callees, maybe not shown
@@ -91,7 +92,8 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 		if len(out.Rows) == treeLimit {
 			return false
 		}
-		out.Rows = append(out.Rows, treeRowJSON{c, l.fn[c], l.start[c], l.dur[c], query.ExitName(l.exit[c]), s.t.callError(l.errAt(c)), l.next[c] > int32(c+1), formatValues(l.valuesOf(c))})
+		held := l.heldFor(c)
+		out.Rows = append(out.Rows, treeRowJSON{c, l.fn[c], l.start[c], l.dur[c] - held, held, query.ExitName(l.exit[c]), s.t.callError(l.errAt(c)), l.next[c] > int32(c+1), formatValues(l.valuesOf(c))})
 		return true
 	})
 	return out, nil

@@ -14,7 +14,7 @@ ct.views.timeline = async function (root, params) {
   if (!ct.lanes) ct.lanes = await ct.api("lanes");
   const L = ct.lanes, nL = L.g.length;
   const rulerH = 20, headH = 14, rowH = 13, maxRows = 48, gap = 3;
-  const stride = 8, failRed = "#d40000"; // numbers a bar takes in a response
+  const stride = 9, failRed = "#d40000"; // numbers a bar takes in a response
   const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
   for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
   const laneOf = new Map(L.g.map((g, i) => [g, i]));
@@ -264,7 +264,7 @@ ct.views.timeline = async function (root, params) {
   };
   const describe = (r) => {
     const it = r.items, j = r.j, n = it[j + 4], fn = it[j + 2];
-    if (n === 1) return `${ct.names[fn]}${ct.valuesText(valuesOf(r)).join("")}: ${ct.dur(it[j + 1])} at ${ct.dur(data.from + it[j])}${it[j + 7] ? " " + errorOf(r) : ""}`;
+    if (n === 1) return `${ct.names[fn]}${ct.valuesText(valuesOf(r)).join("")}: ${ct.dur(it[j + 1])}${heldIn(r)} at ${ct.dur(data.from + it[j])}${it[j + 7] ? " " + errorOf(r) : ""}`;
     const which = fn ? `calls of ${ct.names[fn]} and their callees` : `calls and callees, from ${ct.names[it[j + 6]]} on`;
     return `${ct.num(n)} ${which} merged, ${ct.dur(it[j + 1])}${failedIn(r)}: zoom in to see them`;
   };
@@ -272,6 +272,9 @@ ct.views.timeline = async function (root, params) {
   // block's calls returned one.
   const errorOf = (r) => ct.errText(r.errors[Math.abs(r.items[r.j + 7])] || { type: "?", message: "" });
   const failedIn = (r) => (r.items[r.j + 7] ? `, ${ct.num(r.items[r.j + 7])} failed` : "");
+  // heldIn says how long a bar's one call waited for the trace writer:
+  // drawn at its wall time, its duration everywhere else leaves that out.
+  const heldIn = (r) => (r.items[r.j + 8] > 0 ? ` (held up ${ct.dur(r.items[r.j + 8])} by the trace writer)` : "");
   // valuesOf is the arguments and results of a bar's one call, if any.
   const valuesOf = (r) => r.values && r.items[r.j + 4] === 1 ? r.values[r.items[r.j + 5]] : undefined;
   async function click(x, y) {
@@ -281,7 +284,7 @@ ct.views.timeline = async function (root, params) {
       const start = data.from + it[j], d = it[j + 1];
       ct.show(details, 
         fn ? ct.callSig(ct.names[fn], valuesOf(r)) : ct.el("b", {}, "calls"),
-        ` in g${g}: ${one ? "" : ct.num(it[j + 4]) + " calls merged" + failedIn(r) + ", "}${ct.dur(d)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
+        ` in g${g}: ${one ? "" : ct.num(it[j + 4]) + " calls merged" + failedIn(r) + ", "}${ct.dur(d)}${heldIn(r)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
         ct.el("a", { href: "#", onclick: (e) => { e.preventDefault(); setWindow(start - d * 0.1, start + d * 1.1); } }, "zoom to it"),
         " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g),
         one && it[j + 7] ? ct.el("div", { class: "error", id: "tl-error" }, errorOf(r)) : null);

@@ -61,8 +61,9 @@ ct.views.tree = async function (root, params) {
       into.append(expandable([
         ct.callSig(nm, c), ct.el("span", { class: "dur" }, ct.dur(c.duration_ns)),
         c.exit ? ct.el("span", { class: "exit" }, "(" + c.exit + ")") : "",
+        c.held_ns ? ct.el("span", { class: "exit", title: "left out of its duration" }, `(held up ${ct.dur(c.held_ns)} by the trace writer)`) : "",
         c.error ? ct.el("span", { class: "exit" }, ct.errText(c.error)) : "",
-        ct.el("a", { href: ct.timelineHref(g, c.start_ns, c.duration_ns), class: "dur", title: "open in the timeline" }, "at " + ct.dur(c.start_ns)),
+        ct.el("a", { href: ct.timelineHref(g, c.start_ns, c.duration_ns + (c.held_ns || 0)), class: "dur", title: "open in the timeline" }, "at " + ct.dur(c.start_ns)),
       ], c.kids, calls(g, c.call)));
     }
     if (r.more >= 0) moreItem(into, (el) => load(el, r.more));
