@@ -61,28 +61,42 @@ type segment struct {
 type openCall struct {
 	fn    uint32
 	ticks int64
+	held  int64 // ticks of it the goroutine waited for the trace writer, its callees' included
 }
 
 // openCalls are the calls open in each goroutine, as events go by.
 type openCalls map[uint64][]openCall
 
-// apply applies an enter or an exit, and returns the call an exit ended;
-// false if it ended none (its enter came before open looked).
+// apply applies an enter, an exit or a wait for the writer, and returns
+// the call an exit ended; false if it ended none (its enter came before
+// open looked). A wait is the innermost call's open when it began, as
+// the reader counts it (tracefile.Event.Held).
 func (o openCalls) apply(e tracefile.ScanEvent) (openCall, bool) {
 	st := o[e.G]
-	if e.Kind == tracefile.EnterEvent {
-		o[e.G] = append(st, openCall{e.Func, e.Ticks})
+	switch e.Kind {
+	case tracefile.EnterEvent:
+		o[e.G] = append(st, openCall{fn: e.Func, ticks: e.Ticks})
+		return openCall{}, false
+	case tracefile.HeldEvent:
+		for i := len(st) - 1; i >= 0; i-- {
+			if st[i].ticks <= e.From {
+				st[i].held += e.Ticks - e.From
+				break
+			}
+		}
 		return openCall{}, false
 	}
 	if len(st) == 0 {
 		return openCall{}, false
 	}
+	c := st[len(st)-1]
 	if len(st) == 1 {
 		delete(o, e.G)
 	} else {
 		o[e.G] = st[:len(st)-1]
+		st[len(st)-2].held += c.held
 	}
-	return st[len(st)-1], true
+	return c, true
 }
 
 // follow applies the enters and exits of the chunks in data.

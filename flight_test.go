@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -406,4 +407,32 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 			t.Errorf("goroutines starting in %s were started from %v, want test.outer ×3", first, from)
 		}
 	})
+}
+
+// TestOpenCallsHeld: the time a goroutine waited for the trace writer is
+// its innermost open call's when the wait began, and its callers', and
+// not a call's that began after it: a trigger on a slow call measures the
+// call, not the writer.
+func TestOpenCallsHeld(t *testing.T) {
+	o := openCalls{}
+	var ended []openCall
+	for _, e := range []tracefile.ScanEvent{
+		{G: 1, Kind: tracefile.EnterEvent, Func: 1, Ticks: 0},
+		{G: 1, Kind: tracefile.EnterEvent, Func: 2, Ticks: 10},
+		{G: 1, Kind: tracefile.ExitEvent, Ticks: 20},
+		{G: 1, Kind: tracefile.HeldEvent, From: 20, Ticks: 1020}, // after 2's exit: 1's
+		{G: 1, Kind: tracefile.EnterEvent, Func: 3, Ticks: 2000},
+		{G: 1, Kind: tracefile.HeldEvent, From: 1990, Ticks: 2000}, // before 3's enter: 1's
+		{G: 1, Kind: tracefile.HeldEvent, From: 2005, Ticks: 2010}, // in 3, for a value
+		{G: 1, Kind: tracefile.ExitEvent, Ticks: 2100},
+		{G: 1, Kind: tracefile.ExitEvent, Ticks: 2200},
+	} {
+		if c, ok := o.apply(e); ok {
+			ended = append(ended, c)
+		}
+	}
+	want := []openCall{{fn: 2, ticks: 10}, {fn: 3, ticks: 2000, held: 5}, {fn: 1, ticks: 0, held: 1015}}
+	if !slices.Equal(ended, want) || len(o) != 0 {
+		t.Errorf("calls ended %+v, want %+v; %d goroutines left open", ended, want, len(o))
+	}
 }

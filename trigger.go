@@ -86,7 +86,7 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 			return
 		}
 		r := tg.rule(c.fn, reg)
-		d := time.Duration(float64(e.Ticks-c.ticks) * nsPerTick)
+		d := time.Duration(float64(e.Ticks-c.ticks-c.held) * nsPerTick) // the call's, not the writer's
 		switch {
 		case e.Exit == tracefile.Panic && tg.panic != nil:
 			fired, what = tg.panic, fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)

@@ -105,3 +105,25 @@ func TestScanEventsSkipsErrors(t *testing.T) {
 		t.Errorf("ScanEvents: %v, %v", kinds, err)
 	}
 }
+
+// TestScanEventsHeld checks that ScanEvents gives a wait for the writer
+// as one event, from its start to its end, between the events around it.
+func TestScanEventsHeld(t *testing.T) {
+	var b Batch
+	b.Enter(1, 1, 10)
+	b.Enter(1, 2, 30)
+	b.Held(1, 15, 30) // the enter of 2 waited
+	b.Exit(1, Return, 40)
+	b.Exit(1, Return, 50)
+	var buf bytes.Buffer
+	e := NewChunkEncoder(&buf)
+	e.Events(&b)
+	e.Flush()
+	var got []ScanEvent
+	if err := ScanEvents(buf.Bytes(), func(ev ScanEvent) { got = append(got, ev) }); err != nil || len(got) != 5 {
+		t.Fatalf("ScanEvents: %+v, %v", got, err)
+	}
+	if h := got[2]; h.Kind != HeldEvent || h.From != 15 || h.Ticks != 30 || h.G != 1 || got[3].Kind != ExitEvent || got[3].Ticks != 40 {
+		t.Errorf("ScanEvents: %+v", got)
+	}
+}

@@ -15,15 +15,17 @@ func NewChunkEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
 // Chunks appends p, whole chunks as an Encoder writes them, as they are.
 func (e *Encoder) Chunks(p []byte) { e.buf = append(e.buf, p...) }
 
-// A ScanEvent is an enter or exit ScanEvents found, with its time in the
-// clock units the runtime recorded (see Encoder.Clock), not nanoseconds.
+// A ScanEvent is an enter, an exit or a wait for the trace writer that
+// ScanEvents found, with its time in the clock units the runtime recorded
+// (see Encoder.Clock), not nanoseconds.
 type ScanEvent struct {
 	G     uint64
-	Kind  EventKind // EnterEvent or ExitEvent
+	Kind  EventKind // EnterEvent, ExitEvent or HeldEvent
 	Func  uint32    // the function entered; 0 for an exit
 	Exit  ExitKind
 	Err   uint32 // for an exit, the error the call returned; 0 for none
 	Ticks int64
+	From  int64 // for a wait, when it began; it ended at Ticks
 }
 
 // ScanEvents calls fn for each enter and exit in the events chunks among
@@ -57,6 +59,7 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 	n := d.uvarint()
 	var g uint64
 	var errID uint32 // the error of the call about to exit
+	var from int64   // when the wait whose end comes next began
 	for i := uint64(0); i < n && d.err == nil; {
 		v := d.uvarint()
 		op := v & 3
@@ -81,7 +84,11 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 				d.uvarint()
 			} else if v>>2 <= MaxErrorID { // an error of the call about to exit
 				errID = uint32(v >> 2)
-			} // else a wait for the writer, or a value, whose delta was its bits: the next delta restores the time
+			} else if v>>2 == extHeldFrom {
+				from = t
+			} else if v>>2 == extHeldTo {
+				fn(ScanEvent{G: g, Kind: HeldEvent, From: min(from, t), Ticks: t})
+			} // else a value, whose delta was its bits: the next delta restores the time
 		}
 	}
 	return d.err

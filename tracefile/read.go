@@ -19,6 +19,9 @@ const (
 	ExitEvent                           // a call ended (see Event.Exit)
 	GoroutineEvent                      // a goroutine made its first traced call (see Reader.Goroutine)
 	ValueEvent                          // an argument or result of the goroutine's innermost call (see Event.Value)
+	// HeldEvent is a wait for the trace writer, from ScanEvent.From to
+	// its Ticks: ScanEvents gives it; Reader gives exits their Held.
+	HeldEvent
 )
 
 // Event is one thing that happened in the traced program. Times are
