@@ -40,7 +40,11 @@ func handleSignals(t *tracer) {
 				t.w.request("signal: "+sig.String(), false)
 				signal.Stop(ch)
 				syscall.Kill(syscall.Getpid(), sig.(syscall.Signal))
-				return
+				// The program handles the signal and goes on: a broken
+				// output is still to be watched for.
+				if ch = nil; pipe == nil {
+					return
+				}
 			case <-pipe:
 				if f := brokenStd(); f != nil {
 					piped.Store(true)
