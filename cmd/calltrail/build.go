@@ -288,6 +288,9 @@ func init() {
 			if err := writable(trace); err != nil {
 				return err
 			}
+			if err := replaceable(trace); err != nil {
+				return err
+			}
 			b, flags, st, err := prepare(a, false)
 			if err != nil {
 				return err

@@ -6,8 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/internal/tracetest"
 )
 
 // brokenPipeProgram prints numbered lines until its output breaks:
@@ -85,5 +89,78 @@ func TestBrokenPipe(t *testing.T) {
 			}
 			checkAnswers(t, trace)
 		})
+	}
+}
+
+// TestOutputsInPlace: -o naming a pipe, or a link to one, as /dev/stdout
+// is, writes into it, leaving the pipe and the link as they were; and
+// calltrail run -o never replaces a file that is not a trace, such as the
+// program's source or go.mod.
+func TestOutputsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.trace")
+	data, err := tracetest.Build("1 +main.main 0\n1 +main.work 10\n1 - 90\n1 - 100\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trace, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{fifo, link} {
+		got := make(chan string, 1)
+		go func() {
+			b, _ := os.ReadFile(fifo) // opens the pipe's reading end, and reads to its end
+			got <- string(b)
+		}()
+		code, _, stderr := runCmd("export", "--format", "folded", "-o", out, trace)
+		if code != 0 {
+			t.Fatalf("export -o %s: exit %d: %s", out, code, stderr)
+		}
+		select {
+		case s := <-got:
+			if s != "main.main 20\nmain.main;main.work 80\n" {
+				t.Errorf("export -o %s: the pipe read %q", out, s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("export -o %s: nothing written into the pipe in 10s", out)
+			// Let the reader go: a writer that opens and closes the
+			// pipe ends its read.
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			<-got
+		}
+		if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("export -o %s: the pipe is now %v (%v)", out, info.Mode(), err)
+		}
+		if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("export -o %s: the link is now %v (%v)", out, info.Mode(), err)
+		}
+	}
+
+	writeFiles(t, dir, map[string]string{
+		"go.mod":  "module example.com/hello\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc hello() string { return \"hello\" }\n\nfunc main() { println(hello()) }\n",
+	})
+	chdir(t, dir)
+	for _, name := range []string{"main.go", "go.mod"} {
+		before, _ := os.ReadFile(name)
+		code, _, stderr := runCmd("run", "-o", name, ".")
+		after, _ := os.ReadFile(name)
+		if code != 2 || !strings.Contains(stderr, "not a calltrail trace") || string(after) != string(before) {
+			t.Errorf("run -o %s: exit %d, %q; the file is %d bytes, was %d", name, code, stderr, len(after), len(before))
+		}
+	}
+	// A trace there is replaced.
+	if code, _, stderr := runCmd("run", "-o", trace, "."); code != 0 {
+		t.Errorf("run -o over a trace: exit %d: %s", code, stderr)
 	}
 }

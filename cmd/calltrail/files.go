@@ -5,15 +5,35 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // writeFile writes an output file, data, to path, through a temporary
 // file renamed into place, so that a failure never leaves it half
-// written. A link is followed, and an existing file keeps its mode.
+// written. A link is followed, and an existing file keeps its mode. What
+// is not a regular file (a device such as /dev/null, a pipe, a terminal,
+// /dev/stdout) is written in place: calltrail renames over nothing but a
+// regular file.
 func writeFile(path string, data []byte) error {
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		if info.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
 	}
@@ -103,6 +123,27 @@ func notInput(output string, inputs ...string) error {
 		}
 	}
 	return nil
+}
+
+// replaceable refuses a trace output path that names a file other than a
+// trace: calltrail run -o main.go would otherwise replace the program's
+// source with its trace. A new path, an empty file, a trace, and what is
+// not a regular file (/dev/null) may be written.
+func replaceable(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // writing will say why it cannot
+	}
+	defer f.Close()
+	head := make([]byte, len(tracefile.Magic))
+	if _, err := io.ReadFull(f, head); err == nil && string(head) == tracefile.Magic {
+		return nil
+	}
+	return usageError{fmt.Sprintf("-o %s: the file is there and is not a calltrail trace; name a new file", path)}
 }
 
 // writable checks, before any work, that an output file can be created
