@@ -67,15 +67,9 @@ func writeFile(path string, data []byte) error {
 // the write fails. A link is written through. A file without write
 // permission is refused, even where the file system would allow it.
 func rewrite(path string, data []byte) error {
-	info, err := os.Stat(path)
+	info, err := rewritable(path)
 	if err != nil {
 		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
-	if info.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("%s: read-only, left as it was", path)
 	}
 	orig, err := os.ReadFile(path)
 	if err != nil {
@@ -105,6 +99,23 @@ func rewrite(path string, data []byte) error {
 		return err
 	}
 	return os.Remove(backup.Name())
+}
+
+// rewritable says whether rewrite may write the user's file path: a
+// regular file with write permission, in a directory where the copy of
+// its original can be made.
+func rewritable(path string) (os.FileInfo, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if info.Mode().Perm()&0o222 == 0 {
+		return nil, fmt.Errorf("%s: read-only", path)
+	}
+	return info, nil
 }
 
 // notInput refuses an output path that names one of the inputs: writing

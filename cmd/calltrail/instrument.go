@@ -118,6 +118,15 @@ func init() {
 				}
 				results = append(results, r)
 			}
+			if write {
+				// Every file is written, or none: one that cannot be
+				// is found before any is.
+				for _, r := range results {
+					if _, err := rewritable(r.path); err != nil && !bytes.Equal(r.src, r.res) {
+						errs = append(errs, err.Error())
+					}
+				}
+			}
 			if len(errs) > 0 {
 				return fmt.Errorf("%s; no file changed", strings.Join(errs, "; "))
 			}
