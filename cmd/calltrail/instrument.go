@@ -268,14 +268,33 @@ func inlinedIn(files []sourceFile, flags []string, tests bool) (map[instrument.P
 // the user's to change.
 func sourceFiles(args, flags []string, tests bool) (files []sourceFile, ignored []string, err error) {
 	modcache := ""
+	// notYours refuses the packages of the Go distribution and of the
+	// module cache, named by a pattern or by one of their files.
+	notYours := func(p instrument.Package) error {
+		if p.Standard {
+			return fmt.Errorf("%s: part of the Go distribution, not yours to change; calltrail build, run and test trace your code and your modules' dependencies", p.ImportPath)
+		}
+		if modcache == "" {
+			modcache = goEnv("GOMODCACHE")
+		}
+		if p.Module != nil && !p.Module.Main && modcache != "" && strings.HasPrefix(p.Dir, modcache+string(filepath.Separator)) {
+			return fmt.Errorf("%s: in the module cache, not yours to change; calltrail build, run and test trace your dependencies in copies of their own", p.ImportPath)
+		}
+		return nil
+	}
 	for _, a := range args {
 		if strings.HasSuffix(a, ".go") {
 			if _, err := os.Stat(a); err != nil {
 				return nil, nil, err
 			}
 			pkg := ""
-			if ps, err := instrument.List(filepath.Dir(a), flags, false, "."); err == nil && len(ps) == 1 && ps[0].Error == nil {
-				pkg = ps[0].ImportPath
+			if ps, err := instrument.List(filepath.Dir(a), flags, false, "."); err == nil && len(ps) == 1 {
+				if err := notYours(ps[0]); err != nil {
+					return nil, nil, fmt.Errorf("%s: %v", a, err)
+				}
+				if ps[0].Error == nil {
+					pkg = ps[0].ImportPath
+				}
 			}
 			files = append(files, sourceFile{a, pkg, filepath.Dir(a)})
 			continue
@@ -288,14 +307,8 @@ func sourceFiles(args, flags []string, tests bool) (files []sourceFile, ignored 
 			if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 {
 				return nil, nil, fmt.Errorf("%s: %s", a, p.Error.Err)
 			}
-			if p.Standard {
-				return nil, nil, fmt.Errorf("%s: part of the Go distribution, not yours to change; calltrail build, run and test trace your code and your modules' dependencies", p.ImportPath)
-			}
-			if modcache == "" {
-				modcache = goEnv("GOMODCACHE")
-			}
-			if p.Module != nil && !p.Module.Main && modcache != "" && strings.HasPrefix(p.Dir, modcache+string(filepath.Separator)) {
-				return nil, nil, fmt.Errorf("%s: in the module cache, not yours to change; calltrail build, run and test trace your dependencies in copies of their own", p.ImportPath)
+			if err := notYours(p); err != nil {
+				return nil, nil, err
 			}
 			names := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
 			if tests {
