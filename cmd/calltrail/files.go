@@ -186,33 +186,38 @@ var originals originalStore
 
 type originalStore struct{}
 
-func (originalStore) path(file string) (string, bool) {
+func (originalStore) path(file string) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", false
+		return "", err
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return "", false
+		return "", err
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(dir, "calltrail", "originals", hex.EncodeToString(sum[:12])), true
+	return filepath.Join(dir, "calltrail", "originals", hex.EncodeToString(sum[:12])), nil
 }
 
-// save keeps orig for file; failing, it keeps nothing, and --undo works
-// from the file alone.
-func (s originalStore) save(file string, orig []byte) {
-	if p, ok := s.path(file); ok && os.MkdirAll(filepath.Dir(p), 0o700) == nil {
-		os.WriteFile(p, orig, 0o600)
+// save keeps orig for file. Failing, it keeps nothing and says why:
+// --undo then works from the file alone, which gives the original back
+// as it was only while no formatter has moved the instrumentation.
+func (s originalStore) save(file string, orig []byte) error {
+	p, err := s.path(file)
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
+			err = os.WriteFile(p, orig, 0o600)
+		}
 	}
+	return err
 }
 
 func (s originalStore) load(file string) ([]byte, bool) {
-	p, ok := s.path(file)
-	if !ok {
+	p, err := s.path(file)
+	if err != nil {
 		return nil, false
 	}
 	data, err := os.ReadFile(p)
@@ -220,7 +225,7 @@ func (s originalStore) load(file string) ([]byte, bool) {
 }
 
 func (s originalStore) remove(file string) {
-	if p, ok := s.path(file); ok {
+	if p, err := s.path(file); err == nil {
 		os.Remove(p)
 	}
 }

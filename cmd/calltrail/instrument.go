@@ -130,6 +130,7 @@ func init() {
 			if len(errs) > 0 {
 				return fmt.Errorf("%s; no file changed", strings.Join(errs, "; "))
 			}
+			warned := false // that the originals cannot be kept: said once
 			for _, r := range results {
 				changed := !bytes.Equal(r.src, r.res)
 				switch {
@@ -149,7 +150,10 @@ func init() {
 						// Kept so that --undo can give back the exact
 						// original after a formatter has moved the
 						// instrumentation.
-						originals.save(r.path, r.orig)
+						if err := originals.save(r.path, r.orig); err != nil && !warned {
+							fmt.Fprintf(errOut, "calltrail: the originals of the files changed are not kept (%v): --undo gives them back exactly only if no formatter runs over them first\n", err)
+							warned = true
+						}
 					}
 					if err := rewrite(r.path, r.res); err != nil {
 						return err

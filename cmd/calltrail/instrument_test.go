@@ -225,3 +225,20 @@ func runGo(t *testing.T, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestNoOriginalsKept: where the cache directory cannot keep the
+// originals, instrument -w still instruments, and says that --undo will
+// not give back the exact original after a formatter.
+func TestNoOriginalsKept(t *testing.T) {
+	dir, _ := instrumentModule(t)
+	chdir(t, dir)
+	t.Setenv("GOCACHE", strings.TrimSpace(runGo(t, "env", "GOCACHE")))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "main.go", "cache")) // under a file: unusable
+	code, _, stderr := runCmd("instrument", "-w", "--inlined", ".")
+	if code != 0 || !strings.Contains(stderr, "the originals of the files changed are not kept") {
+		t.Errorf("instrument -w without a cache: exit %d, %q", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "main.go")); !instrument.Instrumented(data) {
+		t.Errorf("main.go was not instrumented")
+	}
+}
