@@ -213,6 +213,9 @@ func isGuard(s ast.Stmt, table string) bool {
 	if !ok || cond.Op != token.NEQ || !isIdent(cond.X, "c") {
 		return false
 	}
+	if zero, ok := cond.Y.(*ast.BasicLit); !ok || zero.Kind != token.INT || zero.Value != "0" {
+		return false
+	}
 	list := inner.Body.List
 	for ; len(list) > 1 && isRecord(list[0], "Arg"); list = list[1:] {
 	}

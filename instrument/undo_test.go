@@ -94,6 +94,9 @@ func TestUndoRefuses(t *testing.T) {
 	for name, src := range map[string][]byte{
 		"guard edited": bytes.Replace(formatted, []byte("defer __ct.Exit(c)"), []byte("defer __ct.Exit(c)\n\t\t\tprintln()"), 1),
 		"table gone":   formatted[:bytes.Index(formatted, []byte("var __ctf_"))],
+		// The unformatted guard, its test changed.
+		"condition edited": bytes.Replace(res.Src, []byte("c != 0"), []byte("c != 1"), 1),
+		"condition turned": bytes.Replace(res.Src, []byte("c != 0"), []byte("c != c"), 1),
 	} {
 		if _, err := Undo(src); err == nil {
 			t.Errorf("%s: Undo did not refuse", name)
