@@ -171,7 +171,10 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		res.Funcs = append(res.Funcs, Func{Name: fn.name, Line: fn.line})
 	}
 	out.WriteString("}")
-	if bytes.HasSuffix(src, []byte("\n")) {
+	switch {
+	case bytes.HasSuffix(src, []byte("\r\n")):
+		out.WriteString("\r\n") // the file's line ends, so editors keep them
+	case bytes.HasSuffix(src, []byte("\n")):
 		out.WriteByte('\n')
 	}
 	res.Src = out.Bytes()

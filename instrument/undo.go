@@ -23,7 +23,7 @@ var (
 		"ID", `[\p{L}_][\p{L}\p{Nd}_]*`))
 	nameRE   = regexp.MustCompile(`^__ct(?:(?:a|r|p)[0-9]+|p?Err)_?$`)
 	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
-	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}\n?$`)
+	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}(?:\r?\n)?$`)
 )
 
 // Instrumented reports whether src holds calltrail's instrumentation, as

@@ -199,3 +199,20 @@ func FuzzUndo(f *testing.F) {
 		}
 	})
 }
+
+// TestCRLF: a file whose lines end in CRLF keeps them all while
+// instrumented, the table's line too, and comes back byte for byte.
+func TestCRLF(t *testing.T) {
+	src := []byte(strings.ReplaceAll(undoSrc, "\n", "\r\n"))
+	res, err := File("main.go", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(res.Src, []byte("\n")); n != bytes.Count(res.Src, []byte("\r\n")) || n != bytes.Count(src, []byte("\n"))+1 {
+		t.Errorf("instrumented, %d line ends, %d of them CRLF; want %d, all CRLF", n, bytes.Count(res.Src, []byte("\r\n")), bytes.Count(src, []byte("\n"))+1)
+	}
+	back, err := Undo(res.Src)
+	if err != nil || !bytes.Equal(back, src) {
+		t.Errorf("Undo: %v, %q", err, back)
+	}
+}
