@@ -160,8 +160,14 @@ func Pause() { recording.Store(false) }
 
 // Resume starts recording again after Pause. It does nothing if tracing
 // never started (CALLTRAIL=off, or built without the calltrail tag) or
-// has been stopped.
+// has been stopped. Recording switched on during a capture stays on when
+// the capture ends.
 func Resume() {
+	captures.keepOn()
+	resume()
+}
+
+func resume() {
 	if Enabled && tr != nil && !tr.w.closed() {
 		recording.Store(true)
 	}

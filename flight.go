@@ -420,10 +420,18 @@ func (c *captureCount) begin() {
 	if c.n == 0 {
 		c.paused = !recording.Load()
 		if c.paused {
-			Resume()
+			resume()
 		}
 	}
 	c.n++
+}
+
+// keepOn notes that recording was switched on during the captures, so
+// that their end leaves it on.
+func (c *captureCount) keepOn() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = false
 }
 
 func (c *captureCount) end() {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,6 +140,28 @@ func TestCapturePaused(t *testing.T) {
 	all := allCalls(got)
 	if !strings.Contains(all, "->test.inner <-test.inner") || strings.Contains(all, "test.recovers") || w.Calls == 0 {
 		t.Errorf("capture %+v holds %.300s", w, all)
+	}
+}
+
+// TestResumeDuringCapture: recording switched on during a capture of a
+// paused program stays on when the capture ends.
+func TestResumeDuringCapture(t *testing.T) {
+	defer useFlight(t, options{paused: true, every: 5 * time.Millisecond})()
+	recording.Store(false)
+	done := make(chan error, 1)
+	go func() {
+		_, err := CaptureContext(context.Background(), io.Discard, 50*time.Millisecond)
+		done <- err
+	}()
+	for !recording.Load() {
+		time.Sleep(time.Millisecond) // the capture switches recording on
+	}
+	Resume() // and so does the program, or POST .../on
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !recording.Load() {
+		t.Error("recording switched on during the capture is off after it")
 	}
 }
 

@@ -10,8 +10,8 @@
 //
 //	GET  /debug/calltrail/snapshot           the flight recorder's window, as a trace file
 //	GET  /debug/calltrail/snapshot?last=5s   the last five seconds of it
-//	GET  /debug/calltrail/capture?seconds=N  the calls of the next N seconds (a paused program is switched on for them)
-//	GET  /debug/calltrail/capture?seconds=N&profiles=cpu  and the Go runtime's CPU profile of that time
+//	POST /debug/calltrail/capture?seconds=N  the calls of the next N seconds (a paused program is switched on for them)
+//	POST /debug/calltrail/capture?seconds=N&profiles=cpu  and the Go runtime's CPU profile of that time
 //	GET  /debug/calltrail/counters           running totals, as JSON
 //	POST /debug/calltrail/on, .../off        switch recording on or off
 //
@@ -19,11 +19,14 @@
 // the default with CALLTRAIL_HTTP). A capture whose client goes away ends
 // then, and a paused program is paused again at once.
 //
-// Security: the listener CALLTRAIL_HTTP starts binds to loopback unless
-// the address names another host, and then only with a token; it answers
-// only requests whose Host header names loopback or the address itself,
-// so that a web page cannot reach it through a name it controls. With
-// CALLTRAIL_HTTP_TOKEN set, every request must carry the header
-// "Authorization: Bearer TOKEN" (calltrail record and top send it from
-// the same variable), on a listener of its own or on the program's mux.
+// Security (see Handler): the listener CALLTRAIL_HTTP starts binds to
+// loopback unless the address names another host, and then only with a
+// token. With CALLTRAIL_HTTP_TOKEN set, every request must carry the
+// header "Authorization: Bearer TOKEN" (calltrail record and top send it
+// from the same variable); without it, only requests whose Host header
+// names loopback are answered, so that a web page cannot reach the
+// handlers through a name it controls. Requests a browser sends for a
+// page of another origin are refused, and what changes the program's
+// state takes POST. The same holds on a listener of its own and on the
+// program's mux.
 package live

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -20,13 +21,25 @@ const Prefix = "/debug/calltrail/"
 // MaxCapture bounds the seconds of a capture.
 const MaxCapture = 600
 
-// Register adds the handlers to mux under Prefix.
+// Register adds the handlers to mux under Prefix, with the token of
+// CALLTRAIL_HTTP_TOKEN (see Handler).
 func Register(mux *http.ServeMux) {
 	mux.Handle(Prefix, Handler(os.Getenv("CALLTRAIL_HTTP_TOKEN")))
 }
 
-// Handler returns the handlers, which expect paths under Prefix. With a
-// token, a request without "Authorization: Bearer TOKEN" is refused.
+// Handler returns the handlers, which expect paths under Prefix, behind
+// one policy, wherever they are served:
+//
+//   - With a token, a request without "Authorization: Bearer TOKEN" is
+//     refused. Without one, a request whose Host header names anything
+//     but loopback is: a page whose name an attacker makes resolve to
+//     127.0.0.1 (DNS rebinding) must not read the program's calls, and a
+//     service serving the handlers to the network needs a token.
+//   - A request a browser sends for a page of another origin (its Origin
+//     or Sec-Fetch-Site header says so) is refused: a page must not
+//     switch recording or take a capture.
+//   - What changes the program's state (on, off, capture) takes POST
+//     only; GET never changes anything.
 func Handler(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(Prefix+"snapshot", snapshot)
@@ -34,17 +47,46 @@ func Handler(token string) http.Handler {
 	mux.HandleFunc(Prefix+"counters", counters)
 	mux.HandleFunc(Prefix+"on", switchTo(true))
 	mux.HandleFunc(Prefix+"off", switchTo(false))
-	if token == "" {
-		return mux
-	}
+	token = strings.TrimSpace(token) // as header values are
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		switch {
+		case crossSite(r):
+			http.Error(w, "calltrail: requests from web pages of another origin are refused", http.StatusForbidden)
+		case token == "" && !loopbackHost(r.Host):
+			http.Error(w, "calltrail: the Host header must name loopback; serving another host needs CALLTRAIL_HTTP_TOKEN", http.StatusForbidden)
+		case token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1:
 			http.Error(w, "calltrail: this endpoint wants the token of CALLTRAIL_HTTP_TOKEN (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
-			return
+		default:
+			mux.ServeHTTP(w, r)
 		}
-		mux.ServeHTTP(w, r)
 	})
+}
+
+// crossSite says whether a browser sent r for a page of another origin.
+// Browsers send Sec-Fetch-Site with every request, and Origin with
+// POSTs; command-line clients send neither.
+func crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host != r.Host
+}
+
+// loopbackHost says whether a Host header names loopback, with or
+// without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return loopback(strings.Trim(host, "[]"))
 }
 
 func snapshot(w http.ResponseWriter, r *http.Request) {
@@ -69,11 +111,14 @@ func snapshot(w http.ResponseWriter, r *http.Request) {
 }
 
 func capture(w http.ResponseWriter, r *http.Request) {
-	if !get(w, r) {
+	if r.Method != http.MethodPost {
+		// A capture switches a paused program on and takes its CPU
+		// profiler: a change of state, which an <img> must not make.
+		http.Error(w, "calltrail: POST to capture", http.StatusMethodNotAllowed)
 		return
 	}
 	n, err := strconv.ParseFloat(r.URL.Query().Get("seconds"), 64)
-	if err != nil || n <= 0 || n > MaxCapture {
+	if err != nil || !(n > 0 && n <= MaxCapture) { // NaN too
 		http.Error(w, fmt.Sprintf("calltrail: seconds wants a number of seconds, at most %d", MaxCapture), http.StatusBadRequest)
 		return
 	}
@@ -190,11 +235,7 @@ func Listen(addr, token string) (net.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := Handler(token)
-	if loopback(host) {
-		h = checkHost(h, ln.Addr().String())
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Handler(token), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return ln.Addr(), nil
 }
@@ -205,21 +246,4 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// checkHost refuses requests whose Host header names anything but
-// loopback or the listener's address: a web page that makes its name
-// resolve to 127.0.0.1 must not read the program's calls.
-func checkHost(h http.Handler, addr string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if hh, _, err := net.SplitHostPort(host); err == nil {
-			host = hh
-		}
-		if r.Host != addr && !loopback(strings.Trim(host, "[]")) {
-			http.Error(w, "calltrail: the Host header must name loopback", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }

@@ -28,7 +28,12 @@ func TestMain(m *testing.M) {
 
 func fetch(t *testing.T, url string, header map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	return send(t, http.MethodGet, url, header)
+}
+
+func send(t *testing.T, method, url string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +148,60 @@ func TestSnapshotUntraced(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "CALLTRAIL_MODE=flight") {
 		t.Errorf("snapshot of an untraced program: %d %s", code, body)
 	}
-	if code, _ := fetch(t, srv.URL+Prefix+"capture?seconds=0", nil); code != http.StatusBadRequest {
-		t.Errorf("capture of 0 seconds: %d, want 400", code)
+	for _, secs := range []string{"0", "NaN", "-1", "601", "Inf"} {
+		if code, _ := send(t, http.MethodPost, srv.URL+Prefix+"capture?seconds="+secs, nil); code != http.StatusBadRequest {
+			t.Errorf("capture of %s seconds: %d, want 400", secs, code)
+		}
+	}
+}
+
+// TestCrossSite: what a web page of another origin makes a browser send
+// is refused, a change of state by GET too (an <img> can send it), and
+// a command-line client's requests are served.
+func TestCrossSite(t *testing.T) {
+	srv := httptest.NewServer(Handler(""))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, c := range []struct {
+		method, path string
+		header       map[string]string
+		want         int
+	}{
+		{"POST", "off", map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{"POST", "on", map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"POST", "off", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"GET", "counters", map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"GET", "capture?seconds=600&profiles=cpu", nil, http.StatusMethodNotAllowed},
+		{"GET", "off", nil, http.StatusMethodNotAllowed},
+		{"POST", "off", map[string]string{"Origin": "http://" + host, "Sec-Fetch-Site": "same-origin"}, http.StatusOK},
+		{"POST", "off", nil, http.StatusOK},
+		{"GET", "counters", nil, http.StatusOK},
+	} {
+		if code, body := send(t, c.method, srv.URL+Prefix+c.path, c.header); code != c.want {
+			t.Errorf("%s %s with %v: %d %s, want %d", c.method, c.path, c.header, code, body, c.want)
+		}
+	}
+}
+
+// TestRegisterHost: the handlers on a program's own mux refuse a Host
+// header that does not name loopback, as CALLTRAIL_HTTP's listener does,
+// unless a token guards them; a token with spaces around it, as an
+// environment variable can carry, matches the header's.
+func TestRegisterHost(t *testing.T) {
+	mux := http.NewServeMux()
+	t.Setenv("CALLTRAIL_HTTP_TOKEN", "")
+	Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	if code, _ := fetch(t, srv.URL+Prefix+"counters", map[string]string{"Host": "evil.com"}); code != http.StatusForbidden {
+		t.Errorf("Host evil.com: %d, want 403", code)
+	}
+	if code, _ := send(t, http.MethodPost, srv.URL+Prefix+"off", map[string]string{"Host": "evil.com"}); code != http.StatusForbidden {
+		t.Errorf("POST off, Host evil.com: %d, want 403", code)
+	}
+	guarded := httptest.NewServer(Handler(" s3cret \n"))
+	defer guarded.Close()
+	if code, body := fetch(t, guarded.URL+Prefix+"counters", map[string]string{"Host": "svc.example", "Authorization": "Bearer s3cret"}); code != http.StatusOK {
+		t.Errorf("with the token, Host svc.example: %d %s", code, body)
 	}
 }

@@ -112,7 +112,11 @@ func fetchEndpoint(ctx context.Context, addr, path string, q url.Values, timeout
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	method := http.MethodGet
+	if path == "capture" {
+		method = http.MethodPost // it changes the program's state
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, err
 	}
