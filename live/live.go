@@ -132,7 +132,8 @@ func capture(w http.ResponseWriter, r *http.Request) {
 }
 
 // traceWriter sends the headers before the first byte of the trace, so
-// that an error found before any is written can still be a status.
+// that an error found before any is written can still be a status, and
+// gives the client WriteTimeout to take the trace.
 type traceWriter struct {
 	w       http.ResponseWriter
 	started bool
@@ -143,11 +144,33 @@ func (t *traceWriter) Write(p []byte) (int, error) {
 		t.started = true
 		t.w.Header().Set("Content-Type", "application/octet-stream")
 		t.w.Header().Set("Content-Disposition", `attachment; filename="calltrail.out"`)
+		// A client that does not read would keep the window's
+		// segments alive, which the recorder has dropped since.
+		http.NewResponseController(t.w).SetWriteDeadline(time.Now().Add(WriteTimeout))
 	}
 	return t.w.Write(p)
 }
 
+// MaxInFlight bounds the snapshots and captures served at once, and
+// WriteTimeout the time a client has to read one: each holds the
+// segments of its window, which the recorder would otherwise let go, so
+// that slow or idle clients cannot make the program hold more than a few
+// windows.
+const (
+	MaxInFlight  = 4
+	WriteTimeout = time.Minute
+)
+
+var inFlight = make(chan struct{}, MaxInFlight)
+
 func write(w http.ResponseWriter, fn func(*traceWriter) (calltrail.Window, error)) {
+	select {
+	case inFlight <- struct{}{}:
+		defer func() { <-inFlight }()
+	default:
+		http.Error(w, fmt.Sprintf("calltrail: %d snapshots or captures are being served already; try again when one is done", MaxInFlight), http.StatusServiceUnavailable)
+		return
+	}
 	tw := &traceWriter{w: w}
 	if _, err := fn(tw); err != nil && !tw.started {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)

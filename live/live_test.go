@@ -205,3 +205,44 @@ func TestRegisterHost(t *testing.T) {
 		t.Errorf("with the token, Host svc.example: %d %s", code, body)
 	}
 }
+
+// TestInFlight: past MaxInFlight snapshots being served, another is
+// refused at once, rather than held with its window's memory; once one
+// is done, the next is served.
+func TestInFlight(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, MaxInFlight)
+	serving := func(tw *traceWriter) (calltrail.Window, error) {
+		started <- struct{}{}
+		<-release
+		_, err := tw.Write([]byte("trace"))
+		return calltrail.Window{}, err
+	}
+	done := make(chan int, MaxInFlight)
+	for range MaxInFlight {
+		go func() {
+			rec := httptest.NewRecorder()
+			write(rec, serving)
+			done <- rec.Code
+		}()
+	}
+	for range MaxInFlight {
+		<-started
+	}
+	rec := httptest.NewRecorder()
+	write(rec, func(*traceWriter) (calltrail.Window, error) { t.Error("served past the bound"); return calltrail.Window{}, nil })
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "being served already") {
+		t.Errorf("past the bound: %d %q", rec.Code, rec.Body.String())
+	}
+	close(release)
+	for range MaxInFlight {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("a snapshot within the bound: %d", code)
+		}
+	}
+	rec = httptest.NewRecorder()
+	write(rec, func(tw *traceWriter) (calltrail.Window, error) { _, err := tw.Write([]byte("x")); return calltrail.Window{}, err })
+	if rec.Code != http.StatusOK {
+		t.Errorf("after the others: %d", rec.Code)
+	}
+}
