@@ -32,8 +32,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func ParseURL(s string) (Config, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
-		return Config{}, fmt.Errorf("%q: want clickhouse://HOST:PORT/DB", s)
+		return Config{}, fmt.Errorf("%q: want clickhouse://HOST:PORT/DB", Redact(s))
 	}
+	s = u.Redacted() // what the errors below show
 	c := Config{Addr: u.Host, Database: strings.Trim(u.Path, "/"), User: "default"}
 	if u.Port() == "" {
 		c.Addr += ":9000"
@@ -56,6 +57,20 @@ func ParseURL(s string) (Config, error) {
 		return Config{}, fmt.Errorf("%q: database and cluster names are letters, digits and _", s)
 	}
 	return c, nil
+}
+
+// Redact returns a store's URL as it may be shown: with its password, if
+// any, replaced by xxxxx. Whatever does not parse as a URL shows only as
+// far as its scheme, since a password may be in it.
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.Index(s, "://"); i >= 0 {
+			return s[:i+3] + "…"
+		}
+		return "…"
+	}
+	return u.Redacted()
 }
 
 // Store is an open connection to the store.

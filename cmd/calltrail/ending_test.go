@@ -96,3 +96,20 @@ func TestTwoPackagesOfOneName(t *testing.T) {
 		}
 	}
 }
+
+// TestPasswordNotShown: a store URL's password appears in no output or
+// error of calltrail's, however the store is reached.
+func TestPasswordNotShown(t *testing.T) {
+	const pw = "S3CRETPW"
+	for _, args := range [][]string{
+		{"report", "--from", "clickhouse://u:" + pw + "@127.0.0.1:1/db"},
+		{"chains", "--from", "clickhouse://u:" + pw + "@127.0.0.1:1/db?bogus=1", "main.D"},
+		{"report", "--from", "clickhouse://u:" + pw + "@bad host/db"},
+		{"push", "--to", "clickhouse://u:" + pw + "@127.0.0.1:1/db", "x.trace"},
+	} {
+		code, stdout, stderr := runCmd(args...)
+		if code == 0 || strings.Contains(stdout+stderr, pw) {
+			t.Errorf("%v: exit %d, the password shown:\n%s%s", args, code, stdout, stderr)
+		}
+	}
+}

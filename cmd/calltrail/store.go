@@ -85,9 +85,9 @@ func (sf *storeFlags) profile(ctx context.Context, ff *filterFlags, args []strin
 		return nil, err
 	}
 	if p.Stats.Calls == 0 {
-		return nil, fmt.Errorf("%s: no calls in the selection", sf.from)
+		return nil, fmt.Errorf("%s: no calls in the selection", store.Redact(sf.from))
 	}
-	name := sf.from
+	name := store.Redact(sf.from) // shown in titles, pages and output
 	if sel.Service != "" {
 		name += " service=" + sel.Service
 	}
