@@ -230,7 +230,10 @@ func TestInFlight(t *testing.T) {
 		<-started
 	}
 	rec := httptest.NewRecorder()
-	write(rec, func(*traceWriter) (calltrail.Window, error) { t.Error("served past the bound"); return calltrail.Window{}, nil })
+	write(rec, func(*traceWriter) (calltrail.Window, error) {
+		t.Error("served past the bound")
+		return calltrail.Window{}, nil
+	})
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "being served already") {
 		t.Errorf("past the bound: %d %q", rec.Code, rec.Body.String())
 	}
@@ -241,7 +244,10 @@ func TestInFlight(t *testing.T) {
 		}
 	}
 	rec = httptest.NewRecorder()
-	write(rec, func(tw *traceWriter) (calltrail.Window, error) { _, err := tw.Write([]byte("x")); return calltrail.Window{}, err })
+	write(rec, func(tw *traceWriter) (calltrail.Window, error) {
+		_, err := tw.Write([]byte("x"))
+		return calltrail.Window{}, err
+	})
 	if rec.Code != http.StatusOK {
 		t.Errorf("after the others: %d", rec.Code)
 	}
