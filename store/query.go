@@ -140,7 +140,8 @@ func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]tracefile.F
 		if err := rows.Scan(&id, &f.Name, &f.File, &line); err != nil {
 			return nil, err
 		}
-		f.Line = int(line)
+		// Anyone may push to a store: a name is shown as a trace's is.
+		f.Name, f.File, f.Line = tracefile.Printable(f.Name), tracefile.Printable(f.File), int(line)
 		out[id] = f
 	}
 	return out, rows.Err()
@@ -490,6 +491,7 @@ func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]query.Erro
 		if err := rows.Scan(&id, &e.Type, &e.Message); err != nil {
 			return nil, err
 		}
+		e.Type, e.Message = tracefile.Printable(e.Type), tracefile.Printable(e.Message)
 		out[id] = e
 	}
 	return out, rows.Err()

@@ -8,7 +8,10 @@ import (
 	"hash/crc32"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // EventKind tells what an Event records.
@@ -263,9 +266,42 @@ func (d *dec) string() string {
 		d.err = fmt.Errorf("%w: string runs past its chunk", ErrCorrupt)
 		return ""
 	}
-	s := string(d.p[:n])
+	s := Printable(string(d.p[:n]))
 	d.p = d.p[n:]
 	return s
+}
+
+// Printable returns s with what a terminal or an XML document would take
+// for something else written as Go escapes: control characters (\x1b,
+// NUL, newlines) and bytes that are not UTF-8. Go's names never hold
+// them; a crafted trace, or a store anyone can push to, may. Every name,
+// file, error and metadata value a Reader gives has been through it.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || r < 0x20 || r >= 0x7f && r < 0xa0 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r >= 0x7f && r < 0xa0:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func (d *dec) finish(what string) error {

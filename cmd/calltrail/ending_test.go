@@ -3,9 +3,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // TestPanickingTest: a test that panics kills its test binary, as under
@@ -110,6 +118,57 @@ func TestPasswordNotShown(t *testing.T) {
 		code, stdout, stderr := runCmd(args...)
 		if code == 0 || strings.Contains(stdout+stderr, pw) {
 			t.Errorf("%v: exit %d, the password shown:\n%s%s", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestHostileNames: names, errors and program arguments holding terminal
+// escapes and NUL, as a crafted trace or a shared store may, reach no
+// output raw, and the SVG flame graph stays well-formed XML.
+func TestHostileNames(t *testing.T) {
+	const evil = "main.\x1b[2J\x1b]0;pwned\x07evil\x00\xff"
+	var buf bytes.Buffer
+	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "x", "path": "/x\x1b[31m", "args": "\x1b]2;title\x07 -n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: evil, File: "e\x1b.go", Line: 2}})
+	e.Errors(1, []tracefile.Error{{Type: "*errors.errorString", Message: "bad\x1b[0m\x00"}})
+	var b tracefile.Batch
+	b.Enter(1, 1, 0)
+	b.Enter(1, 2, 10)
+	b.Error(1, 1, 90)
+	b.Exit(1, tracefile.Return, 90)
+	b.Exit(1, tracefile.Return, 100)
+	e.Clock(101, 101)
+	e.Events(&b)
+	e.End("main returned", time.Unix(0, 0))
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "evil.trace")
+	if err := os.WriteFile(trace, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report"}, {"replay"}, {"info"}, {"chains", "evil"}, {"report", "--json"}, {"goroutines"}} {
+		code, stdout, stderr := runCmd(append(args, trace)...)
+		if code != 0 || strings.ContainsAny(stdout+stderr, "\x1b\x00\x07") || !utf8.ValidString(stdout+stderr) {
+			t.Errorf("%v: exit %d, raw bytes in:\n%q%q", args, code, stdout, stderr)
+		}
+	}
+	svg := filepath.Join(dir, "f.svg")
+	if code, _, stderr := runCmd("flame", "-o", svg, trace); code != 0 {
+		t.Fatalf("flame: exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(svg)
+	d := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("the flame graph is not well-formed XML: %v", err)
 		}
 	}
 }
