@@ -459,3 +459,29 @@ func TestOpenCallsHeld(t *testing.T) {
 		t.Errorf("calls ended %+v, want %+v; %d goroutines left open", ended, want, len(o))
 	}
 }
+
+// TestBadEnvironment: a value of a calltrail variable that means nothing
+// is refused with the variable named, never ignored; a trigger may not
+// write more than a window a second.
+func TestBadEnvironment(t *testing.T) {
+	for _, c := range []struct{ k, v, want string }{
+		{"CALLTRAIL", "pasued", "CALLTRAIL=\"pasued\""},
+		{"CALLTRAIL_CLOCK", "rdtsc", "CALLTRAIL_CLOCK=\"rdtsc\""},
+		{"CALLTRAIL_TRIGGER_EVERY", "0", "at least 1s"},
+		{"CALLTRAIL_TRIGGER_EVERY", "1ns", "at least 1s"},
+	} {
+		t.Run(c.k+"="+c.v, func(t *testing.T) {
+			t.Setenv("CALLTRAIL_TRIGGER", "main.D>1ms")
+			t.Setenv(c.k, c.v)
+			if _, err := optionsFromEnv(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s=%q: %v, want an error saying %s", c.k, c.v, err, c.want)
+			}
+		})
+	}
+	for _, v := range []string{"", "on", "paused"} {
+		t.Setenv("CALLTRAIL", v)
+		if _, err := optionsFromEnv(); err != nil {
+			t.Errorf("CALLTRAIL=%q: %v", v, err)
+		}
+	}
+}

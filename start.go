@@ -75,7 +75,18 @@ func optionsFromEnv() (options, error) {
 	default:
 		return o, fmt.Errorf("CALLTRAIL_MODE=%q: want file (the default: every call to the trace file) or flight (the last calls in memory, within CALLTRAIL_BUFFER)", v)
 	}
-	o.paused = os.Getenv("CALLTRAIL") == "paused"
+	switch v := os.Getenv("CALLTRAIL"); v {
+	case "", "on", "1":
+	case "paused":
+		o.paused = true
+	default: // off and 0 never get here
+		return o, fmt.Errorf("CALLTRAIL=%q: want on (the default), paused (traced, recording switched on later) or off", v)
+	}
+	switch v := os.Getenv("CALLTRAIL_CLOCK"); v {
+	case "", "tsc", "mono", "monotonic":
+	default:
+		return o, fmt.Errorf("CALLTRAIL_CLOCK=%q: want tsc (the cycle counter, where the system trusts it: the default) or mono (the monotonic clock)", v)
+	}
 	if v := os.Getenv("CALLTRAIL_TRIGGER"); v != "" {
 		rules, err := parseTriggers(v)
 		if err != nil {
@@ -93,8 +104,8 @@ func optionsFromEnv() (options, error) {
 		}
 		if v := os.Getenv("CALLTRAIL_TRIGGER_EVERY"); v != "" {
 			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return o, fmt.Errorf("CALLTRAIL_TRIGGER_EVERY=%q: want a duration such as 10s", v)
+			if err != nil || d < minTriggerEvery {
+				return o, fmt.Errorf("CALLTRAIL_TRIGGER_EVERY=%q: want a duration of at least %v, such as 10s: each trigger writes a window to disk", v, minTriggerEvery)
 			}
 			o.triggerEvery = d
 		}
@@ -266,6 +277,10 @@ func init() {
 		fmt.Fprintf(os.Stderr, "calltrail: not tracing: %v\n", err)
 	}
 }
+
+// minTriggerEvery bounds how often triggers write: a window a second at
+// most, whatever CALLTRAIL_TRIGGER_EVERY says.
+const minTriggerEvery = time.Second
 
 // start begins tracing the program as the environment says.
 func start() error {
