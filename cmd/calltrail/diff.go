@@ -124,7 +124,7 @@ func writeErrorDiff(w io.Writer, cs []query.Change) {
 // choosing a service.
 func side(sel store.Selection, labels string) (store.Selection, error) {
 	sel.Labels = append([]string{}, sel.Labels...)
-	for _, l := range strings.Split(labels, ",") {
+	for _, l := range splitLabels(labels) {
 		k, v, ok := strings.Cut(l, "=")
 		switch {
 		case !ok || k == "":
@@ -136,4 +136,19 @@ func side(sel store.Selection, labels string) (store.Selection, error) {
 		}
 	}
 	return sel, nil
+}
+
+// splitLabels splits k=v[,k=v] into its labels. A comma starts another
+// label only where what follows it has a key: region=eu,west is one
+// label, whose value has a comma, as push --label region=eu,west made it.
+func splitLabels(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if len(out) > 0 && !strings.Contains(part, "=") {
+			out[len(out)-1] += "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
 }

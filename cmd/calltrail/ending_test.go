@@ -172,3 +172,24 @@ func TestHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreSelectors: times out of what the store can hold are refused,
+// not left to select nothing; a label whose value has a comma selects as
+// push --label made it.
+func TestStoreSelectors(t *testing.T) {
+	for _, flag := range []string{"--since=1600-01-01T00:00:00Z", "--until=2300-01-01T00:00:00Z"} {
+		code, _, stderr := runCmd("report", "--from", "clickhouse://127.0.0.1:1/db", flag)
+		if code != 2 || !strings.Contains(stderr, "want a time between 1678 and 2261") {
+			t.Errorf("%s: exit %d, %q", flag, code, stderr)
+		}
+	}
+	for in, want := range map[string]string{
+		"region=eu,west":           "region=eu,west",
+		"a=1,b=2":                  "a=1|b=2",
+		"region=eu,west,version=3": "region=eu,west|version=3",
+	} {
+		if got := strings.Join(splitLabels(in), "|"); got != want {
+			t.Errorf("splitLabels(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

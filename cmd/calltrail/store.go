@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -159,8 +160,19 @@ func when(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q: want a time such as 2026-11-23T10:00:00Z or a duration such as 24h", s)
 	}
+	// The store keeps times as nanoseconds since 1970 in 64 bits: a time
+	// out of their range would select nothing, and say nothing of it.
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("%q: want a time between %d and %d", s, minTime.Year()+1, maxTime.Year()-1)
+	}
 	return t, nil
 }
+
+// minTime and maxTime bound the times 64-bit nanoseconds since 1970 hold.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
 
 func init() {
 	var (
