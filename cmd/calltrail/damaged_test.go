@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -89,5 +90,27 @@ func TestDamagedTraces(t *testing.T) {
 				t.Errorf("report: exit %d, %q", code, stderr)
 			}
 		})
+	}
+}
+
+// TestCutInFunctionTable: a verb that finds nothing in a trace cut short
+// in its function table says the trace is cut, not only that it has no
+// such function.
+func TestCutInFunctionTable(t *testing.T) {
+	data, err := tracetest.Build("1 +main.main 0\n1 +main.work 10\n1 - 90\n1 - 100\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte("main.work"))
+	if i < 0 {
+		t.Fatal("no function table")
+	}
+	path := filepath.Join(t.TempDir(), "cut.trace")
+	if err := os.WriteFile(path, data[:i+4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd("chains", "main.work", path)
+	if code != 1 || !strings.Contains(stderr, "no function") || !strings.Contains(stderr, "truncated") {
+		t.Errorf("chains of a trace cut in its function table: exit %d, %q", code, stderr)
 	}
 }

@@ -155,7 +155,12 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			fmt.Fprintf(stderr, "calltrail %s: %s\n", v.name, ue.msg)
 			return 2
 		}
-		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(err.Error()))
+		msg := err.Error()
+		if damage != nil {
+			// What was missing may be missing for the damage: say both.
+			msg += "; " + damage.Error()
+		}
+		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(msg))
 		return 1
 	}
 	if damage != nil {
