@@ -86,6 +86,10 @@ func init() {
 	})
 }
 
+// maxBody bounds what an endpoint may send, in memory: an endpoint that
+// sends without end must not take all of it.
+var maxBody int64 = 1 << 30
+
 // endpointURL makes the URL of an endpoint path from ADDR: host:port, or
 // a URL, with or without the handlers' prefix.
 func endpointURL(addr, path string, q url.Values) (string, error) {
@@ -132,9 +136,12 @@ func fetchEndpoint(ctx context.Context, addr, path string, q url.Values, timeout
 		return nil, fmt.Errorf("%s: %v", addr, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<34))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", addr, err)
+	}
+	if int64(len(body)) > maxBody {
+		return nil, fmt.Errorf("%s sent more than %d MiB: no flight recorder's window is that large (CALLTRAIL_BUFFER bounds it)", addr, maxBody>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := strings.TrimSpace(string(body))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,5 +267,29 @@ func TestTriggerService(t *testing.T) {
 	code, stdout, _ = runCmd("info", files[0])
 	if code != 0 || !strings.Contains(stdout, "trigger main.D>150us: a call of main.D took") {
 		t.Errorf("info of the trigger's file: %s", stdout)
+	}
+}
+
+// TestRecordEndless: an endpoint that sends without end makes record
+// fail once it has sent more than any window, not take all memory.
+func TestRecordEndless(t *testing.T) {
+	defer func(m int64) { maxBody = m }(maxBody)
+	maxBody = 1 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "rec.out")
+	code, _, stderr := runCmd("record", "-o", out, srv.URL)
+	if code != 1 || !strings.Contains(stderr, "sent more than 1 MiB") {
+		t.Errorf("record from an endless endpoint: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("record left %s behind", out)
 	}
 }
