@@ -192,24 +192,29 @@ func sampled(prof *profile.Profile) int64 {
 
 // maxInflation bounds how much larger than its gzip a profile may be: a
 // profile.proto compresses some five to ten times, a crafted one
-// thousands of times, to gigabytes.
+// thousands of times, to gigabytes. maxInflated bounds it whatever its
+// size: a trace's chunk can hold 64 MiB of gzip, which 64 times is 4 GiB.
+// The Go runtime's profiles of a long run are a few megabytes.
 const maxInflation = 64
 
+var maxInflated int64 = 256 << 20
+
 // parseProfile parses a profile as runtime/pprof writes it, gzipped,
-// inflating it to at most maxInflation times its size (and a mebibyte).
+// inflating it to at most maxInflation times its size (and a mebibyte),
+// and maxInflated.
 func parseProfile(data []byte) (*profile.Profile, error) {
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, err
 		}
-		limit := int64(len(data))*maxInflation + 1<<20
+		limit := min(int64(len(data))*maxInflation+1<<20, maxInflated)
 		raw, err := io.ReadAll(io.LimitReader(zr, limit+1))
 		if err != nil {
 			return nil, err
 		}
 		if int64(len(raw)) > limit {
-			return nil, fmt.Errorf("it inflates to more than %d times its %d bytes", maxInflation, len(data))
+			return nil, fmt.Errorf("it inflates to more than %d bytes, from %d", limit, len(data))
 		}
 		data = raw
 	}

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"bytes"
+	"compress/gzip"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -286,5 +288,25 @@ func TestGenericName(t *testing.T) {
 		if got := GenericName(in); got != want {
 			t.Errorf("GenericName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestProfileBomb: a profile that inflates past maxInflated is left out,
+// said, whatever its ratio: a trace's chunk may hold 64 MiB of gzip.
+func TestProfileBomb(t *testing.T) {
+	defer func(m int64) { maxInflated = m }(maxInflated)
+	maxInflated = 64 << 10
+	var raw bytes.Buffer
+	for i := range 200 << 10 / 8 { // barely compressible: the ratio allows it
+		fmt.Fprintf(&raw, "%08x", uint32(i)*2654435761)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw.Bytes())
+	zw.Close()
+	p := Analyze(build(t, splitTrace), Options{})
+	p.splitProfiles(map[string][]byte{"cpu": gz.Bytes()}, nowhere)
+	if p.HasCPU || len(p.ProfileErrors) != 1 || !strings.Contains(p.ProfileErrors[0].Error(), "inflates to more than 65536 bytes") {
+		t.Errorf("a profile past the budget: HasCPU %v, errors %v", p.HasCPU, p.ProfileErrors)
 	}
 }
