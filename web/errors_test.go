@@ -6,13 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -43,27 +40,12 @@ const errorsScript = `
 // errorsTrace writes the trace of errorsScript, and returns its path.
 func errorsTrace(t *testing.T) string {
 	t.Helper()
-	data, err := tracetest.Build(errorsScript)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "errors.out")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return scriptTrace(t, errorsScript)
 }
 
 func errorsServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	path := errorsTrace(t)
-	tr, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(tr, nil, nil).Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return scriptServer(t, errorsScript)
 }
 
 // getJSON decodes the answer to path into v.

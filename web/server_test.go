@@ -223,8 +223,9 @@ func TestHeldUp(t *testing.T) {
 	}
 }
 
-// scriptServer serves the trace of a tracetest script.
-func scriptServer(t *testing.T, script string) *httptest.Server {
+// scriptTrace writes the trace of a tracetest script, and returns its
+// path.
+func scriptTrace(t *testing.T, script string) string {
 	t.Helper()
 	data, err := tracetest.Build(script)
 	if err != nil {
@@ -234,7 +235,13 @@ func scriptServer(t *testing.T, script string) *httptest.Server {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Load(path)
+	return path
+}
+
+// scriptServer serves the trace of a tracetest script.
+func scriptServer(t *testing.T, script string) *httptest.Server {
+	t.Helper()
+	tr, err := Load(scriptTrace(t, script))
 	if err != nil {
 		t.Fatal(err)
 	}
