@@ -105,6 +105,8 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 type timelineJSON struct {
 	From  int64           `json:"from_ns"`
 	Lanes []laneItemsJSON `json:"lanes"`
+	// Stride is how many numbers a bar takes in a lane's items.
+	Stride int `json:"stride"`
 	// Truncated says the lanes after the last one given were left out:
 	// the response had maxItems bars already.
 	Truncated bool `json:"truncated,omitempty"`
@@ -177,7 +179,7 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 	}
 	l1 = min(l1, len(ix.lanes))
 	minDur := (to - from) / px
-	out := timelineJSON{From: from, Lanes: []laneItemsJSON{}}
+	out := timelineJSON{From: from, Lanes: []laneItemsJSON{}, Stride: itemLen}
 	var items []item
 	total := 0
 	for k := l0; k < l1; k++ {

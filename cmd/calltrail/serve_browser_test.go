@@ -265,8 +265,8 @@ func TestServeBrowserErrors(t *testing.T) {
 	p.do(chromedp.Evaluate(`(async () => {
 		const lanes = await ct.api("lanes");
 		const r = await ct.api("timeline", { from: 0, to: lanes.end_ns + 1, px: 20000, l0: 0, l1: lanes.g.length });
-		for (const l of r.lanes) for (let j = 0; j < l.items.length; j += 8) {
-			const it = l.items.slice(j, j + 8), e = r.errors && r.errors[it[7]];
+		for (const l of r.lanes) for (let j = 0; j < l.items.length; j += r.stride) {
+			const it = l.items.slice(j, j + r.stride), e = r.errors && r.errors[it[7]];
 			if (it[4] === 1 && ct.names[it[2]] === "main.D" && e && e.type === "*fmt.wrapError") return ct.timelineHref(lanes.g[l.lane], it[0], it[1]);
 		}
 		return "";
@@ -381,8 +381,8 @@ func TestServeBrowserValues(t *testing.T) {
 		const lanes = await ct.api("lanes"), k = lanes.g.indexOf(1);
 		const r = await ct.api("timeline", { from: 0, to: lanes.end_ns + 1, px: 20000, l0: k, l1: k + 1 });
 		const out = [];
-		for (const l of r.lanes) for (let j = 0; j < l.items.length; j += 8) {
-			const it = l.items.slice(j, j + 8), v = l.values && l.values[it[5]];
+		for (const l of r.lanes) for (let j = 0; j < l.items.length; j += r.stride) {
+			const it = l.items.slice(j, j + r.stride), v = l.values && l.values[it[5]];
 			if (it[4] === 1 && ct.names[it[2]] === "main.D") out.push({Call: it[5], Href: ct.timelineHref(1, it[0], it[1]), Args: v && v.args, Results: v && v.results});
 		}
 		return out;

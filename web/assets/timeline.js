@@ -14,7 +14,7 @@ ct.views.timeline = async function (root, params) {
   if (!ct.lanes) ct.lanes = await ct.api("lanes");
   const L = ct.lanes, nL = L.g.length;
   const rulerH = 20, headH = 14, rowH = 13, maxRows = 48, gap = 3;
-  const stride = 9, failRed = "#d40000"; // numbers a bar takes in a response
+  const failRed = "#d40000";
   const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
   for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
   const laneOf = new Map(L.g.map((g, i) => [g, i]));
@@ -48,7 +48,7 @@ ct.views.timeline = async function (root, params) {
       ct.el("span", { class: "muted" }, `${ct.num(nL)} goroutines`)),
     canvas, status, details);
 
-  let data = null;      // the last response: {from, to, l0, l1, lanes: Map}
+  let data = null;      // the last response: {from, stride (numbers a bar takes), lanes: Map, ...}
   let inflight = null, timer = 0, rects = [];
   const W = () => canvas.clientWidth || 1200;
   const H = () => Math.max(240, Math.min(window.innerHeight - 190, laneY[nL] + rulerH + 4));
@@ -89,7 +89,7 @@ ct.views.timeline = async function (root, params) {
         lanes.set(l.lane, l.items);
         if (l.values) values.set(l.lane, l.values);
       }
-      data = { q, from: r.from_ns, lanes, values, errors: r.errors || {} };
+      data = { q, from: r.from_ns, stride: r.stride, lanes, values, errors: r.errors || {} };
       if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
       ct.replaceURL("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" });
@@ -120,7 +120,7 @@ ct.views.timeline = async function (root, params) {
       const items = data && data.lanes.get(i);
       if (items) {
         const off = data.from - st.from;
-        for (let j = 0; j < items.length; j += stride) {
+        for (let j = 0; j < items.length; j += data.stride) {
           const depth = items[j + 3];
           if (depth > maxRows) continue;
           let x = (items[j] + off) * k, bw = items[j + 1] * k;
