@@ -444,12 +444,11 @@ func (b *Build) modFile(mod module) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	gomod = append(bytes.TrimRight(gomod, "\n"), fmt.Sprintf("\n\nrequire %s v0.0.0-calltrail\n\nreplace %s => %s\n", RuntimePath, RuntimePath, rt)...)
 	dst := filepath.Join(b.Work, "go.mod")
 	if err := os.WriteFile(dst, gomod, 0o644); err != nil {
 		return "", err
 	}
-	if err := absReplaces(dst, mod.Dir); err != nil {
+	if err := editReplaces(dst, mod.Dir, rt); err != nil {
 		return "", err
 	}
 	if sum, err := os.ReadFile(filepath.Join(mod.Dir, "go.sum")); err == nil {
@@ -541,9 +540,13 @@ func replaceIn(modfile string, replaces map[string]string) error {
 	return nil
 }
 
-// absReplaces rewrites the relative paths of replace directives in the
-// module file modfile, copied from dir, to absolute ones.
-func absReplaces(modfile, dir string) error {
+// editReplaces makes the copy modfile of the go.mod in dir stand where
+// it is: its replacements by relative paths become absolute. And it makes
+// the module require the runtime, replaced by its source in rt, in place
+// of any requirement or replacement of the runtime the module has (a
+// module that uses live.Register before a release may point it at a
+// checkout of its own): the guards calltrail writes are this runtime's.
+func editReplaces(modfile, dir, rt string) error {
 	out, err := exec.Command("go", "mod", "edit", "-json", modfile).Output()
 	if err != nil {
 		return fmt.Errorf("go mod edit -json: %v", err)
@@ -558,19 +561,19 @@ func absReplaces(modfile, dir string) error {
 	}
 	args := []string{"mod", "edit"}
 	for _, r := range m.Replace {
-		if r.New.Version != "" || !(strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../")) {
-			continue
-		}
 		old := r.Old.Path
 		if r.Old.Version != "" {
 			old += "@" + r.Old.Version
 		}
-		args = append(args, "-replace="+old+"="+filepath.Join(dir, r.New.Path))
+		switch {
+		case r.Old.Path == RuntimePath:
+			args = append(args, "-dropreplace="+old)
+		case r.New.Version == "" && (strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../")):
+			args = append(args, "-replace="+old+"="+filepath.Join(dir, r.New.Path))
+		}
 	}
-	if len(args) == 2 {
-		return nil
-	}
-	if out, err := exec.Command("go", append(args, modfile)...).CombinedOutput(); err != nil {
+	args = append(args, "-droprequire="+RuntimePath, "-require="+RuntimePath+"@v0.0.0-calltrail", "-replace="+RuntimePath+"="+rt, modfile)
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("go mod edit: %v: %s", err, out)
 	}
 	return nil

@@ -500,3 +500,42 @@ func TestRunFiles(t *testing.T) {
 	}
 	unchanged(t, dir, files)
 }
+
+// TestBuildWithRuntimeReplaced: a module that points the runtime at a
+// checkout of its own with replace, to use live.Register before a
+// release, builds and runs traced: the build's runtime takes the place of
+// its checkout.
+func TestBuildWithRuntimeReplaced(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/rep\n\ngo 1.22\n\nrequire github.com/calltrail/calltrail v0.0.0\n\nreplace github.com/calltrail/calltrail => " + repo + "\n",
+		"main.go": `package main
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/calltrail/calltrail/live"
+)
+
+func hello() string { return "hello" }
+
+func main() {
+	live.Register(http.NewServeMux())
+	fmt.Println(hello())
+}
+`,
+	})
+	chdir(t, dir)
+	code, stdout, stderr := runCmd("run", "-o", "t.out", ".")
+	if code != 0 || stdout != "hello\n" {
+		t.Fatalf("calltrail run: exit %d, %q\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, "t.out"); s.Calls != 2 {
+		t.Errorf("%d calls, want main.main and main.hello", s.Calls)
+	}
+}
