@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/gtable"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -52,15 +53,27 @@ type Node struct {
 	SpawnedFrom map[*Node]uint64
 
 	// ByGoroutine splits Calls and Self by goroutine, when
-	// Options.ByGoroutine asks for it.
-	ByGoroutine map[uint64]*Share
+	// Options.ByGoroutine asks for it; nil otherwise.
+	ByGoroutine *Shares
 
 	hit   *Node            // the child found last: chains repeat
 	index map[uint32]*Node // children by function, once there are many
 }
 
+// Shares split a chain's calls by goroutine.
+type Shares struct {
+	// Each holds the first MaxShares goroutines to make the chain's
+	// calls, in that order; Others adds up the calls of the rest, with G
+	// 0.
+	Each   []Share
+	Others Share
+
+	index map[uint64]int32 // Each's indexes by goroutine, once there are many
+}
+
 // Share is the part of a chain's calls made by one goroutine.
 type Share struct {
+	G     uint64
 	Calls uint64
 	Self  int64
 }
@@ -205,9 +218,16 @@ type Options struct {
 	// panic (their callers still make up the chains); OnlyErrors, only
 	// calls that failed (see Profile.Failed).
 	OnlyPanics, OnlyErrors bool
-	// ByGoroutine keeps each chain's figures per goroutine too.
+	// ByGoroutine keeps each chain's figures per goroutine too, for the
+	// first MaxShares goroutines to make its calls.
 	ByGoroutine bool
 }
+
+// MaxShares is how many goroutines a chain keeps figures of with
+// Options.ByGoroutine: the calls of those past it are added up in
+// Shares.Others, so that a server's millions of goroutines cost
+// no more than a thousand per chain.
+const MaxShares = 1000
 
 // Profile is what Analyze found in a trace.
 type Profile struct {
@@ -265,6 +285,13 @@ type goroutine struct {
 	waiting []spawnLink
 }
 
+// span is what Analyze keeps of every goroutine: from its first root
+// call to the end of its last, and the time in its root calls.
+type span struct {
+	first, last, work int64
+	ended             bool // a root call has ended
+}
+
 // spawnLink ties a goroutine to the chain of its parent that started it.
 type spawnLink struct {
 	child   uint64
@@ -284,9 +311,10 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
-	seen := map[uint64]bool{}
-	span := map[uint64][3]int64{} // goroutine: first event, last event, time in root calls
-	var free []*goroutine         // states of goroutines with no open call, to reuse
+	// Every goroutine seen: its first and last events, and time in root
+	// calls, once one has ended.
+	var spans gtable.Table[span]
+	var free []*goroutine // states of goroutines with no open call, to reuse
 	var lastID uint64
 	var last *goroutine
 	get := func(id uint64, create bool) *goroutine {
@@ -303,7 +331,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			g.tracker = *f.NewTracker()
 			gs[id] = g
-			seen[id] = true
+			spans.Put(id)
 		}
 		lastID, last = id, g
 		return g
@@ -429,12 +457,11 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			d := int64(ev.Duration())
 			outermost := !g.recursing(fr.node.Func)
 			if len(g.stack) == 0 {
-				sp, ok := span[ev.G]
-				if !ok {
-					sp[0] = ev.Start
+				sp, _ := spans.Put(ev.G)
+				if !sp.ended {
+					sp.first, sp.ended = ev.Start, true
 				}
-				sp[1], sp[2] = ev.Time, sp[2]+d
-				span[ev.G] = sp
+				sp.last, sp.work = ev.Time, sp.work+d
 				// A fresh state is the same as an empty one.
 				delete(gs, ev.G)
 				for i := range g.waiting {
@@ -461,24 +488,31 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if o.ByGoroutine {
 				n := fr.node
 				if n.ByGoroutine == nil {
-					n.ByGoroutine = map[uint64]*Share{}
+					n.ByGoroutine = &Shares{}
 				}
-				sh := n.ByGoroutine[ev.G]
-				if sh == nil {
-					sh = &Share{}
-					n.ByGoroutine[ev.G] = sh
-				}
+				sh := n.ByGoroutine.of(ev.G)
 				sh.Calls++
 				sh.Self += d - fr.children
 			}
 		}
 	}
-	p.Goroutines = len(seen)
-	for _, sp := range span {
-		p.Lifetimes = append(p.Lifetimes, max(sp[1]-sp[0], 0))
-		p.Work = append(p.Work, sp[2])
-		p.Starts = append(p.Starts, sp[0])
-	}
+	p.Goroutines = spans.Len()
+	ended := 0
+	spans.Range(func(_ uint64, sp *span) bool {
+		if sp.ended {
+			ended++
+		}
+		return true
+	})
+	p.Lifetimes, p.Work, p.Starts = make([]int64, 0, ended), make([]int64, 0, ended), make([]int64, 0, ended)
+	spans.Range(func(_ uint64, sp *span) bool {
+		if sp.ended {
+			p.Lifetimes = append(p.Lifetimes, max(sp.last-sp.first, 0))
+			p.Work = append(p.Work, sp.work)
+			p.Starts = append(p.Starts, sp.first)
+		}
+		return true
+	})
 	p.Duration = time.Duration(r.MaxTime())
 	p.Stats = r.Stats()
 	p.End, p.Ended = r.End()
@@ -489,6 +523,38 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		p.splitProfiles(pp, r.Func)
 	}
 	return p
+}
+
+// of returns the Share of goroutine g.
+func (s *Shares) of(g uint64) *Share {
+	if k := len(s.Each); k > 0 && s.Each[k-1].G == g {
+		return &s.Each[k-1] // a goroutine's calls of a chain come in runs
+	}
+	if s.index != nil {
+		if i, ok := s.index[g]; ok {
+			return &s.Each[i]
+		}
+	} else {
+		for i := range s.Each {
+			if s.Each[i].G == g {
+				return &s.Each[i]
+			}
+		}
+	}
+	if len(s.Each) >= MaxShares {
+		return &s.Others
+	}
+	s.Each = append(s.Each, Share{G: g})
+	if k := len(s.Each); k == 16 {
+		// Past a few, scanning costs more than an index.
+		s.index = make(map[uint64]int32, 32)
+		for i, sh := range s.Each {
+			s.index[sh.G] = int32(i)
+		}
+	} else if k > 16 {
+		s.index[g] = int32(k - 1)
+	}
+	return &s.Each[len(s.Each)-1]
 }
 
 // recursing reports whether a call of fn is still open below the frame

@@ -2,9 +2,11 @@ package export
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +71,9 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 }
 
 // Profile builds a pprof profile: for each chain and goroutine, the calls
-// and their self time, labelled with the goroutine; for each chain and
+// and their self time, labelled with the goroutine (past the first
+// analysis.MaxShares goroutines of a chain, one sample for the others,
+// labelled goroutines="past the first 1000 of the chain"); for each chain and
 // error its calls returned, how many, in a third sample type, errors,
 // labelled with the error ("*fs.PathError: open x: no such file"), so
 // that pprof -sample_index=errors -tagfocus error=... works. pprof
@@ -98,49 +102,78 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 		locs[id] = l
 		return l
 	}
+	// Chains cut to their innermost MaxStack calls can meet, as every
+	// level of a deep recursion does: they share samples, by stack and
+	// label, or a million-deep recursion would make a million samples of
+	// MaxStack locations each.
+	samples := map[string]*profile.Sample{}
+	var key []byte
+	var stack, kept []*profile.Location // the chain's, leaf first; kept by a sample
+	add := func(label string, s *profile.Sample) {
+		key = key[:0]
+		for _, l := range stack {
+			key = binary.AppendUvarint(key, l.ID)
+		}
+		key = append(append(key, 0), label...)
+		if have := samples[string(key)]; have != nil {
+			for i, v := range s.Value {
+				have.Value[i] += v
+			}
+			return
+		}
+		if kept == nil {
+			kept = slices.Clone(stack)
+		}
+		s.Location = kept
+		samples[string(key)] = s
+		prof.Sample = append(prof.Sample, s)
+	}
 	cut := 0
 	p.WalkPaths(func(path []*analysis.Node) {
 		n := path[len(path)-1]
-		if len(n.ByGoroutine) == 0 {
+		if n.ByGoroutine == nil {
 			return
 		}
 		path, c := innermost(path)
 		if c {
 			cut++
 		}
-		stack := make([]*profile.Location, len(path))
-		for i, a := range path {
-			stack[len(path)-1-i] = loc(a.Func) // leaf first
+		stack, kept = stack[:0], nil
+		for i := len(path) - 1; i >= 0; i-- {
+			stack = append(stack, loc(path[i].Func))
 		}
-		gs := make([]uint64, 0, len(n.ByGoroutine))
-		for g := range n.ByGoroutine {
-			gs = append(gs, g)
-		}
-		sort.Slice(gs, func(i, j int) bool { return gs[i] < gs[j] })
-		for _, g := range gs {
-			sh := n.ByGoroutine[g]
-			prof.Sample = append(prof.Sample, &profile.Sample{
-				Location: stack,
+		for _, sh := range n.ByGoroutine.Each {
+			add("g"+strconv.FormatUint(sh.G, 10), &profile.Sample{
 				Value:    []int64{int64(sh.Calls), sh.Self, 0},
-				NumLabel: map[string][]int64{"goroutine": {int64(g)}},
+				NumLabel: map[string][]int64{"goroutine": {int64(sh.G)}},
+			})
+		}
+		if sh := n.ByGoroutine.Others; sh.Calls > 0 {
+			add("others", &profile.Sample{
+				Value: []int64{int64(sh.Calls), sh.Self, 0},
+				Label: map[string][]string{"goroutines": {otherGoroutines}},
 			})
 		}
 		ids := make([]uint32, 0, len(n.ErrorIDs))
 		for id := range n.ErrorIDs {
 			ids = append(ids, id)
 		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		slices.Sort(ids)
 		for _, id := range ids {
 			e := p.Error(id)
-			prof.Sample = append(prof.Sample, &profile.Sample{
-				Location: stack,
-				Value:    []int64{0, 0, int64(n.ErrorIDs[id])},
-				Label:    map[string][]string{"error": {e.Type + ": " + e.Message}},
+			msg := e.Type + ": " + e.Message
+			add("e"+msg, &profile.Sample{
+				Value: []int64{0, 0, int64(n.ErrorIDs[id])},
+				Label: map[string][]string{"error": {msg}},
 			})
 		}
 	})
 	return prof, cut
 }
+
+// otherGoroutines labels the samples of the goroutines past the first
+// analysis.MaxShares of a chain, which share one.
+var otherGoroutines = fmt.Sprintf("past the first %d of the chain", analysis.MaxShares)
 
 // Pprof writes the gzipped profile.proto of p, and returns how many
 // chains it cut to their innermost MaxStack calls.
@@ -323,27 +356,35 @@ func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error)
 		frameOf[id] = len(frames) - 1
 		return frameOf[id]
 	}
-	byG := map[uint64][]call{}
-	var gs []uint64
-	for _, c := range cs {
-		if _, ok := byG[c.g]; !ok {
-			gs = append(gs, c.g)
+	// The document is written as encoding/json writes a map, keys in
+	// order, but a goroutine at a time: a document of a million calls
+	// would otherwise be held whole, and its events twice.
+	bw := bufio.NewWriter(w)
+	name, _ := json.Marshal(r.Meta()["program"])
+	bw.WriteString(`{"$schema":"https://www.speedscope.app/file-format-schema.json","activeProfileIndex":0,"exporter":"calltrail","name":`)
+	bw.Write(name)
+	bw.WriteString(`,"profiles":[`)
+	// Each goroutine's calls in the order they began, the outer first
+	// of two that began at once.
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].g != cs[j].g {
+			return cs[i].g < cs[j].g
 		}
-		byG[c.g] = append(byG[c.g], c)
-	}
-	sort.Slice(gs, func(i, j int) bool { return gs[i] < gs[j] })
-	var profiles []prof
-	for _, g := range gs {
-		gc := byG[g]
-		// Calls come in order of their end; opening order is by start,
-		// outer calls first.
-		sort.SliceStable(gc, func(i, j int) bool {
-			if gc[i].start != gc[j].start {
-				return gc[i].start < gc[j].start
-			}
-			return gc[i].depth < gc[j].depth
-		})
-		p := prof{Type: "evented", Name: fmt.Sprintf("g%d", g), Unit: "nanoseconds", StartValue: gc[0].start}
+		if cs[i].start != cs[j].start {
+			return cs[i].start < cs[j].start
+		}
+		return cs[i].depth < cs[j].depth
+	})
+	var events []event
+	first := true
+	for len(cs) > 0 {
+		n := 1
+		for n < len(cs) && cs[n].g == cs[0].g {
+			n++
+		}
+		gc := cs[:n]
+		cs = cs[n:]
+		p := prof{Type: "evented", Name: fmt.Sprintf("g%d", gc[0].g), Unit: "nanoseconds", StartValue: gc[0].start, Events: events[:0]}
 		var open []call
 		closeUntil := func(t int64, all bool) {
 			for len(open) > 0 && (all || open[len(open)-1].end <= t) {
@@ -367,23 +408,24 @@ func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error)
 		}
 		closeUntil(0, true)
 		p.EndValue = p.Events[len(p.Events)-1].At
-		profiles = append(profiles, p)
+		data, err := json.Marshal(p)
+		if err != nil {
+			return cut, err
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.Write(data)
+		events = p.Events // reused by the next goroutine
 	}
-	doc := map[string]any{
-		"$schema":            "https://www.speedscope.app/file-format-schema.json",
-		"shared":             map[string]any{"frames": frames},
-		"profiles":           profiles,
-		"name":               r.Meta()["program"],
-		"exporter":           "calltrail",
-		"activeProfileIndex": 0,
-	}
-	if profiles == nil {
-		doc["profiles"] = []prof{}
-	}
-	bw := bufio.NewWriter(w)
-	if err := json.NewEncoder(bw).Encode(doc); err != nil {
+	bw.WriteString(`],"shared":{"frames":`)
+	data, err := json.Marshal(frames)
+	if err != nil {
 		return cut, err
 	}
+	bw.Write(data)
+	bw.WriteString("}}\n")
 	if err := bw.Flush(); err != nil {
 		return cut, err
 	}

@@ -250,5 +250,10 @@ func (s *Selector) Exit(g uint64, d time.Duration) bool {
 	}
 	shown := st.open[len(st.open)-1]
 	st.open = st.open[:len(st.open)-1]
+	if len(st.open) == 0 {
+		// A goroutine with no open call starts afresh: a trace of
+		// millions of goroutines keeps the state of those running.
+		delete(s.gs, g)
+	}
 	return shown && s.f.Long(d)
 }

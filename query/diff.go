@@ -48,14 +48,41 @@ func (c Change) ErrorRate() (base, cur float64) {
 // Functions and chains are matched by name, as ids differ between traces;
 // chains by walking both traces' trees of chains at once.
 func Compare(base, cur *Trace, top int) Diff {
-	figures := func(t *Trace) []Function {
-		out := make([]Function, 0, len(t.Profile.Funcs))
-		for _, f := range t.Profile.Funcs {
-			out = append(out, Function{Name: f.Name, Calls: f.Calls, SelfNs: f.Self, Errors: f.Errors})
-		}
-		return out
+	return compare(&Side{base.functions(), base.fold()}, &Side{cur.functions(), cur.fold()}, top)
+}
+
+// A Side is what Compare needs of a trace, and no more: its functions'
+// figures and its chains, recursion folded, but not its call tree, which
+// can be a thousand times larger (a recursion a million calls deep makes
+// a million chains, and folds to one). A diff of two large traces holds
+// one tree at a time.
+type Side struct {
+	funcs []Function
+	f     *folding
+}
+
+// Side returns what Compare needs of t.
+func (t *Trace) Side() *Side {
+	f := fold(t.Profile)
+	// Compare needs the folded chains and their errors: the rest, the
+	// tree's nodes among it, can go.
+	f.at, f.chains, f.slowest, f.spawned, f.errIDs = nil, nil, nil, nil, nil
+	return &Side{t.functions(), f}
+}
+
+// Compare compares cur with base as Compare does.
+func (base *Side) Compare(cur *Side, top int) Diff { return compare(base, cur, top) }
+
+func (t *Trace) functions() []Function {
+	out := make([]Function, 0, len(t.Profile.Funcs))
+	for _, f := range t.Profile.Funcs {
+		out = append(out, Function{Name: f.Name, Calls: f.Calls, SelfNs: f.Self, Errors: f.Errors})
 	}
-	af, bf := cur.fold(), base.fold()
+	return out
+}
+
+func compare(base, cur *Side, top int) Diff {
+	af, bf := cur.f, base.f
 	a, b := af.tree, bf.tree
 	akids, bkids := a.children(), b.children()
 	var chains []Change
@@ -79,7 +106,7 @@ func Compare(base, cur *Trace, top int) Diff {
 			add(bf, i, Change{BaseCalls: b.Calls[i], BaseNs: b.Value[i], BaseErrors: bf.errors[i], Vanished: true})
 		}
 	})
-	return Changes(figures(base), figures(cur), chains, top)
+	return Changes(base.funcs, cur.funcs, chains, top)
 }
 
 // Changes is the Diff of functions' figures before and after (their

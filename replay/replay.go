@@ -15,12 +15,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/gtable"
 	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -45,36 +46,69 @@ func (c call) id() uint32               { return c.fn & fnMask }
 func (c call) kind() tracefile.ExitKind { return tracefile.ExitKind(c.fn >> kindShift & 3) }
 func (c call) shown() bool              { return c.fn&shownBit != 0 }
 
-// calls holds a goroutine's calls in blocks of a fixed size: growing it
-// never copies what it holds, nor keeps two copies alive at once, as a
-// slice doubling its array would; a goroutine of ten million calls costs
-// its 16 bytes a call.
+// calls holds a goroutine's calls: the first in place, as most
+// goroutines of a server make few; the rest in blocks, of which the
+// first grows as a slice does and the others are allocated whole, so
+// that growing never copies more than a block, nor keeps two copies of a
+// long goroutine's calls alive at once. A goroutine of ten million calls
+// costs its 16 bytes a call.
 type calls struct {
-	blocks [][]call
-	n      int
+	first call
+	rest  [][]call
+	n     int
 }
 
 const blockBits = 14
 
 func (cs *calls) add(c call) {
-	if cs.n&(1<<blockBits-1) == 0 {
-		cs.blocks = append(cs.blocks, make([]call, 0, 1<<blockBits))
+	if cs.n == 0 {
+		cs.first, cs.n = c, 1
+		return
 	}
-	last := &cs.blocks[len(cs.blocks)-1]
+	if i := cs.n - 1; i&(1<<blockBits-1) == 0 && i>>blockBits == len(cs.rest) {
+		size := 1 << blockBits
+		if i == 0 {
+			size = 4
+		}
+		cs.rest = append(cs.rest, make([]call, 0, size))
+	}
+	last := &cs.rest[len(cs.rest)-1]
 	*last = append(*last, c)
 	cs.n++
 }
 
-func (cs *calls) at(i int) *call { return &cs.blocks[i>>blockBits][i&(1<<blockBits-1)] }
+func (cs *calls) at(i int) *call {
+	if i == 0 {
+		return &cs.first
+	}
+	i--
+	return &cs.rest[i>>blockBits][i&(1<<blockBits-1)]
+}
 
+// goroutine is what Write keeps of a goroutine until it prints it.
 type goroutine struct {
-	calls   calls
-	open    []int // indexes in calls of the calls still running; -1 for unshown
-	tracker *filter.Tracker
-	errs    map[int]uint32 // error ids of the calls that returned one, by index in calls
-	held    map[int]int64  // time held up by the trace writer, of the calls that were, by index in calls
-	// The arguments and results recorded with --args, by index in calls.
+	calls calls
+	more  *more // nil for a goroutine whose calls carry nothing more
+}
+
+// more holds what few calls carry, by index in calls.
+type more struct {
+	errs          map[int]uint32 // error ids of the calls that returned one
+	held          map[int]int64  // time held up by the trace writer, of the calls that were
 	args, results map[int][]tracefile.Value
+}
+
+func (g *goroutine) extra() *more {
+	if g.more == nil {
+		g.more = &more{}
+	}
+	return g.more
+}
+
+// running is what Write keeps of a goroutine while it has open calls.
+type running struct {
+	open    []int // indexes in calls of the calls still running; -1 for unshown
+	tracker filter.Tracker
 }
 
 // Options change what Write prints besides the calls.
@@ -89,7 +123,10 @@ type Options struct {
 // returns the error that ended reading, nil at a clean end; what was read
 // before an error is printed.
 func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error {
-	gs := map[uint64]*goroutine{}
+	var gs gtable.Table[goroutine]
+	// Goroutines with open calls: few at a time, however many there are.
+	run := map[uint64]*running{}
+	var free []*running // states of goroutines with no open call, to reuse
 	name := func(id uint32) string { return r.Func(id).Name }
 	var readErr error
 	for {
@@ -103,55 +140,67 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		if ev.Kind == tracefile.GoroutineEvent || !f.Goroutine(ev.G) {
 			continue
 		}
-		g := gs[ev.G]
-		if g == nil {
-			g = &goroutine{tracker: f.NewTracker()}
-			gs[ev.G] = g
+		g, _ := gs.Put(ev.G)
+		rg := run[ev.G]
+		if rg == nil {
+			if ev.Kind != tracefile.EnterEvent {
+				continue // no open call to carry a value or to end
+			}
+			if n := len(free); n > 0 {
+				rg, free = free[n-1], free[:n-1]
+			} else {
+				rg = &running{}
+			}
+			rg.tracker = *f.NewTracker()
+			run[ev.G] = rg
 		}
 		switch ev.Kind {
 		case tracefile.ValueEvent:
-			if len(g.open) == 0 || g.open[len(g.open)-1] < 0 {
+			if len(rg.open) == 0 || rg.open[len(rg.open)-1] < 0 {
 				continue
 			}
-			i, m := g.open[len(g.open)-1], &g.args
+			i, m := rg.open[len(rg.open)-1], &g.extra().args
 			if ev.Value.Result {
-				m = &g.results
+				m = &g.extra().results
 			}
 			if *m == nil {
 				*m = map[int][]tracefile.Value{}
 			}
 			(*m)[i] = append((*m)[i], ev.Value)
 		case tracefile.EnterEvent:
-			shown, depth := g.tracker.Enter(ev.Func, name)
+			shown, depth := rg.tracker.Enter(ev.Func, name)
 			if !shown || !f.InWindow(ev.Time) {
-				g.open = append(g.open, -1)
+				rg.open = append(rg.open, -1)
 				continue
 			}
-			g.open = append(g.open, g.calls.n)
+			rg.open = append(rg.open, g.calls.n)
 			g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)})
 		case tracefile.ExitEvent:
-			g.tracker.Exit()
-			if len(g.open) == 0 {
-				continue
+			rg.tracker.Exit()
+			i := rg.open[len(rg.open)-1]
+			rg.open = rg.open[:len(rg.open)-1]
+			if len(rg.open) == 0 {
+				delete(run, ev.G)
+				if len(free) < 1024 {
+					free = append(free, rg)
+				}
 			}
-			i := g.open[len(g.open)-1]
-			g.open = g.open[:len(g.open)-1]
 			if i < 0 {
 				continue
 			}
 			c := g.calls.at(i)
 			c.dur = int64(ev.Duration())
 			if ev.Held > 0 {
-				if g.held == nil {
-					g.held = map[int]int64{}
+				if m := g.extra(); m.held == nil {
+					m.held = map[int]int64{}
 				}
-				g.held[i] = ev.Held
+				g.more.held[i] = ev.Held
 			}
 			if ev.Err != 0 {
-				if g.errs == nil {
-					g.errs = map[int]uint32{}
+				if m := g.extra(); m.errs == nil {
+					m.errs = map[int]uint32{}
 				}
-				g.errs[i] = ev.Err
+				g.more.errs[i] = ev.Err
 			}
 			c.fn |= uint32(ev.Exit&3) << kindShift
 			if !f.Long(time.Duration(c.dur)) {
@@ -160,11 +209,12 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		}
 	}
 
-	ids := make([]uint64, 0, len(gs))
-	for id := range gs {
+	ids := make([]uint64, 0, gs.Len())
+	gs.Range(func(id uint64, _ *goroutine) bool {
 		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		return true
+	})
+	slices.Sort(ids)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	var stack []int // indexes in calls of the calls open in the output
@@ -174,7 +224,11 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			bw.Write(line)
 		}
 		stack = stack[:0]
-		g := gs[id]
+		g := gs.Get(id)
+		m := g.more
+		if m == nil {
+			m = &more{} // reading a nil map is reading an empty one
+		}
 		pop := func(depth uint32) {
 			for len(stack) > 0 && g.calls.at(stack[len(stack)-1]).depth >= depth {
 				i := stack[len(stack)-1]
@@ -184,15 +238,15 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				if c.kind() != tracefile.Return {
 					note = c.kind().String()
 				}
-				if h, ok := g.held[i]; ok {
+				if h, ok := m.held[i]; ok {
 					// The call's time leaves it out, as every view's does.
 					note = strings.TrimPrefix(note+", held up "+indented.Round(time.Duration(h)).String()+" by the trace writer", ", ")
 				}
 				line = indented.AppendExit(line[:0], id, int(c.depth), name(c.id()), time.Duration(c.dur), note)
-				if vs, ok := g.results[i]; ok {
+				if vs, ok := m.results[i]; ok {
 					line = append(appendValues(append(line[:len(line)-1], " = "...), vs), '\n')
 				}
-				if e, ok := g.errs[i]; ok {
+				if e, ok := m.errs[i]; ok {
 					line = appendError(line[:len(line)-1], r.Error(e))
 				}
 				bw.Write(line)
@@ -205,7 +259,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			}
 			pop(c.depth)
 			line = indented.AppendEnter(line[:0], id, int(c.depth), name(c.id()))
-			if vs, ok := g.args[i]; ok {
+			if vs, ok := m.args[i]; ok {
 				line = append(line[:len(line)-1], '(')
 				line = append(appendValues(line, vs), ")\n"...)
 			}
@@ -213,7 +267,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			stack = append(stack, i)
 		}
 		pop(0)
-		delete(gs, id) // printed: its calls can go
+		gs.Delete(id) // printed: its calls can go
 	}
 	if err := bw.Flush(); err != nil {
 		return err

@@ -55,15 +55,15 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail,calltrail_exith
 step "tests (without the calltrail tag: guards compiled out)"
 go test -count=1 ./...
 
-# TestRealModules and TestCaseStudies run in the first pass only: they
-# build calltrail and the programs they trace themselves, whatever the
-# tags, and under the race detector reading their traces of tens of
-# millions of calls would take most of the run.
+# TestRealModules, TestCaseStudies and TestHugeInputs run in the first
+# pass only: they build calltrail and the programs they trace themselves,
+# whatever the tags, and under the race detector reading their traces of
+# tens of millions of calls would take most of the run.
 step "tests (with the calltrail tag)"
-go test -count=1 -tags calltrail -skip 'TestRealModules|TestCaseStudies' ./...
+go test -count=1 -tags calltrail -skip 'TestRealModules|TestCaseStudies|TestHugeInputs' ./...
 
 step "tests under the race detector"
-go test -count=1 -race -tags calltrail -skip 'TestRealModules|TestCaseStudies' ./...
+go test -count=1 -race -tags calltrail -skip 'TestRealModules|TestCaseStudies|TestHugeInputs' ./...
 
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
@@ -83,7 +83,7 @@ go test -run '^$' -fuzz FuzzViews -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:
 step "the runtime on every supported Go release"
 for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
 	echo "-- $v"
-	GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile ./internal/gstate ./internal/clock ./internal/ring
+	GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile ./internal/gstate ./internal/clock ./internal/ring ./internal/gtable
 done
 
 step "other platforms"
@@ -101,7 +101,7 @@ for arch in arm64 riscv64; do
 	[ "$arch" = arm64 ] && qemu_arch=aarch64
 	# The process tests build and run host binaries; the rest run here.
 	(cd "$tmp" && "qemu-$qemu_arch" "./calltrail-$arch.test" -test.count=1 -test.skip 'TestProcess|TestCompiledOut')
-	for pkg in tracefile internal/gstate internal/clock internal/ring; do
+	for pkg in tracefile internal/gstate internal/clock internal/ring internal/gtable; do
 		GOARCH=$arch go test -c -o "$tmp/pkg-$arch.test" "./$pkg"
 		(cd "./$pkg" && "qemu-$qemu_arch" "$tmp/pkg-$arch.test" -test.count=1)
 	done

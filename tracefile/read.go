@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/calltrail/calltrail/internal/gtable"
 )
 
 // EventKind tells what an Event records.
@@ -71,7 +73,7 @@ type Reader struct {
 	funcs    []Func  // index is the function id; id 0 is unused
 	errs     []Error // index is the error id; id 0 is unused; it names the types of values too
 	coverage []Coverage
-	gs       map[uint64]*Goroutine
+	gs       gtable.Table[goroutineRecord]
 	strs     map[uint64]*pendingString // by goroutine: a string value whose bytes are being read
 	stats    Stats
 	pprofs   map[string][]byte
@@ -112,7 +114,6 @@ func NewReader(r io.Reader) (*Reader, error) {
 		r:      bufio.NewReaderSize(r, 64<<10),
 		funcs:  []Func{{}},
 		errs:   []Error{{}},
-		gs:     make(map[uint64]*Goroutine),
 		stacks: make(map[uint64]*[]frame),
 		rate:   1,
 	}
@@ -582,9 +583,10 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		rd.last += int64(dt>>1) ^ -int64(dt&1)
 		return rd.value(v>>2-extValue, uint64(rd.last))
 	}
-	var gr *Goroutine // allocated only for the rare record, not every event
-	if op == opExt && v>>2 == extGoroutine {
-		gr = &Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
+	var gr Goroutine
+	record := op == opExt && v>>2 == extGoroutine
+	if record {
+		gr = Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
 	}
 	if d.err != nil {
 		return ev, false, d.err
@@ -637,7 +639,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 			rd.held(*st, id == extHeldTo, t)
 			return ev, false, nil
 		}
-		if gr == nil { // an error: of the call about to exit
+		if !record { // an error: of the call about to exit
 			id := v >> 2
 			if id >= uint64(len(rd.errs)) {
 				return ev, false, fmt.Errorf("%w: unknown error id %d", ErrCorrupt, id)
@@ -652,7 +654,8 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 			return ev, false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
 		}
 		gr.FirstSeen = t
-		rd.gs[gr.ID] = gr
+		rec, _ := rd.gs.Put(gr.ID)
+		*rec = goroutineRecord{parent: gr.Parent, firstSeen: t, creatorFunc: gr.CreatorFunc, startFunc: gr.StartFunc, creatorLine: int32(gr.CreatorLine)}
 		ev.Kind = GoroutineEvent
 	}
 	return ev, true, nil
@@ -743,11 +746,20 @@ func (rd *Reader) NumFuncs() int { return len(rd.funcs) - 1 }
 
 // Goroutine returns what is known of goroutine id, and whether anything is.
 func (rd *Reader) Goroutine(id uint64) (Goroutine, bool) {
-	g, ok := rd.gs[id]
-	if !ok {
+	g := rd.gs.Get(id)
+	if g == nil {
 		return Goroutine{ID: id}, false
 	}
-	return *g, true
+	return Goroutine{ID: id, Parent: g.parent, CreatorFunc: g.creatorFunc, CreatorLine: int(g.creatorLine), StartFunc: g.startFunc, FirstSeen: g.firstSeen}, true
+}
+
+// goroutineRecord is a Goroutine as the reader keeps it, by id: 32
+// bytes, as a trace of ten million goroutines holds ten million.
+type goroutineRecord struct {
+	parent                 uint64
+	firstSeen              int64
+	creatorFunc, startFunc uint32
+	creatorLine            int32
 }
 
 // Profiles returns the profiles of the Go runtime read so far, by name

@@ -3,6 +3,8 @@ package tracefile
 import (
 	"io"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/gtable"
 )
 
 // Summary describes a whole trace.
@@ -24,7 +26,7 @@ type Summary struct {
 // Summarize reads all of r. It returns the summary of what it could read
 // and the error that stopped it, nil at a clean end of input.
 func Summarize(r *Reader) (Summary, error) {
-	gs := map[uint64]bool{}
+	var gs gtable.Table[struct{}]
 	var called []bool // by function id
 	s := Summary{Meta: r.Meta(), Version: r.Version()}
 	var err error
@@ -34,7 +36,7 @@ func Summarize(r *Reader) (Summary, error) {
 		if err != nil {
 			break
 		}
-		gs[ev.G] = true
+		gs.Put(ev.G)
 		if ev.Kind == EnterEvent {
 			for int(ev.Func) >= len(called) {
 				called = append(called, false)
@@ -56,7 +58,7 @@ func Summarize(r *Reader) (Summary, error) {
 	if err == io.EOF {
 		err = nil
 	}
-	s.Goroutines = len(gs)
+	s.Goroutines = gs.Len()
 	s.Funcs = r.NumFuncs()
 	s.Calls = r.Calls()
 	s.Duration = time.Duration(r.MaxTime())

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 
@@ -60,15 +61,21 @@ func init() {
 				if err != nil {
 					return err
 				}
-				base, err := load(args[0], analysis.Options{Filter: f})
-				if err != nil {
-					return err
+				// One call tree at a time: a side keeps only what the
+				// diff needs of its trace.
+				var sides [2]*query.Side
+				for i, name := range args {
+					t, err := load(name, analysis.Options{Filter: f})
+					if err != nil {
+						return err
+					}
+					sides[i] = t.Side()
+					// The tree is garbage now: collect it before the
+					// next is read, rather than when the heap has grown
+					// to twice the size the collector last found.
+					runtime.GC()
 				}
-				cur, err := load(args[1], analysis.Options{Filter: f})
-				if err != nil {
-					return err
-				}
-				d = query.Compare(base, cur, lf.top)
+				d = sides[0].Compare(sides[1], lf.top)
 			}
 			if lf.json {
 				return writeJSON(out, d)

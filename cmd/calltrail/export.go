@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/export"
@@ -29,7 +30,7 @@ func init() {
 			fs.StringVar(&format, "format", "", "`FORMAT`: pprof, folded, speedscope, chrome or otlp (OTLP JSON spans of the calls --spans, --slower and --failed choose)")
 			fs.StringVar(&output, "o", "", "write to `OUT` instead of standard output")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			name, f, err := ff.traceAndFilter(args)
 			if err != nil {
 				return err
@@ -45,7 +46,25 @@ func init() {
 			if format != "otlp" && sf != (spanFlags{}) {
 				return usageError{"--spans, --slower and --failed choose spans for --format otlp"}
 			}
+			// To a file, the export streams to a temporary file; to
+			// standard output, it is held until it is complete, so that a
+			// failure leaves nothing half written either way.
 			var buf bytes.Buffer
+			var w io.Writer = &buf
+			if output != "" {
+				file, cerr := createFile(output)
+				if cerr != nil {
+					return cerr
+				}
+				defer func() {
+					if err != nil {
+						file.abandon()
+					} else {
+						err = file.commit()
+					}
+				}()
+				w = file
+			}
 			cut, what := 0, "chains"
 			switch format {
 			case "otlp":
@@ -61,17 +80,18 @@ func init() {
 				if err != nil {
 					return err
 				}
-				buf.Write(data)
-				buf.WriteByte('\n')
+				if _, err := w.Write(append(data, '\n')); err != nil {
+					return err
+				}
 			case "pprof", "folded":
 				t, err := load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
 				if err != nil {
 					return err
 				}
 				if format == "pprof" {
-					cut, err = export.Pprof(&buf, t.Profile)
+					cut, err = export.Pprof(w, t.Profile)
 				} else {
-					cut, err = export.Folded(&buf, t.Profile)
+					cut, err = export.Folded(w, t.Profile)
 				}
 				if err != nil {
 					return err
@@ -79,9 +99,9 @@ func init() {
 			case "speedscope", "chrome":
 				err := readTrace(name, func(r *tracefile.Reader) (err error) {
 					if format == "chrome" {
-						cut, err = export.Chrome(&buf, r, f)
+						cut, err = export.Chrome(w, r, f)
 					} else {
-						cut, err = export.Speedscope(&buf, r, f)
+						cut, err = export.Speedscope(w, r, f)
 					}
 					return err
 				})
@@ -103,7 +123,7 @@ func init() {
 				_, err := out.Write(buf.Bytes())
 				return err
 			}
-			return writeFile(output, buf.Bytes())
+			return nil
 		},
 	})
 }

@@ -13,26 +13,42 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// writeFile writes an output file, data, to path, through a temporary
-// file renamed into place, so that a failure never leaves it half
-// written. A link is followed, and an existing file keeps its mode. What
-// is not a regular file (a device such as /dev/null, a pipe, a terminal,
-// /dev/stdout) is written in place: calltrail renames over nothing but a
-// regular file.
+// writeFile writes an output file, data, to path, as createFile does.
 func writeFile(path string, data []byte) error {
+	f, err := createFile(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.abandon()
+		return err
+	}
+	return f.commit()
+}
+
+// outputFile is an output being written to a path.
+type outputFile struct {
+	*os.File
+	path string // where commit renames the file to; empty to write in place
+	perm os.FileMode
+}
+
+// createFile starts an output file at path, written to a temporary
+// file beside it that commit renames into place, so that a failure never
+// leaves it half written and its size costs no memory. A link is
+// followed, and an existing file keeps its mode. What is not a regular
+// file (a device such as /dev/null, a pipe, a terminal, /dev/stdout) is
+// written in place: calltrail renames over nothing but a regular file.
+func createFile(path string) (*outputFile, error) {
 	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
 		if info.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
+			return nil, fmt.Errorf("%s is a directory", path)
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return &outputFile{File: f}, nil
 	}
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
@@ -43,22 +59,36 @@ func writeFile(path string, data []byte) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		return nil, err
+	}
+	return &outputFile{File: tmp, path: path, perm: perm}, nil
+}
+
+// commit ends the output: the file takes its place.
+func (f *outputFile) commit() error {
+	err := f.Close()
+	if f.path == "" {
 		return err
 	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = os.Chmod(f.Name(), f.perm)
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), perm)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = os.Rename(f.Name(), f.path)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		os.Remove(f.Name())
 	}
 	return err
+}
+
+// abandon ends a failed output: nothing takes the place of the file,
+// which a device or pipe written in place keeps what it was sent.
+func (f *outputFile) abandon() {
+	f.Close()
+	if f.path != "" {
+		os.Remove(f.Name())
+	}
 }
 
 // rewrite replaces the contents of the user's file path with data, as

@@ -5,6 +5,7 @@ package tracetest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -139,4 +140,41 @@ func Recursion(depth int) []byte {
 	e.End("main returned", zeroTime)
 	e.Flush()
 	return buf.Bytes()
+}
+
+// Goroutines writes to w a trace of main.main starting n goroutines from
+// one call, each making one call of main.leaf: the shape of a long-lived
+// server, and of an input that grew every verb's memory with the number
+// of goroutines.
+func Goroutines(w io.Writer, n int) error {
+	e, err := tracefile.NewEncoder(w, map[string]string{"program": "goroutines"})
+	if err != nil {
+		return err
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: "main.leaf", File: "main.go", Line: 9}})
+	var b tracefile.Batch
+	t := int64(0)
+	b.Enter(1, 1, t)
+	for i := range n {
+		g := uint64(i) + 2
+		t += 10
+		b.Goroutine(tracefile.Goroutine{ID: g, Parent: 1, CreatorFunc: 1, CreatorLine: 5, StartFunc: 2}, t)
+		b.Enter(g, 2, t)
+		t += 10
+		b.Exit(g, tracefile.Return, t)
+		if b.Size() > 1<<20 {
+			e.Events(&b)
+			if err := e.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	t += 10
+	b.Exit(1, tracefile.Return, t)
+	e.Clock(t+1, t+1)
+	e.Events(&b)
+	e.Stats(tracefile.Stats{Calls: uint64(n + 1), Flushes: 1})
+	e.End("main returned", zeroTime)
+	return e.Flush()
 }
