@@ -292,7 +292,10 @@ func TestTriggerError(t *testing.T) {
 	for range 100 {
 		fails(0)
 	}
-	time.Sleep(50 * time.Millisecond) // ten of the writer's cycles
+	// Long enough for a wrong trigger to show: ten of the writer's
+	// cycles to scan the calls, then the wait before a fired trigger
+	// writes its file, and as much again.
+	time.Sleep(50*time.Millisecond + 2*triggerAfter)
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.trace")); len(files) != 0 {
 		t.Fatalf("calls returning nil fired the trigger: %v", files)
 	}

@@ -41,6 +41,10 @@ type rule struct {
 	failed bool // FUNC:error
 }
 
+// triggerAfter is how long after the call that fires a trigger its
+// window is taken: the call's aftermath, its callers returning.
+const triggerAfter = 200 * time.Millisecond
+
 // parseTriggers reads CALLTRAIL_TRIGGER's rules.
 func parseTriggers(s string) ([]rule, error) {
 	var rules []rule
@@ -65,7 +69,7 @@ func parseTriggers(s string) ([]rule, error) {
 }
 
 func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
-	tg := &triggers{rules: rules, dir: dir, every: every, after: 200 * time.Millisecond,
+	tg := &triggers{rules: rules, dir: dir, every: every, after: triggerAfter,
 		byFunc: map[uint32]*rule{}, open: openCalls{}}
 	for i := range rules {
 		if rules[i].panic {
