@@ -37,6 +37,7 @@ var caseStudies = []struct {
 // finding does. That the fixed mode is faster is a claim about time,
 // which BenchmarkCaseStudies measures.
 func TestCaseStudies(t *testing.T) {
+	long(t)
 	bin := calltrailBinary(t)
 	for _, c := range caseStudies {
 		t.Run(c.example+c.slow[1], func(t *testing.T) {

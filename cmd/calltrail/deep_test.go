@@ -72,6 +72,7 @@ func TestDeepEveryVerb(t *testing.T) {
 // trace that inflates to a gigabyte. Each verb stays within its memory,
 // or refuses in one line.
 func TestHugeInputs(t *testing.T) {
+	long(t)
 	if raceEnabled {
 		t.Skip("the race detector takes minutes over inputs this large; TestDeepEveryVerb runs")
 	}

@@ -190,7 +190,20 @@ func checkTrace(t *testing.T, path string) (calls, dropped uint64) {
 // btree's 280 MB.
 const maxChecked = 32 << 20
 
+// long skips t unless CALLTRAIL_LONG is set. The tests that trace whole
+// programs and test suites, or read inputs of millions of goroutines,
+// take four minutes of the package's five here: gated, the package's
+// tests stay well inside go test's default limit, and the test script
+// runs them in a step of their own.
+func long(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CALLTRAIL_LONG") == "" {
+		t.Skip("a long test: CALLTRAIL_LONG=1 runs it, as scripts/test.sh does")
+	}
+}
+
 func TestRealModules(t *testing.T) {
+	long(t)
 	bin := calltrailBinary(t)
 	var rows []string
 	for _, mv := range realModules {
