@@ -6,7 +6,7 @@
 //
 // or, in a program built by calltrail build, which imports this package
 // for it, set CALLTRAIL_HTTP=ADDR in its environment. Either way,
-// calltrail record and calltrail top are its clients:
+// calltrail record, top and collect are its clients, through Client:
 //
 //	GET  /debug/calltrail/snapshot           the flight recorder's window, as a trace file
 //	GET  /debug/calltrail/snapshot?last=5s   the last five seconds of it

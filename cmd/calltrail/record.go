@@ -6,26 +6,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail/live"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-func init() {
+func recordVerb() *verb {
 	var (
 		output  string
 		seconds float64
 		last    time.Duration
 		cpu     bool
 	)
-	register(&verb{
+	return &verb{
 		name:    "record",
 		args:    "[-o FILE] [--seconds N [--cpu] | --last D] ADDR",
 		summary: "take a trace from a running program's control endpoint (CALLTRAIL_HTTP, or live.Register)",
@@ -83,72 +80,19 @@ func init() {
 			fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes); next: calltrail chains FUNC %s, calltrail serve %s\n", output, len(data), output, output)
 			return nil
 		},
-	})
+	}
 }
 
-// maxBody bounds what an endpoint may send, in memory: an endpoint that
-// sends without end must not take all of it.
-var maxBody int64 = 1 << 30
+// maxBody bounds what an endpoint may send; tests make it small.
+var maxBody int64 = live.DefaultMaxBody
 
-// endpointURL makes the URL of an endpoint path from ADDR: host:port, or
-// a URL, with or without the handlers' prefix.
-func endpointURL(addr, path string, q url.Values) (string, error) {
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
-	u, err := url.Parse(addr)
-	if err != nil || u.Host == "" {
-		return "", usageError{fmt.Sprintf("%q: want host:port or a URL", addr)}
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	if !strings.HasSuffix(u.Path+"/", live.Prefix) {
-		u.Path += strings.TrimSuffix(live.Prefix, "/")
-	}
-	u.Path += "/" + path
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
-// fetchEndpoint GETs an endpoint path and returns the body, or an error
-// saying what the endpoint answered.
+// fetchEndpoint asks the endpoint at addr for path, as live.Client does,
+// with CALLTRAIL_HTTP_TOKEN's token.
 func fetchEndpoint(ctx context.Context, addr, path string, q url.Values, timeout time.Duration) ([]byte, error) {
-	u, err := endpointURL(addr, path, q)
-	if err != nil {
-		return nil, err
+	c := live.Client{Addr: addr, Token: os.Getenv("CALLTRAIL_HTTP_TOKEN"), Timeout: timeout, MaxBody: maxBody}
+	data, err := c.Fetch(ctx, path, q)
+	if errors.Is(err, live.ErrAddr) {
+		return nil, usageError{err.Error()}
 	}
-	method := http.MethodGet
-	if path == "capture" {
-		method = http.MethodPost // it changes the program's state
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if token := os.Getenv("CALLTRAIL_HTTP_TOKEN"); token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := (&http.Client{Timeout: timeout}).Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("%s: %v", addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", addr, err)
-	}
-	if int64(len(body)) > maxBody {
-		return nil, fmt.Errorf("%s sent more than %d MiB: no flight recorder's window is that large (CALLTRAIL_BUFFER bounds it)", addr, maxBody>>20)
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300]
-		}
-		return nil, fmt.Errorf("%s answered %s: %s", addr, resp.Status, msg)
-	}
-	return body, nil
+	return data, err
 }
