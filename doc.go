@@ -27,5 +27,21 @@
 // file. The trace is complete when main.main returns, when a panic ends
 // the program, and on SIGINT or SIGTERM; see Stop for os.Exit.
 //
+// # What programs call
+//
+// [Trace] traces a function by hand; [Stop] ends tracing and completes
+// the trace (before os.Exit), [Flush] writes what is buffered, [Pause]
+// and [Resume] switch recording off and on. With the flight recorder,
+// [Snapshot] and [SnapshotLast] write its window, [Capture] and
+// [CaptureContext] the calls of the next moments; [ReadCounters] gives
+// the running totals. Package live serves all of this over HTTP.
+//
+// # What generated code calls
+//
+// The guards and the code calltrail's build adds call the rest, and
+// programs need not: [Enabled], [Func], [Enter], [Call], [Exit],
+// [ExitErr], [Arg], [Result], [Coverage], and [Source] for the calltrail
+// command itself.
+//
 // Package tracefile reads trace files; the calltrail command analyses them.
 package calltrail
