@@ -52,23 +52,20 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail,calltrail_exithook .
 
-# Every go test has an explicit limit, well above what it takes here.
-step "tests (without the calltrail tag: guards compiled out)"
-go test -count=1 -timeout 10m ./...
+# Every go test has an explicit limit, well above what it takes here. The
+# long tests (TestRealModules, TestCaseStudies, TestHugeInputs, which
+# CALLTRAIL_LONG lets run) run in the first pass only, beside the other
+# packages' tests: they build calltrail and the programs they trace
+# themselves, whatever the tags, and under the race detector reading
+# their traces of tens of millions of calls would take most of the run.
+step "tests (without the calltrail tag: guards compiled out), the long ones included"
+CALLTRAIL_LONG=1 go test -count=1 -timeout 15m ./...
 
 step "tests (with the calltrail tag)"
 go test -count=1 -timeout 10m -tags calltrail ./...
 
 step "tests under the race detector"
 go test -count=1 -timeout 15m -race -tags calltrail ./...
-
-# The long tests (TestRealModules, TestCaseStudies, TestHugeInputs, gated
-# by CALLTRAIL_LONG) run once, without the race detector: they build
-# calltrail and the programs they trace themselves, whatever the tags,
-# and under the race detector reading their traces of tens of millions
-# of calls would take most of the run.
-step "long tests: real modules' test suites, the case studies, huge inputs"
-CALLTRAIL_LONG=1 go test -count=1 -timeout 15m -run 'TestRealModules|TestCaseStudies|TestHugeInputs' ./cmd/calltrail
 
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
