@@ -241,9 +241,9 @@ func runForwarding(cmd *exec.Cmd) error {
 	return err
 }
 
-func init() {
+func buildVerb() *verb {
 	var a tracedArgs
-	register(&verb{
+	return &verb{
 		name:    "build",
 		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
@@ -264,95 +264,7 @@ func init() {
 			}
 			return goCommand(b, append(append([]string{"build"}, flags...), a.packages...)...)
 		},
-	})
-	register(&verb{
-		name:    "run",
-		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
-		summary: "build and run a program with every function traced, then summarise the trace",
-		custom:  true,
-		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the trace to `TRACE`", true) },
-		more:    goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
-		run: func(fs *flag.FlagSet, args []string) error {
-			if err := parseTraced(fs, &a, args, true); err != nil {
-				return err
-			}
-			if len(a.packages) == 0 {
-				return usageError{"name the package to run, e.g. calltrail run ."}
-			}
-			trace := a.out
-			if trace == "" {
-				trace = "calltrail.out"
-			}
-			// A trace that cannot be written is said now, not after
-			// the program ran untraced.
-			if err := writable(trace); err != nil {
-				return err
-			}
-			if err := replaceable(trace); err != nil {
-				return err
-			}
-			b, flags, st, err := prepare(a, false)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			bin, err := buildProgram(b, flags, a.packages)
-			if err != nil {
-				return err
-			}
-			cmd := exec.Command(bin, a.progArgs...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
-			cmd.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace, "CALLTRAIL_PROFILES="+a.profiles, "CALLTRAIL_PROGRAM="+programPath(a.packages[0], bin)), a.env...)
-			before, _ := os.Stat(trace)
-			runErr := runForwarding(cmd)
-			if after, err := os.Stat(trace); err != nil || before != nil && os.SameFile(before, after) && before.ModTime().Equal(after.ModTime()) && before.Size() == after.Size() {
-				msg := fmt.Sprintf("%s: the program wrote no trace (%s)", trace, noCalls(st, "it ended before tracing started, or is not the program built"))
-				if err == nil && after.Mode().IsRegular() && os.Remove(trace) == nil {
-					msg += "; the previous trace there is removed, so that no verb reads it as this run's"
-				}
-				return failedRun(msg, runErr)
-			}
-			if summarizeRun(trace, st) == 0 {
-				return failedRun(fmt.Sprintf("%s: the program recorded no call (%s)", trace, noCalls(st, "none of the functions instrumented was called")), runErr)
-			}
-			return runErr
-		},
-	})
-	register(&verb{
-		name:    "test",
-		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
-		summary: "run tests with every function traced, writing one trace per test binary",
-		custom:  true,
-		flags: func(fs *flag.FlagSet) {
-			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true)
-		},
-		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
-		run: func(fs *flag.FlagSet, args []string) error {
-			if err := parseTraced(fs, &a, args, false); err != nil {
-				return err
-			}
-			dir := a.out
-			if dir == "" {
-				dir = "calltrail-traces"
-			}
-			b, flags, _, err := prepare(a, true)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			abs, err := absDir(dir)
-			if err != nil {
-				return err
-			}
-			// For the test binaries, which inherit the go command's
-			// environment; calltrail's own stays as it was.
-			b.Env = append(append(b.Env, "CALLTRAIL_OUT="+abs, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
-			started := time.Now()
-			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
-			listTraces(dir, started)
-			return err
-		},
-	})
+	}
 }
 
 // buildProgram builds the program of calltrail run into the build

@@ -15,14 +15,14 @@ import (
 	"github.com/calltrail/calltrail/store"
 )
 
-func init() {
+func collectVerb() *verb {
 	var (
 		to, service string
 		labels      labelList
 		every       time.Duration
 		count       int
 	)
-	register(&verb{
+	return &verb{
 		name:    "collect",
 		args:    "--to clickhouse://HOST:PORT/DB [--every D] [--service NAME] [--label KEY=VALUE]... [--count N] ADDR...",
 		summary: "capture the calls of running programs window after window, and push each window to a store",
@@ -78,7 +78,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // collector captures windows of endpoints and pushes them.

@@ -13,13 +13,13 @@ import (
 	"github.com/calltrail/calltrail/store"
 )
 
-func init() {
+func diffVerb() *verb {
 	var (
 		ff filterFlags
 		sf storeFlags
 		lf topFlags
 	)
-	register(&verb{
+	return &verb{
 		name:    "diff",
 		args:    "[--top N] [--json] [filters] BASE NEW | --from STORE [--service NAME] [--label K=V] [--since T] [--until T] K=V[,K=V] K=V[,K=V]",
 		summary: "compare two traces, or two sets of a store's traces: per function and per chain, calls, time and errors before and after",
@@ -89,7 +89,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 func writeDiff(w io.Writer, what string, cs []query.Change) {

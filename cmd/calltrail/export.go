@@ -12,14 +12,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-func init() {
+func exportVerb() *verb {
 	var (
 		ff     filterFlags
 		sf     spanFlags
 		format string
 		output string
 	)
-	register(&verb{
+	return &verb{
 		name:    "export",
 		args:    "--format pprof|folded|speedscope|chrome|otlp [-o OUT] [filters] [FILE]",
 		summary: "write the trace for pprof, flamegraph.pl, speedscope, Chrome/Perfetto or OpenTelemetry",
@@ -125,5 +125,5 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }

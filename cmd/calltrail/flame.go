@@ -12,7 +12,7 @@ import (
 	"github.com/calltrail/calltrail/web"
 )
 
-func init() {
+func flameVerb() *verb {
 	var (
 		ff                  filterFlags
 		sf                  storeFlags
@@ -20,7 +20,7 @@ func init() {
 		self, total, icicle bool
 		cpu, wait           bool
 	)
-	register(&verb{
+	return &verb{
 		name:    "flame",
 		args:    "[-o OUT.html|OUT.svg] [--self|--total] [--cpu|--wait] [--diff BASE] [--icicle] [filters] [FILE | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
 		summary: "draw a flame graph of exact call times, as an interactive page or an SVG",
@@ -113,5 +113,5 @@ func init() {
 			}
 			return writeFile(output, buf.Bytes())
 		},
-	})
+	}
 }

@@ -12,12 +12,12 @@ import (
 	"github.com/calltrail/calltrail/query"
 )
 
-func init() {
+func goroutinesVerb() *verb {
 	var (
 		ff filterFlags
 		lf topFlags
 	)
-	register(&verb{
+	return &verb{
 		name:    "goroutines",
 		args:    "[--top N] [--json] [filters] [FILE]",
 		summary: "goroutines over time: how many, how long they lived, their work, who started them",
@@ -37,7 +37,7 @@ func init() {
 			writeGoroutines(t, g)
 			return nil
 		},
-	})
+	}
 }
 
 func writeGoroutines(t *query.Trace, g query.Goroutines) {

@@ -12,8 +12,8 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-func init() {
-	register(&verb{
+func infoVerb() *verb {
+	return &verb{
 		name:    "info",
 		args:    "[FILE]",
 		summary: "describe a trace: program, Go version, duration, goroutines, calls, drops, size",
@@ -30,7 +30,7 @@ func init() {
 				return err
 			})
 		},
-	})
+	}
 }
 
 func printInfo(name string, s tracefile.Summary) {

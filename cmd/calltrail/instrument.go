@@ -17,13 +17,13 @@ import (
 	"github.com/calltrail/calltrail/instrument"
 )
 
-func init() {
+func instrumentVerb() *verb {
 	var (
 		write, list, diff, undo, tests, inlined bool
 		errs                                    bool
 		funcs, exclude, tags, values            string
 	)
-	register(&verb{
+	return &verb{
 		name:    "instrument",
 		args:    "[-w | -l | -d] [--undo] [--tests] [--tags TAGS] [--funcs REGEX] [--exclude REGEX] [--errors] [--args REGEX] [--inlined] PATH...",
 		summary: "put the tracing guard into every function of Go files, or take it out (--undo)",
@@ -184,7 +184,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 func count(bs ...bool) int {

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"syscall"
 )
@@ -44,9 +43,34 @@ type verb struct {
 	more string // said after the flags in the help
 }
 
-var verbs = map[string]*verb{}
+// commands are calltrail's verbs, each defined in the file named after
+// it.
+func commands() []*verb {
+	return []*verb{
+		// Tracing a program.
+		buildVerb(), runVerb(), testVerb(), instrumentVerb(),
+		// Reading a trace.
+		infoVerb(), replayVerb(), reportVerb(), chainsVerb(), goroutinesVerb(),
+		flameVerb(), exportVerb(), diffVerb(), serveVerb(),
+		// Leaving it on.
+		recordVerb(), topVerb(),
+		// The store.
+		pushVerb(), collectVerb(),
+		versionVerb(),
+	}
+}
 
-func register(v *verb) { verbs[v.name] = v }
+var (
+	verbList = commands()
+	// verbs are the commands by name.
+	verbs = func() map[string]*verb {
+		m := map[string]*verb{}
+		for _, v := range verbList {
+			m[v.name] = v
+		}
+		return m
+	}()
+)
 
 // usageError is an error in how calltrail was called.
 type usageError struct{ msg string }
@@ -210,13 +234,8 @@ func oneLine(s string) string {
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "calltrail records every function call of a Go program and analyses the trace.\n\nusage: calltrail COMMAND [flags] [args]\n\ncommands:\n")
-	names := make([]string, 0, len(verbs))
-	for n := range verbs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, verbs[n].summary)
+	for _, v := range verbList {
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
 	}
 	fmt.Fprintf(w, "\nRun \"calltrail help COMMAND\" for a command's flags. FILE defaults to calltrail.out.\n")
 }

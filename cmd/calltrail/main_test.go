@@ -259,10 +259,10 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("replay -g 7: exit %d, %q, %q", code, stderr, out)
 	}
 
-	register(&verb{name: "crash", run: func(_ *flag.FlagSet, args []string) error {
+	verbs["crash"] = &verb{name: "crash", run: func(_ *flag.FlagSet, args []string) error {
 		var none []int
 		return fmt.Errorf("%d", none[len(args)])
-	}})
+	}}
 	defer delete(verbs, "crash")
 	code, _, stderr = runCmd("crash")
 	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "calltrail: internal error: runtime error: index out of range [0] with length 0") {

@@ -8,10 +8,10 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-func init() {
+func replayVerb() *verb {
 	var ff filterFlags
 	var opts replay.Options
-	register(&verb{
+	return &verb{
 		name:    "replay",
 		args:    "[-g GID] [-F REGEX] [-N REGEX] [-D DEPTH] [-t DURATION] [-parents] [FILE]",
 		summary: "print the call tree of each goroutine, with durations",
@@ -32,5 +32,5 @@ func init() {
 				return focusMatched(r, ff.focus, f)
 			})
 		},
-	})
+	}
 }

@@ -17,13 +17,13 @@ import (
 	"github.com/calltrail/calltrail/web"
 )
 
-func init() {
+func serveVerb() *verb {
 	var (
 		addr string
 		open bool
 		sf   storeFlags
 	)
-	register(&verb{
+	return &verb{
 		name:    "serve",
 		live:    true,
 		args:    "[-http ADDR] [--open] [FILE [BASE] | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
@@ -90,7 +90,7 @@ func init() {
 			defer stop()
 			return web.Serve(ctx, ln, srv.Handler())
 		},
-	})
+	}
 }
 
 // loadTraces loads the trace and the base trace, if named.

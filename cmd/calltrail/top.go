@@ -18,14 +18,14 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-func init() {
+func topVerb() *verb {
 	var (
 		n     int
 		every time.Duration
 		count int
 		key   string
 	)
-	register(&verb{
+	return &verb{
 		name:    "top",
 		args:    "[-n N] [--every D] [--sort KEY] [--count N] ADDR",
 		summary: "the busiest functions of a running program, refreshed every second, like top for calls",
@@ -72,7 +72,7 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // writeTop analyses a snapshot of the last seconds and writes its table:

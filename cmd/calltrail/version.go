@@ -7,8 +7,8 @@ import (
 	"runtime/debug"
 )
 
-func init() {
-	register(&verb{
+func versionVerb() *verb {
+	return &verb{
 		name:    "version",
 		args:    "",
 		summary: "print calltrail's version, and the Go it was built with",
@@ -19,7 +19,7 @@ func init() {
 			fmt.Fprintln(out, version())
 			return nil
 		},
-	})
+	}
 }
 
 // version says which calltrail this is: the module version the go

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+func runVerb() *verb {
+	var a tracedArgs
+	return &verb{
+		name:    "run",
+		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
+		summary: "build and run a program with every function traced, then summarise the trace",
+		custom:  true,
+		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the trace to `TRACE`", true) },
+		more:    goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
+		run: func(fs *flag.FlagSet, args []string) error {
+			if err := parseTraced(fs, &a, args, true); err != nil {
+				return err
+			}
+			if len(a.packages) == 0 {
+				return usageError{"name the package to run, e.g. calltrail run ."}
+			}
+			trace := a.out
+			if trace == "" {
+				trace = "calltrail.out"
+			}
+			// A trace that cannot be written is said now, not after
+			// the program ran untraced.
+			if err := writable(trace); err != nil {
+				return err
+			}
+			if err := replaceable(trace); err != nil {
+				return err
+			}
+			b, flags, st, err := prepare(a, false)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			bin, err := buildProgram(b, flags, a.packages)
+			if err != nil {
+				return err
+			}
+			cmd := exec.Command(bin, a.progArgs...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
+			cmd.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace, "CALLTRAIL_PROFILES="+a.profiles, "CALLTRAIL_PROGRAM="+programPath(a.packages[0], bin)), a.env...)
+			before, _ := os.Stat(trace)
+			runErr := runForwarding(cmd)
+			if after, err := os.Stat(trace); err != nil || before != nil && os.SameFile(before, after) && before.ModTime().Equal(after.ModTime()) && before.Size() == after.Size() {
+				msg := fmt.Sprintf("%s: the program wrote no trace (%s)", trace, noCalls(st, "it ended before tracing started, or is not the program built"))
+				if err == nil && after.Mode().IsRegular() && os.Remove(trace) == nil {
+					msg += "; the previous trace there is removed, so that no verb reads it as this run's"
+				}
+				return failedRun(msg, runErr)
+			}
+			if summarizeRun(trace, st) == 0 {
+				return failedRun(fmt.Sprintf("%s: the program recorded no call (%s)", trace, noCalls(st, "none of the functions instrumented was called")), runErr)
+			}
+			return runErr
+		},
+	}
+}

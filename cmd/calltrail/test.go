@@ -1,0 +1,45 @@
+package main
+
+import (
+	"flag"
+	"time"
+)
+
+func testVerb() *verb {
+	var a tracedArgs
+	return &verb{
+		name:    "test",
+		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
+		summary: "run tests with every function traced, writing one trace per test binary",
+		custom:  true,
+		flags: func(fs *flag.FlagSet) {
+			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true)
+		},
+		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
+		run: func(fs *flag.FlagSet, args []string) error {
+			if err := parseTraced(fs, &a, args, false); err != nil {
+				return err
+			}
+			dir := a.out
+			if dir == "" {
+				dir = "calltrail-traces"
+			}
+			b, flags, _, err := prepare(a, true)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			abs, err := absDir(dir)
+			if err != nil {
+				return err
+			}
+			// For the test binaries, which inherit the go command's
+			// environment; calltrail's own stays as it was.
+			b.Env = append(append(b.Env, "CALLTRAIL_OUT="+abs, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
+			started := time.Now()
+			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
+			listTraces(dir, started)
+			return err
+		},
+	}
+}
