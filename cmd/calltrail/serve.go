@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"syscall"
 	"time"
 
 	"github.com/calltrail/calltrail/web"
@@ -71,6 +68,10 @@ func serveVerb() *verb {
 			if err != nil {
 				return err
 			}
+			// Interrupted, the server stops and calltrail ends well:
+			// that is how it is meant to be stopped, from the moment it
+			// says where it listens.
+			ctx, done := interruptible()
 			srv := web.New(t, bt, log.New(errOut, "calltrail serve: ", 0))
 			srv.AnyHost = !web.Loopback(ln)
 			if srv.AnyHost {
@@ -86,9 +87,7 @@ func serveVerb() *verb {
 					fmt.Fprintf(errOut, "calltrail serve: cannot open a browser (%v); open %s\n", err, url)
 				}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return web.Serve(ctx, ln, srv.Handler())
+			return done(web.Serve(ctx, ln, srv.Handler()))
 		},
 	}
 }
