@@ -418,7 +418,7 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 		}
 		var root *analysis.Node
 		for _, n := range p.Root.Children {
-			if p.Names(n.Func) == first {
+			if p.Name(n.Func) == first {
 				root = n
 			}
 		}
@@ -427,7 +427,7 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 		}
 		var from []string
 		for n, count := range root.SpawnedFrom {
-			from = append(from, fmt.Sprintf("%s ×%d", p.Names(n.Func), count))
+			from = append(from, fmt.Sprintf("%s ×%d", p.Name(n.Func), count))
 		}
 		if len(from) != 1 || from[0] != "test.outer ×3" {
 			t.Errorf("goroutines starting in %s were started from %v, want test.outer ×3", first, from)

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"container/heap"
+	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"time"
@@ -231,10 +233,17 @@ const MaxShares = 1000
 
 // Profile is what Analyze found in a trace.
 type Profile struct {
-	Root       *Node
-	Funcs      map[uint32]*Func
-	Names      func(uint32) string          // function names by id
-	Error      func(uint32) tracefile.Error // errors by id (Event.Err)
+	Root  *Node
+	Funcs map[uint32]*Func
+	// FuncTable and ErrorTable are the trace's tables: function id i
+	// is FuncTable[i-1], error id i (Event.Err) ErrorTable[i-1]. The
+	// Profile owns them: the reader it was made from can go. Name and
+	// Error look ids up.
+	FuncTable  []tracefile.Func
+	ErrorTable []tracefile.Error
+	// Coverage is what the build traced of each package, and what it
+	// left out and why.
+	Coverage   []tracefile.Coverage
 	Meta       map[string]string
 	Duration   time.Duration
 	Goroutines int
@@ -266,6 +275,108 @@ type Profile struct {
 
 	funcs []*Func // Funcs by id, for the analysis's inner loop
 	ends  []uint8 // by error id: 1 a failure, 2 an end (see Failed), 0 not known yet
+	// reading is the reader Analyze reads, whose tables grow as it
+	// reads; nil once Analyze has copied them.
+	reading *tracefile.Reader
+}
+
+// CheckValid reports whether p is well formed: every node and function
+// names a function of the table, every error id one of the error table,
+// the tree's links run both ways, counts are within their calls, and
+// the per-goroutine slices are as long as each other. Analyze makes
+// valid profiles; a store's, or one built by hand, is checked before
+// it is trusted.
+func (p *Profile) CheckValid() error {
+	if p.Root == nil || p.Root.Parent != nil || p.Root.Func != 0 {
+		return errors.New("the tree's root is not a root")
+	}
+	nf, ne := uint32(len(p.FuncTable)), uint32(len(p.ErrorTable))
+	checkErrors := func(ids map[uint32]uint64) error {
+		for id := range ids {
+			if id == 0 || id > ne {
+				return fmt.Errorf("error id %d not in the table of %d", id, ne)
+			}
+		}
+		return nil
+	}
+	inTree := map[*Node]bool{}
+	stack := []*Node{p.Root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if inTree[n] {
+			return fmt.Errorf("chain of function %d is in the tree twice", n.Func)
+		}
+		inTree[n] = true
+		for _, c := range n.Children {
+			if c == nil || c.Parent != n {
+				return fmt.Errorf("a child of function %d's chain does not point back to it", n.Func)
+			}
+			if c.Func == 0 || c.Func > nf {
+				return fmt.Errorf("function id %d not in the table of %d", c.Func, nf)
+			}
+			if c.Panics > c.Calls || c.Errors > c.Calls || c.Total < 0 || c.Self < 0 || c.Max < 0 {
+				return fmt.Errorf("chain of %s: %d calls, %d panics, %d errors, total %d, self %d, max %d", p.Name(c.Func), c.Calls, c.Panics, c.Errors, c.Total, c.Self, c.Max)
+			}
+			if err := checkErrors(c.ErrorIDs); err != nil {
+				return fmt.Errorf("chain of %s: %w", p.Name(c.Func), err)
+			}
+			stack = append(stack, c)
+		}
+	}
+	for n := range inTree {
+		for from := range n.SpawnedFrom {
+			if !inTree[from] {
+				return fmt.Errorf("chain of %s: spawned from a chain not in the tree", p.Name(n.Func))
+			}
+		}
+	}
+	for id, f := range p.Funcs {
+		switch {
+		case f == nil || f.ID != id:
+			return fmt.Errorf("function %d is listed under id %d", f.ID, id)
+		case id == 0 || id > nf:
+			return fmt.Errorf("function id %d not in the table of %d", id, nf)
+		case f.Name != p.FuncTable[id-1].Name:
+			return fmt.Errorf("function %d is named %q, %q in the table", id, f.Name, p.FuncTable[id-1].Name)
+		case f.Panics > f.Calls || f.Errors > f.Calls:
+			return fmt.Errorf("function %s: %d calls, %d panics, %d errors", f.Name, f.Calls, f.Panics, f.Errors)
+		}
+		if err := checkErrors(f.ErrorIDs); err != nil {
+			return fmt.Errorf("function %s: %w", f.Name, err)
+		}
+	}
+	if len(p.Work) != len(p.Lifetimes) || len(p.Starts) != len(p.Lifetimes) {
+		return fmt.Errorf("%d goroutine lifetimes, %d work times, %d starts", len(p.Lifetimes), len(p.Work), len(p.Starts))
+	}
+	return nil
+}
+
+// Name returns the name of function id, "?" for an id not in the table.
+func (p *Profile) Name(id uint32) string { return p.Func(id).Name }
+
+// Func returns function id of the table, with its place in the source;
+// one named "?" for an id not in it.
+func (p *Profile) Func(id uint32) tracefile.Func {
+	if id > 0 && int(id) <= len(p.FuncTable) {
+		return p.FuncTable[id-1]
+	}
+	if p.reading != nil {
+		return p.reading.Func(id)
+	}
+	return tracefile.Func{Name: "?"}
+}
+
+// Error returns error id of the table, one of type "?" for an id not in
+// it.
+func (p *Profile) Error(id uint32) tracefile.Error {
+	if id > 0 && int(id) <= len(p.ErrorTable) {
+		return p.ErrorTable[id-1]
+	}
+	if p.reading != nil {
+		return p.reading.Error(id)
+	}
+	return tracefile.Error{Type: "?"}
 }
 
 type frame struct {
@@ -307,7 +418,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	if f == nil {
 		f = &filter.Filter{}
 	}
-	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Names: func(id uint32) string { return r.Func(id).Name }, Error: r.Error, Meta: r.Meta(), Slowest: o.Slowest}
+	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Meta: r.Meta(), Slowest: o.Slowest, reading: r}
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
@@ -399,7 +510,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				continue
 			}
 			g := get(ev.G, true)
-			shown, _ := g.tracker.Enter(ev.Func, p.Names)
+			shown, _ := g.tracker.Enter(ev.Func, p.Name)
 			shown = shown && f.InWindow(ev.Time)
 			parent := p.Root
 			if len(g.stack) > 0 {
@@ -522,6 +633,16 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	if pp := r.Profiles(); pp != nil {
 		p.splitProfiles(pp, r.Func)
 	}
+	p.FuncTable = make([]tracefile.Func, r.NumFuncs())
+	for i := range p.FuncTable {
+		p.FuncTable[i] = r.Func(uint32(i + 1))
+	}
+	p.ErrorTable = make([]tracefile.Error, r.NumErrors())
+	for i := range p.ErrorTable {
+		p.ErrorTable[i] = r.Error(uint32(i + 1))
+	}
+	p.Coverage = r.Coverage()
+	p.reading = nil
 	return p
 }
 
@@ -601,7 +722,7 @@ func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bo
 	}
 	fn := p.funcs[ev.Func]
 	if fn == nil {
-		fn = &Func{ID: ev.Func, Name: p.Names(ev.Func)}
+		fn = &Func{ID: ev.Func, Name: p.Name(ev.Func)}
 		p.funcs[ev.Func] = fn
 		p.Funcs[ev.Func] = fn
 	}
@@ -716,7 +837,7 @@ func (p *Profile) Nodes(fn uint32) []*Node {
 			out = append(out, n)
 		}
 		kids := append([]*Node(nil), n.Children...)
-		sort.Slice(kids, func(i, j int) bool { return p.Names(kids[i].Func) > p.Names(kids[j].Func) })
+		sort.Slice(kids, func(i, j int) bool { return p.Name(kids[i].Func) > p.Name(kids[j].Func) })
 		stack = append(stack, kids...) // the first by name on top
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Calls > out[j].Calls })

@@ -110,11 +110,11 @@ func TestChains(t *testing.T) {
 	for _, n := range p.Nodes(2 + 1) { // D's id: main=1, A1=2, D=3
 		var names []string
 		for _, id := range n.Path() {
-			names = append(names, p.Names(id))
+			names = append(names, p.Name(id))
 		}
 		s := strings.Join(names, ">")
 		for from := range n.Root().SpawnedFrom {
-			s += " spawned from " + p.Names(from.Func)
+			s += " spawned from " + p.Name(from.Func)
 		}
 		got = append(got, s)
 		if s == "main>A1>D" && (n.Calls != 2 || n.Total != 11 || n.Max != 10 || len(n.Slowest) != 2 || n.Slowest[0].Dur != 10) {
@@ -212,7 +212,7 @@ func TestSpawnReadFirst(t *testing.T) {
 	var got []string
 	p.Walk(func(n *Node) {
 		for from := range n.SpawnedFrom {
-			got = append(got, p.Names(n.Func)+" from "+p.Names(from.Func))
+			got = append(got, p.Name(n.Func)+" from "+p.Name(from.Func))
 		}
 	})
 	if strings.Join(got, ",") != "A2 from main" {

@@ -34,7 +34,7 @@ func ExampleProfile_Nodes() {
 	for _, n := range p.Nodes(4) {
 		var path []string
 		for _, id := range n.Path() {
-			path = append(path, p.Names(id))
+			path = append(path, p.Name(id))
 		}
 		fmt.Printf("%s: %d calls, %dns in all\n", strings.Join(path, " -> "), n.Calls, n.Total)
 	}

@@ -8,23 +8,27 @@ import (
 // Goroutines summarises how many goroutines a trace's program ran, for
 // how long, doing how much, and where they were started.
 type Goroutines struct {
-	Count int
+	Count   int `json:"goroutines"`
+	MaxLive int `json:"max_alive"` // the most alive at one instant
 	// Lifetime and Work are quantiles of the goroutines' spans from
 	// first to last traced event, and of their time in traced calls.
-	Lifetime, Work Spread
+	Lifetime Spread `json:"lifetime"`
+	Work     Spread `json:"work"`
 	// Live counts the goroutines alive at some time in each of equal
-	// slices of the trace's duration, Slice long. MaxLive is the most
-	// alive at one instant.
-	Live    []int
-	Slice   time.Duration
-	MaxLive int
+	// slices of the trace's duration, Slice long.
+	Slice time.Duration `json:"slice_ns"`
+	Live  []int         `json:"alive"`
 	// Spawners are the chains that started goroutines running traced
 	// code, most goroutines first.
-	Spawners []Spawner
+	Spawners []Spawner `json:"-"`
 }
 
 // Spread is the median, 90th percentile and largest of some durations.
-type Spread struct{ P50, P90, Max time.Duration }
+type Spread struct {
+	P50 time.Duration `json:"p50_ns"`
+	P90 time.Duration `json:"p90_ns"`
+	Max time.Duration `json:"max_ns"`
+}
 
 // Spawner is a chain of calls that started goroutines.
 type Spawner struct {
@@ -41,7 +45,7 @@ func (s Spawner) PerCall() float64 {
 // GoroutineSummary summarises p's goroutines, counting those alive over
 // time in slices slices of the trace.
 func (p *Profile) GoroutineSummary(slices int) *Goroutines {
-	g := &Goroutines{Count: len(p.Lifetimes), Lifetime: spread(p.Lifetimes), Work: spread(p.Work)}
+	g := &Goroutines{Count: len(p.Lifetimes), Lifetime: spread(p.Lifetimes), Work: spread(p.Work), Live: []int{}}
 	dur := int64(p.Duration)
 	if slices > 0 && dur > 0 {
 		// Live counts come from the changes at each slice: +1 where a
@@ -79,7 +83,7 @@ func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 		if a.Goroutines != b.Goroutines {
 			return a.Goroutines > b.Goroutines
 		}
-		return pathLess(a.Node.Path(), b.Node.Path(), p.Names)
+		return pathLess(a.Node.Path(), b.Node.Path(), p.Name)
 	})
 	return g
 }

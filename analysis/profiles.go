@@ -17,8 +17,8 @@ import (
 // Wait is time calls spent waiting on one thing, as the Go runtime's
 // block profile names it ("sync.(*Mutex).Lock", "channel receive").
 type Wait struct {
-	On string
-	Ns int64
+	On string `json:"on"`
+	Ns int64  `json:"ns"`
 }
 
 // splitProfiles uses the Go runtime's profiles stored in the trace to

@@ -106,7 +106,7 @@ func TestSplit(t *testing.T) {
 	}
 	var chain *Node
 	p.Walk(func(n *Node) {
-		if p.Names(n.Func) == "work" {
+		if p.Name(n.Func) == "work" {
 			chain = n
 		}
 	})
@@ -222,7 +222,7 @@ func TestTracingIsNotWaiting(t *testing.T) {
 		t.Errorf("program's CPU %d, tracing %d; want 20ms and 62ms", p.TotalCPU, p.TracingCPU)
 	}
 	p.Walk(func(n *Node) {
-		if p.Names(n.Func) == "work" && (n.CPU != 20*ms || n.Tracing != 50*ms || n.Wait != 10*ms) {
+		if p.Name(n.Func) == "work" && (n.CPU != 20*ms || n.Tracing != 50*ms || n.Wait != 10*ms) {
 			t.Errorf("chain main>work: cpu %d tracing %d wait %d", n.CPU, n.Tracing, n.Wait)
 		}
 	})
@@ -254,7 +254,7 @@ func TestResolve(t *testing.T) {
 		"main.f":             {File: "f.go", Line: 5},
 		"main.f.func1":       {File: "f.go", Line: 5},
 	}
-	info := func(id uint32) tracefile.Func { return places[p.Names(id)] }
+	info := func(id uint32) tracefile.Func { return places[p.Name(id)] }
 	p.splitProfiles(map[string][]byte{
 		"cpu": pprofOf(t, "cpu", map[string]int64{
 			"main.main;main.sumSq[go.shape.float64]@/src/x/main.go:10":                   30 * ms,

@@ -384,7 +384,7 @@ func churn(p *analysis.Profile) []Finding {
 	msg := fmt.Sprintf("%s ran traced code, each for %s of work at the median", words.Count(n, "goroutine"), d(median))
 	fn := ""
 	if spawned != nil {
-		fn = p.Names(spawned.Func)
+		fn = p.Name(spawned.Func)
 		msg += fmt.Sprintf("; %d of them ran %s", most, fn)
 	}
 	msg += ": starting a goroutine costs more than such small work; give each goroutine more work, or use a pool of workers"

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 func profile(funcs ...*analysis.Func) *analysis.Profile {
@@ -12,8 +13,8 @@ func profile(funcs ...*analysis.Func) *analysis.Profile {
 	for i, f := range funcs {
 		f.ID = uint32(i + 1)
 		p.Funcs[f.ID] = f
+		p.FuncTable = append(p.FuncTable, tracefile.Func{Name: f.Name})
 	}
-	p.Names = func(id uint32) string { return p.Funcs[id].Name }
 	return p
 }
 

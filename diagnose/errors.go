@@ -88,7 +88,7 @@ func discarded(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node) []
 		if n.Parent != nil && n.Parent.Parent != nil {
 			passed += min(n.Parent.Errors, n.Errors)
 			seen += n.Errors
-			callers[p.Names(n.Parent.Func)] += n.Errors
+			callers[p.Name(n.Parent.Func)] += n.Errors
 		}
 	}
 	if seen < hotErrors || passed*10 > seen {
@@ -151,7 +151,7 @@ func chainText(p *analysis.Profile, n *analysis.Node) string {
 			names = append(names, "…")
 			break
 		}
-		names = append(names, p.Names(n.Func))
+		names = append(names, p.Name(n.Func))
 	}
 	if len(names) == 0 {
 		return "the start of a goroutine"

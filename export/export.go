@@ -54,7 +54,7 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 			if i > 0 {
 				b.WriteByte(';')
 			}
-			b.WriteString(strings.ReplaceAll(p.Names(a.Func), ";", ":"))
+			b.WriteString(strings.ReplaceAll(p.Name(a.Func), ";", ":"))
 		}
 		self[b.String()] += n.Self
 	})
@@ -95,7 +95,7 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 		if l, ok := locs[id]; ok {
 			return l
 		}
-		fn := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: p.Names(id), SystemName: p.Names(id)}
+		fn := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: p.Name(id), SystemName: p.Name(id)}
 		prof.Function = append(prof.Function, fn)
 		l := &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: fn}}}
 		prof.Location = append(prof.Location, l)

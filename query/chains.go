@@ -109,7 +109,7 @@ func (t *Trace) fold() *folding {
 }
 
 func fold(p *analysis.Profile) *folding {
-	fd := newFolder(p.Names)
+	fd := newFolder(p.Name)
 	f := &folding{folder: fd, at: map[*analysis.Node]*fstate{}}
 	count := []int32{0} // by folded node: profile nodes on the walk's path that map to it
 	grow := func() {

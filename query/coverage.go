@@ -9,7 +9,7 @@ import (
 
 // Outside explains why the function named name has no calls in the
 // trace, in one line (see Outside).
-func (t *Trace) Outside(name string) string { return Outside(t.coverage, name) }
+func (t *Trace) Outside(name string) string { return Outside(t.Profile.Coverage, name) }
 
 // Outside explains why the function named name has no calls in a trace
 // of the given coverage, in one line, from what the build said it

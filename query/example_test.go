@@ -51,7 +51,7 @@ func ExampleTrace_Chains() {
 	if err != nil {
 		panic(err)
 	}
-	t := query.New("example.out", analysis.Analyze(r, analysis.Options{Slowest: 1}), r)
+	t := query.New("example.out", analysis.Analyze(r, analysis.Options{Slowest: 1}))
 	id, err := t.Func("main.D")
 	if err != nil {
 		panic(err)
@@ -81,7 +81,7 @@ func ExampleTrace_Functions() {
 	if err != nil {
 		panic(err)
 	}
-	t := query.New("example.out", analysis.Analyze(r, analysis.Options{}), r)
+	t := query.New("example.out", analysis.Analyze(r, analysis.Options{}))
 	for _, f := range t.Functions("self", 0) {
 		fmt.Printf("%-10s %d calls, self %v, total %v\n", f.Name, f.Calls, time.Duration(f.SelfNs), time.Duration(f.TotalNs))
 	}

@@ -24,35 +24,21 @@ type Function struct {
 	// (tracing), and off CPU (waiting), which add up to the total; what
 	// was waited on, and CPU in blocking system calls, by the untraced
 	// function called.
-	CPUNs     *int64 `json:"cpu_ns,omitempty"`
-	TracingNs *int64 `json:"tracing_ns,omitempty"`
-	WaitNs    *int64 `json:"wait_ns,omitempty"`
-	Waits     []Wait `json:"waits,omitempty"`
-	Syscalls  []Wait `json:"syscalls,omitempty"`
+	CPUNs     *int64          `json:"cpu_ns,omitempty"`
+	TracingNs *int64          `json:"tracing_ns,omitempty"`
+	WaitNs    *int64          `json:"wait_ns,omitempty"`
+	Waits     []analysis.Wait `json:"waits,omitempty"`
+	Syscalls  []analysis.Wait `json:"syscalls,omitempty"`
 	// Mostly says where its own time went, when one thing stands out:
 	// "waits on sync.(*Mutex).Lock", "in system calls: os.(*File).Read".
 	Mostly string `json:"mostly,omitempty"`
-}
-
-// Wait is time spent on one thing.
-type Wait struct {
-	On string `json:"on"`
-	Ns int64  `json:"ns"`
-}
-
-func waits(ws []analysis.Wait) []Wait {
-	var out []Wait
-	for _, w := range ws {
-		out = append(out, Wait{w.On, w.Ns})
-	}
-	return out
 }
 
 func (t *Trace) function(f *analysis.Func) Function {
 	fn := Function{
 		Name: f.Name, Calls: f.Calls, TotalNs: f.Total, SelfNs: f.Self, MeanNs: int64(f.Mean()),
 		P50Ns: int64(f.Quantile(0.5)), P99Ns: int64(f.Quantile(0.99)), MaxNs: f.Max, Panics: f.Panics, Errors: f.Errors,
-		Waits: waits(f.Waits), Syscalls: waits(f.Syscalls),
+		Waits: f.Waits, Syscalls: f.Syscalls,
 	}
 	if t.Profile.HasCPU { // off CPU is the rest: without the CPU profile, unknown
 		cpu, tracing, wait := f.CPU, f.Tracing, f.Wait
@@ -147,9 +133,7 @@ func (t *Trace) View(id uint32, maxChains int, calls CallSource) (FunctionView, 
 		return FunctionView{}, false
 	}
 	v := FunctionView{Function: t.function(f), MinNs: f.Min}
-	if int(id) < len(t.files) {
-		v.Location = t.files[id]
-	}
+	v.Location = t.Location(id)
 	v.Callers, v.Callees = t.edges(id)
 	v.Chains, v.MoreChains = t.Chains([]uint32{id}, maxChains)
 	v.Histogram = t.Histogram(id, calls)
@@ -168,7 +152,7 @@ func (t *Trace) edges(id uint32) (callers, callees []Edge) {
 		if e == nil {
 			e = &Edge{Name: StartEdge}
 			if fn != 0 {
-				e.Name = t.FuncName(fn)
+				e.Name = t.Profile.Name(fn)
 			}
 			m[fn] = e
 		}
@@ -313,7 +297,7 @@ type Call struct {
 func (t *Trace) call(in analysis.Instance) Call {
 	c := Call{G: in.G, StartNs: in.Start, DurationNs: in.Dur, Exit: ExitName(in.Exit)}
 	if in.Err != 0 {
-		e := t.ErrorOf(in.Err)
+		e := t.Profile.Error(in.Err)
 		c.Error = &Error{e.Type, e.Message}
 	}
 	return c

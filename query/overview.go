@@ -86,8 +86,7 @@ func (t *Trace) ProgramName() string {
 		name = filepath.Base(m["path"])
 	}
 	if id, ok := t.byName["main.main"]; ok && name == "program" {
-		file := t.files[id] // "file:line"; a Windows path has a colon too
-		file = file[:max(strings.LastIndexByte(file, ':'), 0)]
+		file := t.Profile.Func(id).File
 		if dir := filepath.Base(filepath.Dir(file)); dir != "." && dir != string(filepath.Separator) {
 			name = dir
 		}

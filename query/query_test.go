@@ -27,7 +27,7 @@ func load(t testing.TB, data []byte, err error) *Trace {
 	if p.Err != nil {
 		t.Fatal(p.Err)
 	}
-	return New("test", p, r)
+	return New("test", p)
 }
 
 func script(t testing.TB, s string) *Trace {

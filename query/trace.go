@@ -19,72 +19,31 @@ type Trace struct {
 	Profile  *analysis.Profile
 	Findings []diagnose.Finding
 
-	names  []string // function names by id; id 0 is unused
-	files  []string // "file:line" by id
+	// Indexes of the profile's function table: names by id (id 0
+	// unused), and ids by name.
+	names  []string
 	byName map[string]uint32
-	errs   []tracefile.Error // the error table by id; id 0 is unused
-	// coverage is what the build traced of each package, and what it
-	// left out and why (see tracefile.Coverage).
-	coverage []tracefile.Coverage
 
 	foldOnce sync.Once
 	folded   *folding
 }
 
-// New makes a Trace of profile p, which Analyze made from r: r has read
-// the whole trace, and knows every function's name and place.
-func New(name string, p *analysis.Profile, r *tracefile.Reader) *Trace {
-	funcs := make([]tracefile.Func, r.NumFuncs())
-	for i := range funcs {
-		funcs[i] = r.Func(uint32(i + 1))
-	}
-	errs := make([]tracefile.Error, r.NumErrors())
-	for i := range errs {
-		errs[i] = r.Error(uint32(i + 1))
-	}
-	t := FromTables(name, p, funcs, errs)
-	t.coverage = r.Coverage()
-	return t
-}
-
-// FromTables makes a Trace of profile p, whose function ids and error
-// ids are one more than their index in funcs and errs: for profiles made
-// other than by reading a trace, from a store.
-func FromTables(name string, p *analysis.Profile, funcs []tracefile.Func, errs []tracefile.Error) *Trace {
-	n := len(funcs)
-	t := &Trace{Name: name, Profile: p, names: make([]string, n+1), files: make([]string, n+1), byName: make(map[string]uint32, n)}
-	for i, f := range funcs {
+// New makes a Trace of profile p, made by analysis.Analyze from a trace
+// file or by a store: p names its functions and errors.
+func New(name string, p *analysis.Profile) *Trace {
+	n := len(p.FuncTable)
+	t := &Trace{Name: name, Profile: p, names: make([]string, n+1), byName: make(map[string]uint32, n)}
+	for i, f := range p.FuncTable {
 		id := i + 1
 		t.names[id] = f.Name
-		t.files[id] = fmt.Sprintf("%s:%d", f.File, f.Line)
 		// A name can have several ids (the same function listed
 		// again): keep one with calls.
 		if old, dup := t.byName[f.Name]; !dup || p.Funcs[old] == nil {
 			t.byName[f.Name] = uint32(id)
 		}
 	}
-	t.errs = append([]tracefile.Error{{}}, errs...)
-	// Name functions and errors from the tables: the reader, which holds
-	// the trace, can go.
-	p.Names, p.Error = t.FuncName, t.ErrorOf
 	t.Findings = diagnose.Findings(p, 5)
 	return t
-}
-
-// FuncName returns the name of function id, "?" for an id out of range.
-func (t *Trace) FuncName(id uint32) string {
-	if int(id) < len(t.names) {
-		return t.names[id]
-	}
-	return "?"
-}
-
-// ErrorOf returns error id of the trace's error table.
-func (t *Trace) ErrorOf(id uint32) tracefile.Error {
-	if int(id) < len(t.errs) {
-		return t.errs[id]
-	}
-	return tracefile.Error{Type: "?"}
 }
 
 // Errors returns the errors of ids, each with its count, the most
@@ -92,7 +51,7 @@ func (t *Trace) ErrorOf(id uint32) tracefile.Error {
 func (t *Trace) Errors(ids map[uint32]uint64) []ErrorCount {
 	out := make([]ErrorCount, 0, len(ids))
 	for id, n := range ids {
-		e := t.ErrorOf(id)
+		e := t.Profile.Error(id)
 		out = append(out, ErrorCount{Error{e.Type, e.Message}, n})
 	}
 	SortErrors(out)
@@ -134,12 +93,14 @@ func (t *Trace) NumFuncs() int { return len(t.names) - 1 }
 // is the Trace's own: it must not be changed.
 func (t *Trace) Names() []string { return t.names }
 
-// Location returns where function id is declared, "file:line".
+// Location returns where function id is declared, "file:line"; "" for
+// an id out of range.
 func (t *Trace) Location(id uint32) string {
-	if int(id) < len(t.files) {
-		return t.files[id]
+	if id == 0 || int(id) > len(t.Profile.FuncTable) {
+		return ""
 	}
-	return ""
+	f := t.Profile.FuncTable[id-1]
+	return fmt.Sprintf("%s:%d", f.File, f.Line)
 }
 
 // NotFoundError says that no function matched a query: why, when the

@@ -91,7 +91,7 @@ func (b *builder) funcName(p *analysis.Profile, id uint32) int32 {
 	}
 	k, ok := b.byFunc[id]
 	if !ok {
-		k = b.nameIndex(p.Names(id))
+		k = b.nameIndex(p.Name(id))
 		b.byFunc[id] = k
 	}
 	return k

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -9,26 +10,18 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// Tables name a Profile's functions and errors: Funcs[i] is function
-// i+1, Errors[i] error i+1.
-type Tables struct {
-	Funcs  []tracefile.Func
-	Errors []tracefile.Error
-}
-
 // Profile returns the selected calls as the local analysis's model: the
 // tree of chains, with recursion folded as the store keeps it (each
 // chain at the shortest path of calls that folds to it), and every
 // function's figures. ClickHouse adds them up by chain; the tree is as
 // large as the number of chains, whatever the number of calls. Quantiles
 // and the runtime's profiles are not in it.
-func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, Tables, error) {
-	var tab Tables
+func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, error) {
 	cond, args := s.where(sel)
 	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
-		return nil, tab, s.noSchema(err)
+		return nil, s.noSchema(err)
 	}
 	type chainRow struct {
 		calls, panics, errs     uint64
@@ -43,7 +36,7 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 		var c chainRow
 		if err := rows.Scan(&id, &c.calls, &c.total, &c.outer, &c.self, &c.sum, &c.min, &c.max, &c.panics, &c.errs); err != nil {
 			rows.Close()
-			return nil, tab, err
+			return nil, err
 		}
 		byChain[id] = &c
 		ids = append(ids, id)
@@ -51,15 +44,15 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, Meta: map[string]string{}, Ended: true}
 	if len(ids) == 0 {
-		return p, tab, nil
+		return p, nil
 	}
 	paths, funcs, err := s.chainPaths(ctx, sel, ids)
 	if err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	// The trace's ids: functions in order of their names.
 	fids := make([]uint64, 0, len(funcs))
@@ -70,11 +63,11 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	local := map[uint64]uint32{}
 	for i, id := range fids {
 		local[id] = uint32(i + 1)
-		tab.Funcs = append(tab.Funcs, funcs[id])
+		p.FuncTable = append(p.FuncTable, funcs[id])
 	}
 	errIDs, err := s.chainErrors(ctx, cond, args)
 	if err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	// The trace's error ids: errors in order of their store ids.
 	errLocal := map[uint64]uint32{}
@@ -90,11 +83,11 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	sort.Slice(eids, func(i, j int) bool { return eids[i] < eids[j] })
 	errs, err := s.errors(ctx, eids)
 	if err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	for i, e := range eids {
 		errLocal[e] = uint32(i + 1)
-		tab.Errors = append(tab.Errors, tracefile.Error{Type: errs[e].Type, Message: errs[e].Message})
+		p.ErrorTable = append(p.ErrorTable, tracefile.Error{Type: errs[e].Type, Message: errs[e].Message})
 	}
 
 	// The tree: a node for each chain, under the node of its path less
@@ -146,22 +139,25 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 		}
 	}
 	if err := s.spawnedNodes(ctx, sel, ids, paths, nodes); err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	if err := s.quantiles(ctx, cond, args, p, local); err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	// The time the calls span, and their goroutines: distinct goroutines
 	// are few beside calls, so counting them exactly is cheap.
 	var first, last int64
 	var goroutines uint64
 	if err := s.conn.QueryRow(ctx, "SELECT min(start), max(start + dur), uniqExact(push, goroutine) FROM "+s.table("calls")+" WHERE "+cond, args...).Scan(&first, &last, &goroutines); err != nil {
-		return nil, tab, err
+		return nil, err
 	}
 	p.Duration = time.Duration(last - first)
 	p.Goroutines = int(goroutines)
 	p.Stats.Calls = calls
-	return p, tab, nil
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("the store's calls do not make a valid profile: %w", err)
+	}
+	return p, nil
 }
 
 // spawnedNodes links the nodes of goroutines' first calls to the nodes

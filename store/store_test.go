@@ -210,7 +210,7 @@ func local(t *testing.T, path string, o analysis.Options) *query.Trace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return query.New(path, analysis.Analyze(r, o), r)
+	return query.New(path, analysis.Analyze(r, o))
 }
 
 // TestEqualsLocal pushes each trace and checks that the store's figures
@@ -340,7 +340,7 @@ func folded(p *analysis.Profile, fold bool) map[string][4]int64 {
 			return query.Key(query.FoldPath(names))
 		}
 		for _, c := range it.n.Children {
-			names := append(slices.Clone(it.names), p.Names(c.Func))
+			names := append(slices.Clone(it.names), p.Name(c.Func))
 			k := key(names)
 			v := out[k]
 			v[0] += int64(c.Calls)
@@ -370,11 +370,11 @@ func TestProfileEqualsLocal(t *testing.T) {
 		if _, err := s.Push(ctx, path, Meta{Service: "prof-" + name}, nil); err != nil {
 			t.Fatal(err)
 		}
-		p, tab, err := s.Profile(ctx, Selection{Service: "prof-" + name})
+		p, err := s.Profile(ctx, Selection{Service: "prof-" + name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := query.FromTables("store", p, tab.Funcs, tab.Errors)
+		st := query.New("store", p)
 		lt := local(t, path, analysis.Options{})
 		if got, want := folded(st.Profile, true), folded(lt.Profile, true); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: chains\n got %v\nwant %v", name, got, want)

@@ -128,7 +128,7 @@ func treeCalls(t *testing.T, s *Server, q url.Values) string {
 		for after := 0; after >= 0; {
 			v := get(url.Values{"in": {fmt.Sprint(g)}, "call": {fmt.Sprint(call)}, "after": {fmt.Sprint(after)}})
 			for _, r := range v.Rows {
-				fmt.Fprintf(&out, "g%d %s\n", g, s.t.FuncName(r.Func))
+				fmt.Fprintf(&out, "g%d %s\n", g, s.t.Profile.Name(r.Func))
 				if r.Kids {
 					expand(g, r.Call)
 				}

@@ -96,7 +96,7 @@ func flameErrors(p *analysis.Profile, g *query.Tree, inverted bool, w query.Weig
 		nameIndex[n] = int32(i)
 	}
 	child := func(k int32, fn uint32) (int32, bool) {
-		nm, ok := nameIndex[p.Names(fn)]
+		nm, ok := nameIndex[p.Name(fn)]
 		if !ok {
 			return 0, false
 		}

@@ -46,6 +46,6 @@ func (t *Trace) callError(id uint32) *query.Error {
 	if id == 0 {
 		return nil
 	}
-	e := t.ErrorOf(id)
+	e := t.Profile.Error(id)
 	return &query.Error{Type: e.Type, Message: e.Message}
 }

@@ -88,7 +88,6 @@ func load(name string, timeline bool) (*Trace, error) {
 	t := &Trace{ix: &index{}}
 	var p *analysis.Profile
 	analyse := func() { p = analysis.Analyze(ra, analysis.Options{Slowest: slowest}) }
-	names := ra // a reader that has read the whole trace: it knows every function
 	var ixErr error
 	if timeline {
 		ri, _ := tracefile.NewReader(bytes.NewReader(data)) // the same header read fine above
@@ -100,7 +99,6 @@ func load(name string, timeline bool) (*Trace, error) {
 		}()
 		t.ix, ixErr = buildIndex(ri, int64(len(data)))
 		wg.Wait()
-		names = ri
 	} else {
 		analyse()
 		ixErr = p.Err
@@ -114,9 +112,9 @@ func load(name string, timeline bool) (*Trace, error) {
 	for _, err := range p.ProfileErrors {
 		t.Warning = strings.TrimPrefix(t.Warning+"; "+err.Error(), "; ")
 	}
-	// The query layer names functions from the table, so the readers,
-	// which hold the whole file, can go.
-	t.Trace = query.New(name, p, names)
+	// The profile holds the trace's tables, so the readers, which hold
+	// the whole file, can go.
+	t.Trace = query.New(name, p)
 	t.LoadTime = time.Since(began)
 	// Growing the index left garbage as large as the index itself: give
 	// it back soon rather than keep twice the memory for the session, but

@@ -80,14 +80,14 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	info := t.ix.gs[g]
 	out := laneJSON{G: g, Parent: info.Parent, Calls: l.len()}
 	if info.CreatorFunc != 0 {
-		out.Creator = t.FuncName(info.CreatorFunc)
+		out.Creator = t.Profile.Name(info.CreatorFunc)
 		out.CreatorAt = t.Location(info.CreatorFunc)
 	}
 	if info.StartFunc != 0 {
-		out.StartFunc = t.FuncName(info.StartFunc)
+		out.StartFunc = t.Profile.Name(info.StartFunc)
 	}
 	if k, ok := t.ix.byG[info.Parent]; ok && l.len() > 0 {
-		out.StartedIn = query.FoldPath(t.ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.FuncName))
+		out.StartedIn = query.FoldPath(t.ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.Profile.Name))
 	}
 	// The goroutine's first chain knows the parent's chains that started
 	// goroutines running it.

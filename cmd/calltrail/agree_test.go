@@ -109,7 +109,7 @@ func agree(t *testing.T, example string) {
 	var gs query.Goroutines
 	cli(&gs, "goroutines", "--json", "--top", "0")
 	ws := overview.Routines
-	if gs.Count != ws.Count || gs.MaxAlive != ws.MaxAlive || gs.Lifetime != ws.Lifetime || gs.Work != ws.Work ||
+	if gs.Count != ws.Count || gs.MaxLive != ws.MaxLive || gs.Lifetime != ws.Lifetime || gs.Work != ws.Work ||
 		!reflect.DeepEqual(gs.StartedBy, ws.StartedBy) {
 		t.Errorf("goroutines:\ncommand line %+v\nweb          %+v", gs, ws)
 	}

@@ -41,12 +41,12 @@ func goroutinesVerb() *verb {
 }
 
 func writeGoroutines(t *query.Trace, g query.Goroutines) {
-	fmt.Fprintf(out, "%s ran traced code over %s; at most %d at one instant\n", words.Count(g.Count, "goroutine"), dur(int64(t.Profile.Duration)), g.MaxAlive)
-	fmt.Fprintf(out, "lifetime:     p50 %s, p90 %s, max %s\n", dur(g.Lifetime.P50Ns), dur(g.Lifetime.P90Ns), dur(g.Lifetime.MaxNs))
-	fmt.Fprintf(out, "traced work:  p50 %s, p90 %s, max %s\n", dur(g.Work.P50Ns), dur(g.Work.P90Ns), dur(g.Work.MaxNs))
-	if len(g.Alive) > 0 {
-		top := slices.Max(g.Alive)
-		fmt.Fprintf(out, "alive:        %s  (0 to %d in a column of %s)\n", sparkline(g.Alive, top), top, dur(g.SliceNs))
+	fmt.Fprintf(out, "%s ran traced code over %s; at most %d at one instant\n", words.Count(g.Count, "goroutine"), dur(int64(t.Profile.Duration)), g.MaxLive)
+	fmt.Fprintf(out, "lifetime:     p50 %s, p90 %s, max %s\n", dur(int64(g.Lifetime.P50)), dur(int64(g.Lifetime.P90)), dur(int64(g.Lifetime.Max)))
+	fmt.Fprintf(out, "traced work:  p50 %s, p90 %s, max %s\n", dur(int64(g.Work.P50)), dur(int64(g.Work.P90)), dur(int64(g.Work.Max)))
+	if len(g.Live) > 0 {
+		top := slices.Max(g.Live)
+		fmt.Fprintf(out, "alive:        %s  (0 to %d in a column of %s)\n", sparkline(g.Live, top), top, dur(int64(g.Slice)))
 	}
 	if len(g.StartedBy) == 0 {
 		return

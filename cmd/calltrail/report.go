@@ -41,7 +41,7 @@ func load(name string, o analysis.Options) (*query.Trace, error) {
 	if p.Stats.DroppedCalls > 0 {
 		fmt.Fprintf(errOut, "calltrail: warning: %s: %d calls were dropped while recording (buffers full); figures leave them out\n", name, p.Stats.DroppedCalls)
 	}
-	return query.New(name, p, r), nil
+	return query.New(name, p), nil
 }
 
 // load loads the trace named in args, with the flags' filter; a focus

@@ -80,7 +80,7 @@ func (sf *storeFlags) profile(ctx context.Context, ff *filterFlags, args []strin
 		return nil, err
 	}
 	defer s.Close()
-	p, tab, err := s.Profile(ctx, sel)
+	p, err := s.Profile(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (sf *storeFlags) profile(ctx context.Context, ff *filterFlags, args []strin
 	for _, l := range sel.Labels {
 		name += " " + l
 	}
-	return query.FromTables(name, p, tab.Funcs, tab.Errors), nil
+	return query.New(name, p), nil
 }
 
 // interruptible returns a context that SIGINT (Ctrl-C) or SIGTERM ends,

@@ -93,7 +93,7 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 	if p.Err != nil {
 		return fmt.Errorf("%s sent a damaged trace: %v", addr, p.Err)
 	}
-	t := query.New(addr, p, r)
+	t := query.New(addr, p)
 	calls := r.Calls() - min(open, r.Calls())
 	fmt.Fprintf(w, "calltrail top %s: %s, pid %s, the last %s at %s; %d calls (%.0f a second), %d dropped since the start\n\n",
 		addr, m["program"], m["pid"], time.Duration(to-from).Round(time.Millisecond), time.Now().Format("15:04:05"),

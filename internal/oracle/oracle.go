@@ -199,7 +199,10 @@ func (c *checker) check(data []byte) {
 		c.errorf("analysis", "%v", p.Err)
 		return
 	}
-	t := query.New(c.name, p, r)
+	if err := p.CheckValid(); err != nil {
+		c.errorf("the model", "%v", err)
+	}
+	t := query.New(c.name, p)
 	if end, err := strconv.ParseInt(p.Meta["window_end_ns"], 10, 64); err == nil && int64(p.Duration) > end+int64(time.Millisecond) {
 		c.errorf("the snapshot's window and its calls", "the window ends at %v, its calls at %v", time.Duration(end), p.Duration)
 	}
@@ -394,7 +397,7 @@ func (c *checker) functionPages(t *query.Trace, ev *events) {
 func (c *checker) flame(p *analysis.Profile, ev *events) {
 	p.Walk(func(n *analysis.Node) {
 		if n.Self < 0 || n.Total < 0 {
-			c.errorf("the call tree", "a chain of %s with total %d, self %d: no time is negative", p.Names(n.Func), n.Total, n.Self)
+			c.errorf("the call tree", "a chain of %s with total %d, self %d: no time is negative", p.Name(n.Func), n.Total, n.Self)
 		}
 	})
 	fg := query.FlameGraph(p, false, query.Wall)
@@ -436,8 +439,8 @@ func (c *checker) flame(p *analysis.Profile, ev *events) {
 // trace.
 func (c *checker) goroutines(t *query.Trace, ev *events) {
 	g := t.Goroutines(10, 0)
-	for _, s := range []query.Spread{g.Lifetime, g.Work} {
-		if s.P50Ns < 0 || s.P50Ns > s.P90Ns || s.P90Ns > s.MaxNs || s.MaxNs > ev.duration {
+	for _, s := range []analysis.Spread{g.Lifetime, g.Work} {
+		if s.P50 < 0 || s.P50 > s.P90 || s.P90 > s.Max || int64(s.Max) > ev.duration {
 			c.errorf("goroutines and the trace's length", "spread %+v in a trace of %d", s, ev.duration)
 		}
 	}
