@@ -185,7 +185,7 @@ func mostly(p *analysis.Profile, all map[uint32]uint64) string {
 		}
 	}
 	e := p.Error(best)
-	text := e.Type + " " + strconv.Quote(e.Message)
+	text := e.String()
 	var sum uint64
 	for _, n := range ids {
 		sum += n

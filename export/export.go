@@ -160,8 +160,7 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			e := p.Error(id)
-			msg := e.Type + ": " + e.Message
+			msg := p.Error(id).String()
 			add("e"+msg, &profile.Sample{
 				Value: []int64{0, 0, int64(n.ErrorIDs[id])},
 				Label: map[string][]string{"error": {msg}},

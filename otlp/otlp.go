@@ -338,8 +338,7 @@ func (b *builder) traces() ptrace.Traces {
 			case s.err != 0 && b.r.Error(s.err).End():
 				// The end of something, not a failure: said, with no
 				// error status (see tracefile.Ends).
-				e := b.r.Error(s.err)
-				a.PutStr("calltrail.end", e.Type+": "+e.Message)
+				a.PutStr("calltrail.end", b.r.Error(s.err).String())
 			case s.err != 0:
 				e := b.r.Error(s.err)
 				a.PutStr("error.type", e.Type)

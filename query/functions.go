@@ -286,11 +286,11 @@ func (t *Trace) Histogram(id uint32, calls CallSource) []Bar {
 
 // Call is one call of a function.
 type Call struct {
-	G          uint64 `json:"goroutine"`
-	StartNs    int64  `json:"start_ns"` // since the trace started
-	DurationNs int64  `json:"duration_ns"`
-	Exit       string `json:"exit,omitempty"`  // how it ended, if not by returning: panic, goexit, unfinished
-	Error      *Error `json:"error,omitempty"` // the error it returned
+	G          uint64           `json:"goroutine"`
+	StartNs    int64            `json:"start_ns"` // since the trace started
+	DurationNs int64            `json:"duration_ns"`
+	Exit       string           `json:"exit,omitempty"`  // how it ended, if not by returning: panic, goexit, unfinished
+	Error      *tracefile.Error `json:"error,omitempty"` // the error it returned
 }
 
 // call makes the Call of an instance the analysis kept.
@@ -298,7 +298,7 @@ func (t *Trace) call(in analysis.Instance) Call {
 	c := Call{G: in.G, StartNs: in.Start, DurationNs: in.Dur, Exit: ExitName(in.Exit)}
 	if in.Err != 0 {
 		e := t.Profile.Error(in.Err)
-		c.Error = &Error{e.Type, e.Message}
+		c.Error = &e
 	}
 	return c
 }

@@ -51,8 +51,7 @@ func New(name string, p *analysis.Profile) *Trace {
 func (t *Trace) Errors(ids map[uint32]uint64) []ErrorCount {
 	out := make([]ErrorCount, 0, len(ids))
 	for id, n := range ids {
-		e := t.Profile.Error(id)
-		out = append(out, ErrorCount{Error{e.Type, e.Message}, n})
+		out = append(out, ErrorCount{t.Profile.Error(id), n})
 	}
 	SortErrors(out)
 	return out
@@ -73,16 +72,9 @@ func SortErrors(es []ErrorCount) {
 	})
 }
 
-// Error is an error calls returned: its dynamic type and its message, as
-// the trace keeps it (cut to 200 bytes).
-type Error struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-// ErrorCount is an error with how many calls returned it.
+// ErrorCount is an error calls returned, with how many did.
 type ErrorCount struct {
-	Error
+	tracefile.Error
 	Calls uint64 `json:"calls"`
 }
 

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -313,8 +312,5 @@ func appendValues(b []byte, vs []tracefile.Value) []byte {
 // err=*fs.PathError "open x: no such file or directory".
 func appendError(b []byte, e tracefile.Error) []byte {
 	b = append(b, " err="...)
-	b = append(b, e.Type...)
-	b = append(b, ' ')
-	b = strconv.AppendQuote(b, e.Message)
-	return append(b, '\n')
+	return append(e.Append(b), '\n')
 }

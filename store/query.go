@@ -475,8 +475,8 @@ func (s *Store) messages(ctx context.Context, cond string, args []any, byID map[
 }
 
 // errors returns errors by id.
-func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]query.Error, error) {
-	out := map[uint64]query.Error{}
+func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]tracefile.Error, error) {
+	out := map[uint64]tracefile.Error{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -487,7 +487,7 @@ func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]query.Erro
 	defer rows.Close()
 	for rows.Next() {
 		var id uint64
-		var e query.Error
+		var e tracefile.Error
 		if err := rows.Scan(&id, &e.Type, &e.Message); err != nil {
 			return nil, err
 		}

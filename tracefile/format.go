@@ -3,6 +3,7 @@ package tracefile
 import (
 	"errors"
 	"hash/crc32"
+	"strconv"
 )
 
 // Magic opens every trace file.
@@ -116,8 +117,20 @@ type Func struct {
 // by its dynamic type ("*fs.PathError") and its message, which the runtime
 // truncates (see the runtime's documentation).
 type Error struct {
-	Type    string
-	Message string
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// String is how calltrail writes an error everywhere: its type, then its
+// message quoted, `*fs.PathError "open x: no such file or directory"`.
+func (e Error) String() string { return string(e.Append(nil)) }
+
+// Append appends e as String writes it, to b: for writers that make
+// a line per call and must not allocate for each.
+func (e Error) Append(b []byte) []byte {
+	b = append(b, e.Type...)
+	b = append(b, ' ')
+	return strconv.AppendQuote(b, e.Message)
 }
 
 // Ends are the errors that mean the end of something rather than a

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // errorsScript is a trace where main.D fails once of one call through
@@ -66,7 +67,7 @@ func getJSON(t *testing.T, srv *httptest.Server, path string, v any) {
 }
 
 func errCount(msg string, n uint64) query.ErrorCount {
-	return query.ErrorCount{Error: query.Error{Type: "*errors.errorString", Message: msg}, Calls: n}
+	return query.ErrorCount{Error: tracefile.Error{Type: "*errors.errorString", Message: msg}, Calls: n}
 }
 
 // TestFunctionErrors checks that the function view carries each error
@@ -158,7 +159,7 @@ func TestTimelineErrors(t *testing.T) {
 			Lanes []struct {
 				Items []int64 `json:"items"`
 			} `json:"lanes"`
-			Errors map[uint32]query.Error `json:"errors"`
+			Errors map[uint32]tracefile.Error `json:"errors"`
 		}
 		getJSON(t, srv, "/api/timeline?l0=0&l1=2&"+tc.query, &r)
 		var got [][]bar

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 const maxChains = 200 // chains the function view lists; the rest are counted
@@ -42,10 +43,10 @@ func (t *Trace) calls(id uint32, visit func(query.Call)) {
 }
 
 // callError is the error of id, nil for 0: a call that returned none.
-func (t *Trace) callError(id uint32) *query.Error {
+func (t *Trace) callError(id uint32) *tracefile.Error {
 	if id == 0 {
 		return nil
 	}
 	e := t.Profile.Error(id)
-	return &query.Error{Type: e.Type, Message: e.Message}
+	return &e
 }

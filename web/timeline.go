@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Limits on a timeline request, so that no request costs much.
@@ -113,7 +114,7 @@ type timelineJSON struct {
 	// Errors are the errors the response's calls returned, by id: the
 	// trace's table can hold a million messages, a response's bars name
 	// at most a few.
-	Errors map[uint32]query.Error `json:"errors,omitempty"`
+	Errors map[uint32]tracefile.Error `json:"errors,omitempty"`
 }
 
 // itemLen is the numbers a bar takes in laneItemsJSON.
@@ -226,7 +227,7 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 // bars returned it.
 func (out *timelineJSON) addError(t *Trace, id uint32) {
 	if out.Errors == nil {
-		out.Errors = map[uint32]query.Error{}
+		out.Errors = map[uint32]tracefile.Error{}
 	}
 	if _, ok := out.Errors[id]; !ok {
 		out.Errors[id] = *t.callError(id)

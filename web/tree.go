@@ -6,6 +6,7 @@ import (
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // treeLimit is how many rows one call tree response holds; the page asks
@@ -14,15 +15,15 @@ import (
 var treeLimit = 500
 
 type treeRowJSON struct {
-	Call       int          `json:"call"` // index in the goroutine's lane
-	Func       uint32       `json:"func"`
-	Start      int64        `json:"start_ns"`
-	Dur        int64        `json:"duration_ns"`       // less Held, as every duration
-	Held       int64        `json:"held_ns,omitempty"` // time held up by the trace writer
-	Exit       string       `json:"exit,omitempty"`
-	Error      *query.Error `json:"error,omitempty"` // the error it returned
-	Kids       bool         `json:"kids"`            // it has callees, maybe not shown
-	valuesJSON              // its arguments and results, if recorded
+	Call       int              `json:"call"` // index in the goroutine's lane
+	Func       uint32           `json:"func"`
+	Start      int64            `json:"start_ns"`
+	Dur        int64            `json:"duration_ns"`       // less Held, as every duration
+	Held       int64            `json:"held_ns,omitempty"` // time held up by the trace writer
+	Exit       string           `json:"exit,omitempty"`
+	Error      *tracefile.Error `json:"error,omitempty"` // the error it returned
+	Kids       bool             `json:"kids"`            // it has callees, maybe not shown
+	valuesJSON                  // its arguments and results, if recorded
 }
 
 type goroutineRowJSON struct {

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/calltrail/calltrail/internal/words"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/words"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
@@ -169,7 +169,6 @@ func writeFindings(w io.Writer, fs []diagnose.Finding) {
 }
 
 // errorText writes an error as replay does: *fs.PathError "open x: …".
-func errorText(e query.Error) string { return e.Type + " " + strconv.Quote(e.Message) }
 
 func dur(ns int64) string { return indented.Round(time.Duration(ns)).String() }
 
@@ -227,7 +226,7 @@ func writeChains(w io.Writer, chains []query.Chain, messages int) {
 				fmt.Fprintf(w, "    and %d more errors (chains --errors lists them)\n", len(c.Messages)-i)
 				break
 			}
-			fmt.Fprintf(w, "    %d× %s\n", m.Calls, errorText(m.Error))
+			fmt.Fprintf(w, "    %d× %s\n", m.Calls, m.Error)
 		}
 		for _, in := range c.Slowest {
 			note := ""
@@ -235,7 +234,7 @@ func writeChains(w io.Writer, chains []query.Chain, messages int) {
 				note = " (" + in.Exit + ")"
 			}
 			if in.Error != nil {
-				note += " err=" + errorText(*in.Error)
+				note += " err=" + in.Error.String()
 			}
 			fmt.Fprintf(w, "    g[%02d] at %s: %s%s\n", in.G, dur(in.StartNs), dur(in.DurationNs), note)
 		}
