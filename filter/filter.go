@@ -1,7 +1,3 @@
-// Package filter chooses which calls of a trace a view shows. Every
-// calltrail command that reads a trace takes the same filters, with the
-// same flags: -g GID, -F REGEX, -N REGEX, -D DEPTH, -t DURATION and
-// -window FROM-TO.
 package filter
 
 import (

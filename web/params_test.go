@@ -6,57 +6,17 @@ import (
 	"time"
 )
 
+// TestParams: the URL's filters are the command line's (filter.Parse
+// has the cases), and a malformed one is named as a parameter.
 func TestParams(t *testing.T) {
-	for _, tc := range []struct {
-		query string
-		ok    bool
-		check func(f *paramsResult) bool
-	}{
-		{"", true, func(r *paramsResult) bool { return r.g == 0 && r.min == 0 }},
-		{"g=7&D=3&t=1ms&window=1ms-2ms", true, func(r *paramsResult) bool {
-			return r.g == 7 && r.depth == 3 && r.min == time.Millisecond && r.from == time.Millisecond && r.to == 2*time.Millisecond
-		}},
-		{"t=2500", true, func(r *paramsResult) bool { return r.min == 2500 }},
-		{"F=main%5C.D&N=fmt", true, func(r *paramsResult) bool { return r.focus && r.hide }},
-		{"g=x", false, nil},
-		{"g=-1", false, nil},
-		{"D=-2", false, nil},
-		{"t=soon", false, nil},
-		{"t=-1s", false, nil},
-		{"F=(", false, nil},
-		{"window=2s-1s", false, nil},
-		{"window=nope", false, nil},
-	} {
-		q, err := url.ParseQuery(tc.query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := parseFilter(q)
-		if (err == nil) != tc.ok {
-			t.Errorf("%q: error %v, want ok=%v", tc.query, err, tc.ok)
-			continue
-		}
-		if tc.ok && !tc.check(r) {
-			t.Errorf("%q: got %+v", tc.query, *r)
-		}
+	p := &params{q: url.Values{"g": {"7"}, "D": {"3"}, "t": {"1ms"}}}
+	if f := p.filter(); p.err != nil || f.G != 7 || f.MaxDepth != 3 || f.MinTime != time.Millisecond {
+		t.Errorf("filter %+v, error %v", f, p.err)
 	}
-}
-
-type paramsResult struct {
-	g           uint64
-	depth       int
-	min         time.Duration
-	from, to    time.Duration
-	focus, hide bool
-}
-
-func parseFilter(q url.Values) (*paramsResult, error) {
-	p := &params{q: q}
-	f := p.filter()
-	if p.err != nil {
-		return nil, p.err
+	p = &params{q: url.Values{"g": {"x"}}}
+	if p.filter(); p.err == nil || p.err.Error() != "parameter g: want a goroutine id such as 1" {
+		t.Errorf("g=x: error %v", p.err)
 	}
-	return &paramsResult{f.G, f.MaxDepth, f.MinTime, f.From, f.To, f.Focus != nil, f.Hide != nil}, nil
 }
 
 // FuzzParams checks that no query string makes the parameter parsing

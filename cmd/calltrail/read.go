@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
-	"strconv"
-	"time"
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
@@ -112,31 +109,35 @@ func readError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// filterFlags are the filters every command that reads calls accepts.
+// filterFlags are the filters every command that reads calls accepts:
+// filter.Settings, as flags.
 type filterFlags struct {
-	g      uint64
-	focus  string
-	hide   string
-	depth  int
-	min    time.Duration
-	window string
+	values map[string]*string
 }
 
 func (ff *filterFlags) register(fs *flag.FlagSet) {
-	*ff = filterFlags{}
-	fs.Func("g", "show only goroutine `GID`", func(s string) error {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || n == 0 {
-			return fmt.Errorf("want a goroutine id such as 1")
+	ff.values = map[string]*string{}
+	for _, s := range filter.Settings {
+		ff.values[s.Name] = fs.String(s.Name, "", s.Usage)
+	}
+}
+
+// get returns the text of filter setting name, "" when not given.
+func (ff *filterFlags) get(name string) string {
+	if v := ff.values[name]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+// given reports whether any filter was given.
+func (ff *filterFlags) given() bool {
+	for _, s := range filter.Settings {
+		if ff.get(s.Name) != "" {
+			return true
 		}
-		ff.g = n
-		return nil
-	})
-	fs.StringVar(&ff.focus, "F", "", "show only calls of functions matching `REGEX`, and their callees")
-	fs.StringVar(&ff.hide, "N", "", "hide calls of functions matching `REGEX`, and their callees")
-	fs.IntVar(&ff.depth, "D", 0, "show calls nested at most `DEPTH` deep (0: no limit)")
-	fs.DurationVar(&ff.min, "t", 0, "show only calls lasting at least `DURATION` (e.g. 1ms)")
-	fs.StringVar(&ff.window, "window", "", "show only calls starting in `FROM-TO`, times since the trace started (1s-2.5s, 100ms-, -2s)")
+	}
+	return false
 }
 
 // traceAndFilter returns the trace file named in args and the filter the
@@ -150,29 +151,14 @@ func (ff *filterFlags) traceAndFilter(args []string) (string, *filter.Filter, er
 	return name, f, err
 }
 
+// filter parses the flags as the web UI parses its URLs' parameters.
 func (ff *filterFlags) filter() (*filter.Filter, error) {
-	f := &filter.Filter{G: ff.g, MaxDepth: ff.depth, MinTime: ff.min}
-	if ff.g != 0 {
+	f, err := filter.Parse(ff.get)
+	if err != nil {
+		return nil, usageError{"-" + err.Error()}
+	}
+	if f.G != 0 {
 		goroutineFilter = f
-	}
-	var err error
-	if ff.focus != "" {
-		if f.Focus, err = regexp.Compile(ff.focus); err != nil {
-			return nil, usageError{fmt.Sprintf("-F: %v", err)}
-		}
-	}
-	if ff.hide != "" {
-		if f.Hide, err = regexp.Compile(ff.hide); err != nil {
-			return nil, usageError{fmt.Sprintf("-N: %v", err)}
-		}
-	}
-	if ff.depth < 0 {
-		return nil, usageError{"-D: want a depth of 0 or more"}
-	}
-	if ff.window != "" {
-		if f.From, f.To, err = filter.ParseWindow(ff.window); err != nil {
-			return nil, usageError{fmt.Sprintf("-window: %v", err)}
-		}
 	}
 	return f, nil
 }

@@ -29,7 +29,7 @@ func replayVerb() *verb {
 				if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
 					return err
 				}
-				return focusMatched(r, ff.focus, f)
+				return focusMatched(r, ff.get("F"), f)
 			})
 		},
 	}

@@ -51,9 +51,9 @@ func (ff *filterFlags) load(args []string, o analysis.Options) (*query.Trace, er
 	if err != nil {
 		return nil, err
 	}
-	if ff.focus != "" {
+	if focus := ff.get("F"); focus != "" {
 		// A focus that matches no function would show nothing: say why.
-		if _, err := t.Lookup(ff.focus); err != nil {
+		if _, err := t.Lookup(focus); err != nil {
 			return nil, fmt.Errorf("-F: %w", err)
 		}
 	}

@@ -48,7 +48,7 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 // flags make; ff's filters read trace files and do not go with it.
 func (sf *storeFlags) open(ctx context.Context, ff *filterFlags, args []string) (*store.Store, store.Selection, error) {
 	var sel store.Selection
-	if ff != nil && *ff != (filterFlags{}) {
+	if ff != nil && ff.given() {
 		return nil, sel, usageError{"-g, -F, -N, -D, -t and --window filter a trace file; with --from choose calls with --service, --label, --since and --until"}
 	}
 	if len(args) > 0 {

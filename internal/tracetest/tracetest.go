@@ -1,5 +1,3 @@
-// Package tracetest writes small traces for tests, from a script of
-// events or as a deep recursion.
 package tracetest
 
 import (

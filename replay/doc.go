@@ -1,0 +1,12 @@
+// Package replay prints a trace as the call tree of each goroutine, in
+// the indented view of the original functrace tool, with the calls of one
+// goroutine together:
+//
+//	g[01]:	->main.A1
+//	g[01]:		->main.B1
+//	g[01]:		<-main.B1 1.25ms
+//	g[01]:	<-main.A1 1.31ms
+//
+// Goroutines are printed in order of id. A call cut short by the end of
+// the trace is marked "(unfinished)", one left by a panic "(panic)".
+package replay
