@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
 )
 
@@ -34,6 +35,23 @@ type Overview struct {
 	TopSelf  []Function         `json:"top_self"`
 	TopTotal []Function         `json:"top_total"`
 	Routines Goroutines         `json:"goroutine_summary"`
+	// Errors counts the calls that failed; TopErrors are the functions
+	// that failed the most, none without errors, whatever their time: a
+	// function that fails is worth a look however little time it takes.
+	Errors    uint64     `json:"errors"`
+	TopErrors []Function `json:"top_errors,omitempty"`
+}
+
+// FailedCalls returns the number of calls in the trace that returned an
+// error (other than one of tracefile.Ends).
+func (t *Trace) FailedCalls() uint64 { return failedCalls(t.Profile) }
+
+func failedCalls(p *analysis.Profile) uint64 {
+	var n uint64
+	for _, f := range p.Funcs {
+		n += f.Errors
+	}
+	return n
 }
 
 // Calls returns the number of calls in the trace.
@@ -72,6 +90,13 @@ func (t *Trace) Overview(top, slices int) Overview {
 	}
 	if o.Findings == nil {
 		o.Findings = []diagnose.Finding{}
+	}
+	if o.Errors = t.FailedCalls(); o.Errors > 0 {
+		for _, f := range t.Functions("errors", top) {
+			if f.Errors > 0 {
+				o.TopErrors = append(o.TopErrors, f)
+			}
+		}
 	}
 	return o
 }

@@ -17,6 +17,14 @@ type Tree struct {
 	Name   []int32  `json:"name"`   // index in Names of each node's function, -1 for the root
 	Value  []int64  `json:"value_ns"`
 	Calls  []uint64 `json:"calls"`
+	// Errors counts, by node, the calls it stands for that returned an
+	// error; nil for a profile without errors. In the inverted graph a
+	// node stands for the calls of the function at the root below it,
+	// reached through the node's chain of callers: ErrorCalls counts
+	// them, as Calls does only at the root. The page colours boxes by
+	// the share that failed.
+	Errors     []uint64 `json:"errors,omitempty"`
+	ErrorCalls []uint64 `json:"error_calls,omitempty"`
 	// Base is each node's value in the base trace, after Diff; Gone
 	// holds the base trace's branches missing from this tree.
 	Base []int64    `json:"base_ns,omitempty"`
@@ -55,6 +63,10 @@ func (b *builder) add(parent, name int32) int32 {
 	t.Name = append(t.Name, name)
 	t.Value = append(t.Value, 0)
 	t.Calls = append(t.Calls, 0)
+	if t.Errors != nil {
+		t.Errors = append(t.Errors, 0)
+		t.ErrorCalls = append(t.ErrorCalls, 0)
+	}
 	b.kids = append(b.kids, nil)
 	return i
 }
@@ -111,6 +123,9 @@ func (b *builder) done() *Tree {
 		sort.Slice(kids[i], func(a, c int) bool { return t.Names[t.Name[kids[i][a]]] < t.Names[t.Name[kids[i][c]]] })
 	}
 	out := &Tree{Names: t.Names}
+	if t.Errors != nil {
+		out.Errors, out.ErrorCalls = []uint64{}, []uint64{}
+	}
 	order := make([]int32, n) // old index -> new
 	stack := []int32{0}
 	for len(stack) > 0 {
@@ -125,6 +140,7 @@ func (b *builder) done() *Tree {
 		out.Name = append(out.Name, t.Name[i])
 		out.Value = append(out.Value, t.Value[i])
 		out.Calls = append(out.Calls, t.Calls[i])
+		out.copyErrors(t, i)
 		for k := len(kids[i]) - 1; k >= 0; k-- {
 			stack = append(stack, kids[i][k])
 		}
@@ -168,14 +184,44 @@ func (w Weight) self(n *analysis.Node) int64 {
 // deep recursion would make quadratic.
 const InvertedDepth = 1000
 
+// copyErrors appends node i of t's error counts, if t has them.
+func (out *Tree) copyErrors(t *Tree, i int32) {
+	if t.Errors != nil {
+		out.Errors = append(out.Errors, t.Errors[i])
+	}
+	if t.ErrorCalls != nil {
+		out.ErrorCalls = append(out.ErrorCalls, t.ErrorCalls[i])
+	}
+}
+
+// minShare is the smallest part of the program's time a box of Flame
+// must have: a thinner box is not drawn at any zoom the pages offer.
+const minShare = 1e-7
+
+// Flame is the flame graph of t the command line and the web UI draw:
+// by total time, or by self time inverted; of wall time, or its time on
+// or off CPU; against base when it is not nil (by wall time only:
+// samples do not compare across runs); boxes too thin to draw left out.
+func (t *Trace) Flame(base *Trace, inverted bool, w Weight) *Tree {
+	g := FlameGraph(t.Profile, inverted, w)
+	cut := int64(float64(g.Value[0]) * minShare)
+	if base != nil && w == Wall {
+		g.Diff(FlameGraph(base.Profile, inverted, w), cut)
+	}
+	return g.Prune(cut)
+}
+
 // FlameGraph builds the flame graph of profile p: boxes as wide as the
 // weight of their chains' calls, callers below callees; or, inverted, as
 // wide as self time, the functions the time was spent in at the root and
-// their callers above them. It walks the profile's tree without
-// recursion.
+// their callers above them; with the errors of each box's calls when
+// the profile has any. It walks the profile's tree without recursion.
 func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 	b := newBuilder()
 	t := b.t
+	if failedCalls(p) > 0 {
+		t.Errors, t.ErrorCalls = []uint64{0}, []uint64{0}
+	}
 	type item struct {
 		n *analysis.Node
 		i int32 // the node's box, for the flame graph by total
@@ -192,6 +238,9 @@ func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 			k := b.child(it.i, b.funcName(p, c.Func))
 			t.Value[k] += w.of(c)
 			t.Calls[k] += c.Calls
+			if t.Errors != nil {
+				t.Errors[k] += c.Errors
+			}
 			if it.i == 0 {
 				t.Value[0] += w.of(c)
 			}
@@ -215,11 +264,18 @@ func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 			if a == it.n {
 				t.Calls[k] += a.Calls
 			}
+			if t.Errors != nil {
+				t.Errors[k] += it.n.Errors
+				t.ErrorCalls[k] += it.n.Calls
+			}
 		}
 	}
 	out := b.done()
 	if !inverted && w != Wall {
 		out.fit()
+	}
+	if !inverted {
+		out.ErrorCalls = nil // Calls says it
 	}
 	return out
 }
@@ -321,6 +377,12 @@ func (t *Tree) Prune(min int64) *Tree {
 		return t
 	}
 	out := &Tree{Names: t.Names, Gone: t.Gone}
+	if t.Errors != nil {
+		out.Errors = []uint64{}
+	}
+	if t.ErrorCalls != nil {
+		out.ErrorCalls = []uint64{}
+	}
 	at := make([]int32, t.Len()) // old index -> new, -1 when left out
 	for i := 0; i < t.Len(); i++ {
 		p := int32(-1)
@@ -337,6 +399,7 @@ func (t *Tree) Prune(min int64) *Tree {
 		out.Name = append(out.Name, t.Name[i])
 		out.Value = append(out.Value, t.Value[i])
 		out.Calls = append(out.Calls, t.Calls[i])
+		out.copyErrors(t, int32(i))
 		if t.Base != nil {
 			out.Base = append(out.Base, t.Base[i])
 		}

@@ -247,7 +247,7 @@ func TestErrorsElsewhere(t *testing.T) {
 			"main.worker":                {0, 1},
 		}},
 	} {
-		var g flameJSON
+		var g query.Tree
 		getJSON(t, srv, "/api/flame?mode="+tc.mode, &g)
 		if len(g.Errors) != g.Len() || tc.mode == "self" && len(g.ErrorCalls) != g.Len() {
 			t.Fatalf("%s: errors of %d boxes and calls of %d, for %d boxes", tc.mode, len(g.Errors), len(g.ErrorCalls), g.Len())

@@ -23,7 +23,7 @@ type FlamePage struct {
 // base when it is not nil. It holds the graphs of wall time, and of the
 // weight asked for, by total and by self time.
 func WriteFlamePage(w io.Writer, t, base *query.Trace, o FlamePage) error {
-	graphs := map[string]flameJSON{}
+	graphs := map[string]*query.Tree{}
 	weights := []query.Weight{query.Wall}
 	if o.Weight != query.Wall && o.Weight != "" {
 		weights = append(weights, o.Weight)
@@ -34,7 +34,7 @@ func WriteFlamePage(w io.Writer, t, base *query.Trace, o FlamePage) error {
 			if inv {
 				mode = "self"
 			}
-			graphs[mode+"/"+string(wt)] = flameData(t, base, inv, wt)
+			graphs[mode+"/"+string(wt)] = t.Flame(base, inv, wt)
 		}
 	}
 	data, err := json.Marshal(graphs)
@@ -48,7 +48,7 @@ func WriteFlamePage(w io.Writer, t, base *query.Trace, o FlamePage) error {
 	if base != nil {
 		ov["base"] = base.Name
 	}
-	if n := errorCount(t); n > 0 {
+	if n := t.FailedCalls(); n > 0 {
 		ov["errors"] = n // the page offers to colour boxes by errors
 	}
 	ovJSON, err := json.Marshal(ov)

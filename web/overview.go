@@ -13,10 +13,6 @@ type overviewJSON struct {
 	Base     string `json:"base,omitempty"`    // the trace compared with, if any
 	Warning  string `json:"warning,omitempty"` // why the trace may be incomplete
 	LoadTime int64  `json:"load_ns"`
-	// Errors counts the calls that returned an error; TopErrors are the
-	// functions that returned the most, none without errors.
-	Errors    uint64           `json:"errors"`
-	TopErrors []query.Function `json:"top_errors,omitempty"`
 }
 
 const (
@@ -26,7 +22,7 @@ const (
 
 func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (any, error) {
 	ov := s.overviewData() // before the errors it counts once
-	o := overviewJSON{Overview: ov, Warning: s.t.Warning, LoadTime: int64(s.t.LoadTime), Errors: s.errors, TopErrors: s.topErrors}
+	o := overviewJSON{Overview: ov, Warning: s.t.Warning, LoadTime: int64(s.t.LoadTime)}
 	if s.base != nil {
 		o.Base = s.base.Name
 	}
@@ -37,27 +33,8 @@ func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (an
 func (s *Server) overviewData() query.Overview {
 	s.overviewOnce.Do(func() {
 		s.ov = s.t.Overview(topN, liveSlices)
-		s.errors = errorCount(s.t.Trace)
-		if s.errors > 0 {
-			// A function that fails is worth a look however little time
-			// it takes: it need not be among the top by time.
-			for _, f := range s.t.Functions("errors", topN) {
-				if f.Errors > 0 {
-					s.topErrors = append(s.topErrors, f)
-				}
-			}
-		}
 	})
 	return s.ov
-}
-
-// errorCount is the number of calls in t that returned an error.
-func errorCount(t *query.Trace) uint64 {
-	var n uint64
-	for _, f := range t.Profile.Funcs {
-		n += f.Errors
-	}
-	return n
 }
 
 // funcNames returns every function's name, the index its id: other

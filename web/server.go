@@ -35,8 +35,6 @@ type Server struct {
 
 	overviewOnce sync.Once
 	ov           query.Overview
-	errors       uint64           // calls that returned an error
-	topErrors    []query.Function // the functions that returned the most
 }
 
 // New returns a server for trace t, compared with base if it is not nil.

@@ -188,7 +188,7 @@ func TestGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := FlameGraph(loadTrace(t, 100).Trace, base.Trace, false, query.Wall); len(f.Gone) != 0 || f.Base == nil {
+	if f := loadTrace(t, 100).Flame(base.Trace, false, query.Wall); len(f.Gone) != 0 || f.Base == nil {
 		t.Errorf("the same chains in both, yet gone: %+v (base %v)", f.Gone, f.Base)
 	}
 }

@@ -100,7 +100,7 @@ func flameVerb() *verb {
 			}
 			var buf bytes.Buffer
 			if strings.HasSuffix(output, ".svg") {
-				err = flame.WriteSVG(&buf, web.FlameGraph(t, bt, self, weight), flame.Options{Title: title, Icicle: icicle})
+				err = flame.WriteSVG(&buf, t.Flame(bt, self, weight), flame.Options{Title: title, Icicle: icicle})
 			} else {
 				err = web.WriteFlamePage(&buf, t, bt, web.FlamePage{Title: title, Inverted: self, Weight: weight, Icicle: icicle})
 			}

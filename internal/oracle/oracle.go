@@ -399,6 +399,18 @@ func (c *checker) flame(p *analysis.Profile, ev *events) {
 	if fg.Value[0] != ev.top {
 		c.errorf("flame graph and the events", "the graph is %d wide, the goroutines' outermost calls take %d", fg.Value[0], ev.top)
 	}
+	// Each failed call is in one box of the graph by total, and at the
+	// root of the inverted one when its function has self time.
+	var failed, boxed uint64
+	for _, f := range ev.fns {
+		failed += f.errors
+	}
+	for _, n := range fg.Errors {
+		boxed += n
+	}
+	if boxed != failed {
+		c.errorf("flame graph's errors and the events", "the graph's boxes hold %d failed calls, the events %d", boxed, failed)
+	}
 	var folded bytes.Buffer
 	if _, err := export.Folded(&folded, p); err != nil {
 		c.errorf("folded export", "%v", err)
