@@ -352,6 +352,12 @@ func (p *Profile) CheckValid() error {
 	return nil
 }
 
+// Health is what reading the trace found wrong with it (see
+// tracefile.Health).
+func (p *Profile) Health() tracefile.Health {
+	return tracefile.Health{Damage: p.Err, NoEnd: !p.Ended, Dropped: p.Stats.DroppedCalls, Profiles: p.ProfileErrors}
+}
+
 // Name returns the name of function id, "?" for an id not in the table.
 func (p *Profile) Name(id uint32) string { return p.Func(id).Name }
 

@@ -103,15 +103,13 @@ func load(name string, timeline bool) (*Trace, error) {
 		analyse()
 		ixErr = p.Err
 	}
-	switch {
-	case ixErr != nil:
-		t.Warning = fmt.Sprintf("reading stopped early: %v; showing the calls before that point", ixErr)
-	case !p.Ended:
-		t.Warning = "the trace has no end record: the program was killed or is still running"
+	h := p.Health()
+	h.Damage = ixErr // the index reads the whole file
+	said := h.Warnings()
+	if h.Damage != nil { // which says it all: a cut trace has no end either
+		said = []string{fmt.Sprintf("reading stopped early: %v; showing the calls before that point", h.Damage)}
 	}
-	for _, err := range p.ProfileErrors {
-		t.Warning = strings.TrimPrefix(t.Warning+"; "+err.Error(), "; ")
-	}
+	t.Warning = strings.Join(said, "; ")
 	// The profile holds the trace's tables, so the readers, which hold
 	// the whole file, can go.
 	t.Trace = query.New(name, p)

@@ -117,7 +117,8 @@ func TestReplay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
 			code, out, errOut := runCmd(append(append([]string{"replay"}, tt.args...), path)...)
-			if code != 0 || errOut != "" {
+			// The trace has a dropped call, which replay cannot show.
+			if want := "calltrail: warning: " + path + ": 1 calls were dropped while recording (buffers full); figures leave them out\n"; code != 0 || errOut != want {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
 			golden(t, tt.golden, out)
@@ -129,7 +130,7 @@ func TestInfo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chains.out")
 	data := writeChainsTrace(t, path, true)
 	code, out, errOut := runCmd("info", path)
-	if code != 0 || errOut != "" {
+	if want := "calltrail: warning: " + path + ": 1 calls were dropped while recording (buffers full); figures leave them out\n"; code != 0 || errOut != want {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	out = strings.ReplaceAll(out, path, "FILE")
@@ -255,7 +256,7 @@ func TestCommandLineHabits(t *testing.T) {
 			t.Errorf("%s -g 999: exit %d, %q", verb, code, stderr)
 		}
 	}
-	if code, out, stderr := runCmd("replay", "-g", "7", path); code != 0 || stderr != "" || !strings.Contains(out, "main.A2") {
+	if code, out, stderr := runCmd("replay", "-g", "7", path); code != 0 || strings.Contains(stderr, "goroutine") || !strings.Contains(out, "main.A2") {
 		t.Errorf("replay -g 7: exit %d, %q, %q", code, stderr, out)
 	}
 

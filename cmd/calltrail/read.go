@@ -43,43 +43,41 @@ func openTrace(name string) (*os.File, *tracefile.Reader, error) {
 	return f, r, nil
 }
 
-// The policy for damaged traces, the same in every verb: a trace without
-// an end record (its program was killed, or is still running) is read
-// whole, with a warning, and the verb succeeds. A trace cut short inside
-// a chunk, or damaged (a checksum that fails, contents that cannot be),
-// is read up to the damage: the verb shows what came before it, then says
-// what was wrong, in one line, and exits with status 1. A file that is
-// not a trace at all is refused at once. serve shows a damaged trace's
-// readable part, with the damage said on the page.
-//
-// damage is the damage met while reading, told when the verb is done.
+// damage is the damage met reading a trace (see tracefile.Health), told
+// when the verb is done: it shows what came before it first.
 var damage error
 
-// noteDamage records the damage err met reading trace name.
-func noteDamage(name string, err error) {
-	if damage == nil {
-		damage = fmt.Errorf("%s: %w (the output shows what came before)", name, err)
+// told says on stderr what h, the health of trace name, warns of, and
+// returns the verb's error for its damage: none for a damaged trace,
+// whose readable part the verb shows before main says what was wrong
+// (see damage), the error itself for an unreadable input.
+func told(name string, h tracefile.Health) error {
+	switch {
+	case !h.Partial():
+		return h.DamageError(name)
+	case h.Damage != nil:
+		// One line says what is wrong: a cut trace has no end record
+		// either.
+		if damage == nil {
+			damage = h.DamageError(name)
+		}
+		return nil
 	}
+	for _, w := range h.Warnings() {
+		fmt.Fprintf(errOut, "calltrail: warning: %s: %s\n", name, w)
+	}
+	return nil
 }
 
-// readTrace opens a trace, hands its reader to use, and closes it. An
-// error from use that stopped reading a damaged trace is noted as the
-// policy says; others are returned.
+// readTrace opens a trace, hands its reader to use, and closes it; what
+// use met reading is told as tracefile.Health says.
 func readTrace(name string, use func(*tracefile.Reader) error) error {
 	file, r, err := openTrace(name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	if err := use(r); err != nil {
-		if !tracefile.IsIncomplete(err) {
-			return readError(name, err)
-		}
-		noteDamage(name, err)
-		return nil
-	}
-	warnIncomplete(name, r)
-	return nil
+	return told(name, r.Health(use(r)))
 }
 
 // topFlags are the flags of the verbs that list the largest of
@@ -99,15 +97,6 @@ func (lf *topFlags) register(fs *flag.FlagSet, top int, usage string) {
 // goroutineFilter is the filter of a verb given -g, asked when the verb
 // is done whether the goroutine was there at all.
 var goroutineFilter *filter.Filter
-
-// readError describes an error that stopped reading a trace after part
-// of it had been used.
-func readError(name string, err error) error {
-	if errors.Is(err, tracefile.ErrTruncated) {
-		return fmt.Errorf("%s: %w; output shows the calls before that point", name, err)
-	}
-	return fmt.Errorf("%s: %w", name, err)
-}
 
 // filterFlags are the filters every command that reads calls accepts:
 // filter.Settings, as flags.
@@ -177,12 +166,4 @@ func focusMatched(r *tracefile.Reader, focus string, f *filter.Filter) error {
 		}
 	}
 	return fmt.Errorf("-F: %w", query.NotFound(r.Coverage(), names, focus))
-}
-
-// warnIncomplete tells on stderr that a trace has no end chunk: the
-// program was killed, or is still running.
-func warnIncomplete(name string, r *tracefile.Reader) {
-	if _, ok := r.End(); !ok {
-		fmt.Fprintf(errOut, "calltrail: warning: %s has no end record: the program was killed or is still running; showing what was written\n", name)
-	}
 }

@@ -15,11 +15,10 @@ import (
 	"github.com/calltrail/calltrail/diagnose"
 	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/query"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
-// load opens a trace and analyses it, as the policy for damaged traces
-// says (see damage).
+// load opens a trace and analyses it, telling what was wrong with it as
+// tracefile.Health says.
 func load(name string, o analysis.Options) (*query.Trace, error) {
 	file, r, err := openTrace(name)
 	if err != nil {
@@ -27,19 +26,8 @@ func load(name string, o analysis.Options) (*query.Trace, error) {
 	}
 	defer file.Close()
 	p := analysis.Analyze(r, o)
-	if p.Err != nil {
-		if !tracefile.IsIncomplete(p.Err) {
-			return nil, readError(name, p.Err)
-		}
-		noteDamage(name, p.Err)
-	} else {
-		warnIncomplete(name, r)
-	}
-	for _, err := range p.ProfileErrors {
-		fmt.Fprintf(errOut, "calltrail: warning: %s: %v\n", name, err)
-	}
-	if p.Stats.DroppedCalls > 0 {
-		fmt.Fprintf(errOut, "calltrail: warning: %s: %d calls were dropped while recording (buffers full); figures leave them out\n", name, p.Stats.DroppedCalls)
+	if err := told(name, p.Health()); err != nil {
+		return nil, err
 	}
 	return query.New(name, p), nil
 }
