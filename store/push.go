@@ -108,7 +108,7 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 // push stores the trace at path, whatever the store holds: out.Trace is
 // its id.
 func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, progress func(done, size int64)) (Pushed, error) {
-	f, err := os.Open(path)
+	f, err := tracefile.Open(path)
 	if err != nil {
 		return out, err
 	}
@@ -117,10 +117,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	if err != nil {
 		return out, err
 	}
-	r, err := tracefile.NewReader(f)
-	if err != nil {
-		return out, fmt.Errorf("%s: %w", path, err)
-	}
+	r := f.Reader
 	var pushID uint64
 	var rb [8]byte
 	rand.Read(rb[:])

@@ -2,11 +2,7 @@ package web
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -51,33 +47,9 @@ func Load(name string) (*Trace, error) { return load(name, true) }
 // timeline index.
 func LoadBase(name string) (*Trace, error) { return load(name, false) }
 
-// readTrace reads the trace file name into memory, once its header says
-// it is a trace: anything else, /dev/zero included, is refused at once.
-func readTrace(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such trace file", name)
-		}
-		return nil, err
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-		buf.Grow(int(info.Size()) + bytes.MinRead)
-	}
-	if _, err := tracefile.NewReader(io.TeeReader(f, &buf)); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return buf.Bytes(), nil
-}
-
 func load(name string, timeline bool) (*Trace, error) {
 	began := time.Now()
-	data, err := readTrace(name)
+	data, err := tracefile.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}

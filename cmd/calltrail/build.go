@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"flag"
@@ -440,14 +439,10 @@ func listTraces(dir string, started time.Time) {
 
 // tracePackage reads the main package a trace's program was built from.
 func tracePackage(path string) string {
-	f, err := os.Open(path)
+	f, err := tracefile.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	r, err := tracefile.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return ""
-	}
-	return r.Meta()["package"]
+	return f.Meta()["package"]
 }

@@ -91,10 +91,11 @@ func unchanged(t *testing.T, dir string, files map[string][]byte) {
 
 func readSummary(t *testing.T, path string) tracefile.Summary {
 	t.Helper()
-	f, r, err := openTrace(path)
+	f, err := tracefile.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := f.Reader
 	defer f.Close()
 	s, err := tracefile.Summarize(r)
 	if err != nil {
@@ -118,10 +119,11 @@ func TestRunOddSources(t *testing.T) {
 	if code, _, stderr := runCmd("run", "--inlined", "-o", "t.out", "."); code != 0 {
 		t.Fatalf("calltrail run: exit %d\n%s", code, stderr)
 	}
-	f, r, err := openTrace("t.out")
+	f, err := tracefile.Open("t.out")
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := f.Reader
 	defer f.Close()
 	tracefile.Summarize(r)
 	found := false
@@ -267,10 +269,11 @@ func TestVendoredDependency(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Error("vendor/modules.txt changed")
 	}
-	f, r, err := openTrace("calltrail.out")
+	f, err := tracefile.Open("calltrail.out")
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := f.Reader
 	defer f.Close()
 	seen := false
 	for {

@@ -188,10 +188,11 @@ func TestEveryFunctionByDefault(t *testing.T) {
 
 	// The trace's coverage names the helper kept inlined with the
 	// compiler's line.
-	f, r, err := openTrace("calltrail.out")
+	f, err := tracefile.Open("calltrail.out")
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := f.Reader
 	defer f.Close()
 	tracefile.Summarize(r)
 	found := false

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
@@ -23,24 +20,6 @@ func traceArg(args []string) (string, error) {
 		return args[0], nil
 	}
 	return "", usageError{fmt.Sprintf("want one trace file, got %d arguments", len(args))}
-}
-
-// openTrace opens a trace and reads its header, with errors that name the
-// file and say what is wrong in one line.
-func openTrace(name string) (*os.File, *tracefile.Reader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%s: no such trace file (record one with CALLTRAIL_OUT=%s, or name the file)", name, name)
-		}
-		return nil, nil, err
-	}
-	r, err := tracefile.NewReader(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return f, r, nil
 }
 
 // damage is the damage met reading a trace (see tracefile.Health), told
@@ -72,12 +51,12 @@ func told(name string, h tracefile.Health) error {
 // readTrace opens a trace, hands its reader to use, and closes it; what
 // use met reading is told as tracefile.Health says.
 func readTrace(name string, use func(*tracefile.Reader) error) error {
-	file, r, err := openTrace(name)
+	f, err := tracefile.Open(name)
 	if err != nil {
 		return err
 	}
-	defer file.Close()
-	return told(name, r.Health(use(r)))
+	defer f.Close()
+	return told(name, f.Health(use(f.Reader)))
 }
 
 // topFlags are the flags of the verbs that list the largest of

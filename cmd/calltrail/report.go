@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/words"
+	"github.com/calltrail/calltrail/tracefile"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
@@ -20,12 +21,12 @@ import (
 // load opens a trace and analyses it, telling what was wrong with it as
 // tracefile.Health says.
 func load(name string, o analysis.Options) (*query.Trace, error) {
-	file, r, err := openTrace(name)
+	f, err := tracefile.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	p := analysis.Analyze(r, o)
+	defer f.Close()
+	p := analysis.Analyze(f.Reader, o)
 	if err := told(name, p.Health()); err != nil {
 		return nil, err
 	}
