@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail"
+	"github.com/calltrail/calltrail/internal/httpguard"
 )
 
 // Prefix is where Register puts the handlers.
@@ -51,9 +51,9 @@ func Handler(token string) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case crossSite(r):
+		case httpguard.CrossSite(r):
 			http.Error(w, "calltrail: requests from web pages of another origin are refused", http.StatusForbidden)
-		case token == "" && !loopbackHost(r.Host):
+		case token == "" && !httpguard.LocalHost(r.Host):
 			http.Error(w, "calltrail: the Host header must name loopback; serving another host needs CALLTRAIL_HTTP_TOKEN", http.StatusForbidden)
 		case token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1:
 			http.Error(w, "calltrail: this endpoint wants the token of CALLTRAIL_HTTP_TOKEN (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
@@ -61,32 +61,6 @@ func Handler(token string) http.Handler {
 			mux.ServeHTTP(w, r)
 		}
 	})
-}
-
-// crossSite says whether a browser sent r for a page of another origin.
-// Browsers send Sec-Fetch-Site with every request, and Origin with
-// POSTs; command-line clients send neither.
-func crossSite(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-	default:
-		return true
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return false
-	}
-	u, err := url.Parse(origin)
-	return err != nil || u.Host != r.Host
-}
-
-// loopbackHost says whether a Host header names loopback, with or
-// without a port.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return loopback(strings.Trim(host, "[]"))
 }
 
 func snapshot(w http.ResponseWriter, r *http.Request) {

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"io/fs"
 	"log"
-	"net"
 	"net/http"
 	"path"
 	"strings"
 	"sync"
 
+	"github.com/calltrail/calltrail/internal/httpguard"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -85,7 +85,7 @@ func guard(next http.Handler, logger *log.Logger, anyHost bool) http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		if !anyHost && !localHost(r.Host) {
+		if !anyHost && !httpguard.LocalHost(r.Host) {
 			// A page elsewhere could point a name it controls at
 			// 127.0.0.1 (DNS rebinding) and read the trace.
 			http.Error(w, "unknown host "+r.Host, http.StatusForbidden)
@@ -97,17 +97,6 @@ func guard(next http.Handler, logger *log.Logger, anyHost bool) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		next.ServeHTTP(w, r)
 	})
-}
-
-// localHost reports whether a request's Host is a name of this machine
-// or an IP address: the server is reached by address, or as localhost.
-func localHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	host = strings.Trim(host, "[]")
-	return host == "localhost" || strings.HasSuffix(host, ".localhost") || net.ParseIP(host) != nil
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
