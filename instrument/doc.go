@@ -18,11 +18,7 @@
 // the original bytes. Instrumenting an instrumented file undoes it first,
 // so instrumenting twice equals instrumenting once.
 //
-// KeepInlined asks the compiler which functions to leave untraced so that
-// they stay inlined: those whose inlining keeps a value off the heap.
-// Build prepares a traced build of packages with the go command, the
-// user's files untouched: instrumented copies through an overlay, each
-// package's coverage (what was traced, and why the rest was not) in its
-// copy, and, for packages of the standard library, a package of the
-// runtime added to it.
+// The package is the rewriter alone: source bytes in, source bytes out,
+// no go command, no files. Package internal/gobuild runs the go command
+// over instrumented copies.
 package instrument

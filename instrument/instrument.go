@@ -19,6 +19,14 @@ import (
 // RuntimePath is the import path of the calltrail runtime.
 const RuntimePath = "github.com/calltrail/calltrail"
 
+// Pos names a function by where the compiler reports it: the absolute
+// path of its file, and the line and column of its name (of the func
+// keyword, for a function literal).
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
 // Options choose what File instruments.
 type Options struct {
 	// Package is the import path that prefixes function names, as Go's
@@ -33,7 +41,7 @@ type Options struct {
 	Exclude *regexp.Regexp
 	// KeepInlined, if set, holds the functions to leave to the
 	// compiler's inliner, each with the compiler's line that says why
-	// (see KeepInlined): they are left alone, so that they stay inlined
+	// (see package internal/gobuild): they are left alone, so that they stay inlined
 	// and their time counts as their callers'.
 	KeepInlined map[Pos]string
 	// Errors records the error each call of a function returns, when its
@@ -181,26 +189,46 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	return res, nil
 }
 
+// The guard's text, in parts: the one definition that guard writes and
+// guardRE, which Undo uses, recognizes. TABLE and INDEX name the entry of
+// the function table, ID a parameter or result, and EXIT is one of the
+// exits. A guard is
+//
+//	guardOpen (guardArg)* (guardDefer | guardDeferFunc (guardResult)* guardFuncEnd) guardClose
+const (
+	guardOpen      = " if __ct.Enabled { if c := __ct.Enter(&TABLE[INDEX]); c != 0 {"
+	guardArg       = " __ct.Arg(c, ID);"
+	guardDefer     = " defer EXIT"
+	guardDeferFunc = " defer func() {"
+	guardResult    = " __ct.Result(c, ID);"
+	guardFuncEnd   = " EXIT }()"
+	guardClose     = " } };"
+	guardExit      = "__ct.Exit(c)"
+	guardExitErr   = "__ct.ExitErr(c, &ID)"
+)
+
 // guard is the text put after the opening brace of function fn, the
 // i'th of the table.
 func guard(table string, i int, fn fn) string {
-	exit := fmt.Sprintf("%s.Exit(c)", importName)
+	exit := guardExit
 	if fn.errName != "" {
-		exit = fmt.Sprintf("%s.ExitErr(c, &%s)", importName, fn.errName)
-	}
-	if fn.args == nil && fn.vals == nil {
-		return fmt.Sprintf(" if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 { defer %[4]s } };", importName, table, i, exit)
+		exit = strings.Replace(guardExitErr, "ID", fn.errName, 1)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, " if %[1]s.Enabled { if c := %[1]s.Enter(&%[2]s[%[3]d]); c != 0 {", importName, table, i)
+	b.WriteString(strings.NewReplacer("TABLE", table, "INDEX", strconv.Itoa(i)).Replace(guardOpen))
 	for _, a := range fn.args {
-		fmt.Fprintf(&b, " %s.Arg(c, %s);", importName, a)
+		b.WriteString(strings.Replace(guardArg, "ID", a, 1))
 	}
-	b.WriteString(" defer func() {")
-	for _, r := range fn.vals {
-		fmt.Fprintf(&b, " %s.Result(c, %s);", importName, r)
+	if fn.args == nil && fn.vals == nil {
+		b.WriteString(strings.Replace(guardDefer, "EXIT", exit, 1))
+	} else {
+		b.WriteString(guardDeferFunc)
+		for _, r := range fn.vals {
+			b.WriteString(strings.Replace(guardResult, "ID", r, 1))
+		}
+		b.WriteString(strings.Replace(guardFuncEnd, "EXIT", exit, 1))
 	}
-	fmt.Fprintf(&b, " %s }() } };", exit)
+	b.WriteString(guardClose)
 	return b.String()
 }
 
@@ -492,7 +520,7 @@ func (v *visitor) where(p token.Pos) (string, int) {
 }
 
 func (v *visitor) funcDecl(d *ast.FuncDecl) {
-	name := v.pkg + "." + declName(d)
+	name := v.pkg + "." + DeclName(d)
 	switch {
 	case d.Body == nil:
 		v.omit(name, d.Pos(), WhyNoBody, "")
@@ -546,9 +574,9 @@ func (v *visitor) lit(n ast.Node) bool {
 	return false
 }
 
-// declName is a function's name as Go's runtime gives it, without the
+// DeclName is a function's name as Go's runtime gives it, without the
 // package: F, F[...], T.M, (*T).M, (*T[...]).M.
-func declName(d *ast.FuncDecl) string {
+func DeclName(d *ast.FuncDecl) string {
 	if d.Recv == nil || len(d.Recv.List) == 0 {
 		if d.Type.TypeParams != nil {
 			return d.Name.Name + "[...]"
@@ -580,4 +608,11 @@ func declName(d *ast.FuncDecl) string {
 		return "(*" + recv + ")." + d.Name.Name
 	}
 	return recv + "." + d.Name.Name
+}
+
+// CoverageDecl is the declaration that registers c with the runtime when
+// its package initialises: appended to one of the package's instrumented
+// files, which import the runtime already.
+func CoverageDecl(c tracefile.Coverage) string {
+	return fmt.Sprintf("\nvar _ = %s.Coverage(%s)\n", importName, strconv.Quote(string(tracefile.AppendCoverage(nil, c))))
 }

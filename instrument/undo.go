@@ -17,14 +17,25 @@ import (
 
 // The text File inserts, as File inserts it.
 var (
-	guardRE = regexp.MustCompile(strings.ReplaceAll(strings.ReplaceAll(
-		` if __ct\.Enabled \{ if c := __ct\.Enter\(&__ctf_[0-9a-f]{8}\[[0-9]+\]\); c != 0 \{(?: __ct\.Arg\(c, ID\);)*(?: defer EXIT| defer func\(\) \{(?: __ct\.Result\(c, ID\);)* EXIT \}\(\)) \} \};`,
-		"EXIT", `__ct\.Exit(?:\(c\)|Err\(c, &ID\))`),
-		"ID", `[\p{L}_][\p{L}\p{Nd}_]*`))
+	guardRE  = regexp.MustCompile(guardPattern())
 	nameRE   = regexp.MustCompile(`^__ct(?:(?:a|r|p)[0-9]+|p?Err)_?$`)
 	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
 	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}(?:\r?\n)?$`)
 )
+
+// guardPattern is the regular expression of the guard's text, made of
+// the parts guard writes.
+func guardPattern() string {
+	q := func(part string) string {
+		return strings.NewReplacer(
+			"TABLE", tablePref+`[0-9a-f]{8}`,
+			"INDEX", `[0-9]+`,
+			"ID", `[\p{L}_][\p{L}\p{Nd}_]*`,
+			"EXIT", `(?:`+regexp.QuoteMeta(guardExit)+`|`+strings.Replace(regexp.QuoteMeta(guardExitErr), "ID", `[\p{L}_][\p{L}\p{Nd}_]*`, 1)+`)`,
+		).Replace(regexp.QuoteMeta(part))
+	}
+	return q(guardOpen) + `(?:` + q(guardArg) + `)*(?:` + q(guardDefer) + `|` + q(guardDeferFunc) + `(?:` + q(guardResult) + `)*` + q(guardFuncEnd) + `)` + q(guardClose)
+}
 
 // Instrumented reports whether src holds calltrail's instrumentation, as
 // File left it or reformatted since.

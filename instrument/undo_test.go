@@ -216,3 +216,23 @@ func TestCRLF(t *testing.T) {
 		t.Errorf("Undo: %v, %q", err, back)
 	}
 }
+
+// TestGuardPattern: Undo's pattern recognizes every form of guard File
+// writes, and only the whole guard.
+func TestGuardPattern(t *testing.T) {
+	for _, f := range []fn{
+		{},
+		{errName: "__ctErr"},
+		{args: []string{"x", "__cta1"}},
+		{vals: []string{"r"}},
+		{args: []string{"ü"}, vals: []string{"__ctr0", "err"}, errName: "err"},
+	} {
+		g := guard("__ctf_0123abcd", 17, f)
+		if loc := guardRE.FindStringIndex(g); loc == nil || loc[0] != 0 || loc[1] != len(g) {
+			t.Errorf("%q: matched %v", g, loc)
+		}
+		if guardRE.MatchString(g[:len(g)-1]) {
+			t.Errorf("%q without its last byte matches", g)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/instrument"
+	"github.com/calltrail/calltrail/internal/gobuild"
 	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/internal/words"
 	"github.com/calltrail/calltrail/tracefile"
@@ -137,7 +138,7 @@ func parseTraced(fs *flag.FlagSet, a *tracedArgs, args []string, isRun bool) err
 			continue
 		}
 		switch {
-		case instrument.TakesValue(name) && !hasValue:
+		case gobuild.TakesValue(name) && !hasValue:
 			if needsValue() {
 				return usageError{fmt.Sprintf("flag %s needs a value", arg)}
 			}
@@ -158,12 +159,12 @@ func goFlagsHelp(command string) string {
 // prepare instruments the packages and returns the flags for the go
 // command: the user's, with the overlay, the tags and the linker flag the
 // exit hook needs.
-func prepare(a tracedArgs, tests bool) (*instrument.Build, []string, instrument.Stats, error) {
+func prepare(a tracedArgs, tests bool) (*gobuild.Build, []string, gobuild.Stats, error) {
 	patterns := a.packages
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &instrument.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Live: !tests}
+	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Live: !tests}
 	flags, st, err := b.Prepare()
 	if err != nil {
 		b.Close()
@@ -187,7 +188,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // goCommand runs the go command with the standard streams and the
 // environment a build needs, and returns its exit status as an exitError.
-func goCommand(b *instrument.Build, args ...string) error {
+func goCommand(b *gobuild.Build, args ...string) error {
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), b.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
@@ -270,7 +271,7 @@ func buildVerb() *verb {
 // directory and returns its path. The go command names it, as go build
 // would in the user's directory, so that the trace names the program
 // after its package rather than a temporary file.
-func buildProgram(b *instrument.Build, flags, packages []string) (string, error) {
+func buildProgram(b *gobuild.Build, flags, packages []string) (string, error) {
 	dir := filepath.Join(b.Work, "bin")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
@@ -349,7 +350,7 @@ func leftOut(omitted map[instrument.Why]int) string {
 }
 
 // noCalls says why a run recorded no call: otherwise.
-func noCalls(st instrument.Stats, otherwise string) string {
+func noCalls(st gobuild.Stats, otherwise string) string {
 	if st.Funcs == 0 {
 		return "no function was instrumented" + leftOut(st.Omitted)
 	}
@@ -370,7 +371,7 @@ func failedRun(msg string, runErr error) error {
 // summarizeRun prints what run recorded, and what to do next, reading
 // the trace once, and returns the number of calls recorded, 1 when the
 // trace cannot be read (said then).
-func summarizeRun(trace string, st instrument.Stats) uint64 {
+func summarizeRun(trace string, st gobuild.Stats) uint64 {
 	t, err := load(trace, analysis.Options{})
 	if err != nil {
 		fmt.Fprintf(errOut, "calltrail: %v\n", err)

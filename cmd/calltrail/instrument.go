@@ -2,19 +2,17 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/instrument"
+	"github.com/calltrail/calltrail/internal/gobuild"
 )
 
 func instrumentVerb() *verb {
@@ -70,12 +68,12 @@ func instrumentVerb() *verb {
 			if tags != "" {
 				flags = []string{"-tags=" + tags}
 			}
-			files, ignored, err := sourceFiles(args, flags, tests)
+			files, ignored, err := gobuild.SourceFiles(args, flags, tests)
 			if err != nil {
 				return err
 			}
 			if !undo && !inlined {
-				if opts.KeepInlined, err = inlinedIn(files, flags, tests); err != nil {
+				if opts.KeepInlined, err = gobuild.InlinedIn(files, flags, tests); err != nil {
 					return err
 				}
 			}
@@ -90,23 +88,23 @@ func instrumentVerb() *verb {
 			var results []result
 			var errs []string
 			for _, f := range files {
-				src, err := os.ReadFile(f.path)
+				src, err := os.ReadFile(f.Path)
 				if err != nil {
 					return err
 				}
-				r := result{path: f.path, src: src}
+				r := result{path: f.Path, src: src}
 				if undo {
 					if r.res, err = instrument.Undo(src); err != nil {
-						errs = append(errs, fmt.Sprintf("%s: %v", f.path, err))
+						errs = append(errs, fmt.Sprintf("%s: %v", f.Path, err))
 						continue
 					}
-					if orig, ok := originals.load(f.path); ok && instrument.SameSource(orig, r.res) {
+					if orig, ok := originals.load(f.Path); ok && instrument.SameSource(orig, r.res) {
 						r.res, r.undoneOrg = orig, true
 					}
 				} else {
 					o := opts
-					o.Package = f.pkg
-					ir, err := instrument.File(f.path, src, o)
+					o.Package = f.Pkg
+					ir, err := instrument.File(f.Path, src, o)
 					if err != nil {
 						errs = append(errs, err.Error())
 						continue
@@ -197,154 +195,6 @@ func count(bs ...bool) int {
 	return n
 }
 
-type sourceFile struct {
-	path string
-	pkg  string // import path, for function names; "" if unknown
-	dir  string // where the go command finds the package
-}
-
-// inlinedIn asks the compiler which functions of the files' packages to
-// keep inlined (see instrument.KeepInlined), from their source without
-// calltrail's instrumentation.
-func inlinedIn(files []sourceFile, flags []string, tests bool) (map[instrument.Pos]string, error) {
-	work, err := os.MkdirTemp("", "calltrail-inline-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
-	byDir := map[string][]string{} // packages, by where to ask about them
-	replace := map[string]string{}
-	for _, f := range files {
-		if f.pkg == "" {
-			return nil, fmt.Errorf("%s: not in a package the go command can build, so the compiler cannot say what it inlines; --inlined instruments every function", f.path)
-		}
-		pkg := strings.TrimSuffix(f.pkg, "_test")
-		if !slices.Contains(byDir[f.dir], pkg) {
-			byDir[f.dir] = append(byDir[f.dir], pkg)
-		}
-		src, err := os.ReadFile(f.path)
-		if err != nil {
-			return nil, err
-		}
-		if !instrument.Instrumented(src) {
-			continue
-		}
-		orig, err := instrument.Undo(src)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f.path, err)
-		}
-		abs, err := filepath.Abs(f.path)
-		if err != nil {
-			return nil, err
-		}
-		tmp := filepath.Join(work, fmt.Sprintf("%d_%s", len(replace), filepath.Base(f.path)))
-		if err := os.WriteFile(tmp, orig, 0o644); err != nil {
-			return nil, err
-		}
-		replace[abs] = tmp
-	}
-	overlay := ""
-	if len(replace) > 0 {
-		js, err := json.Marshal(struct{ Replace map[string]string }{replace})
-		if err != nil {
-			return nil, err
-		}
-		overlay = filepath.Join(work, "overlay.json")
-		if err := os.WriteFile(overlay, js, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	all := map[instrument.Pos]string{}
-	for dir, pkgs := range byDir {
-		set, err := instrument.KeepInlined(instrument.InlineQuery{Dir: dir, Flags: flags, Packages: pkgs, Tests: tests, Overlay: overlay})
-		if err != nil {
-			return nil, fmt.Errorf("%v; --inlined instruments every function without asking", err)
-		}
-		maps.Copy(all, set)
-	}
-	return all, nil
-}
-
-// sourceFiles lists the files args name: .go files, or packages as the
-// go command takes them, chosen by build flags. It also returns the files
-// of those packages that the build constraints leave out. It refuses
-// packages of the Go distribution and of the module cache, which are not
-// the user's to change.
-func sourceFiles(args, flags []string, tests bool) (files []sourceFile, ignored []string, err error) {
-	modcache := ""
-	// notYours refuses the packages of the Go distribution and of the
-	// module cache, named by a pattern or by one of their files.
-	notYours := func(p instrument.Package) error {
-		if p.Standard {
-			return fmt.Errorf("%s: part of the Go distribution, not yours to change; calltrail build, run and test trace your code and your modules' dependencies", p.ImportPath)
-		}
-		if modcache == "" {
-			modcache = goEnv("GOMODCACHE")
-		}
-		if p.Module != nil && !p.Module.Main && modcache != "" && strings.HasPrefix(p.Dir, modcache+string(filepath.Separator)) {
-			return fmt.Errorf("%s: in the module cache, not yours to change; calltrail build, run and test trace your dependencies in copies of their own", p.ImportPath)
-		}
-		return nil
-	}
-	for _, a := range args {
-		if strings.HasSuffix(a, ".go") {
-			if _, err := os.Stat(a); err != nil {
-				return nil, nil, err
-			}
-			pkg := ""
-			if ps, err := instrument.List(filepath.Dir(a), flags, false, "."); err == nil && len(ps) == 1 {
-				if err := notYours(ps[0]); err != nil {
-					return nil, nil, fmt.Errorf("%s: %v", a, err)
-				}
-				if ps[0].Error == nil {
-					pkg = ps[0].ImportPath
-				}
-			}
-			files = append(files, sourceFile{a, pkg, filepath.Dir(a)})
-			continue
-		}
-		pkgs, err := instrument.List(".", flags, false, a)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, p := range pkgs {
-			if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 {
-				return nil, nil, fmt.Errorf("%s: %s", a, p.Error.Err)
-			}
-			if err := notYours(p); err != nil {
-				return nil, nil, err
-			}
-			names := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
-			if tests {
-				names = append(names, p.TestGoFiles...)
-				names = append(names, p.XTestGoFiles...)
-			}
-			for _, n := range names {
-				pkg := p.ImportPath
-				if strings.HasSuffix(n, "_test.go") && slices.Contains(p.XTestGoFiles, n) {
-					pkg += "_test"
-				}
-				files = append(files, sourceFile{filepath.Join(p.Dir, n), pkg, "."})
-			}
-			for _, n := range p.IgnoredGoFiles {
-				if tests || !strings.HasSuffix(n, "_test.go") {
-					ignored = append(ignored, filepath.Join(p.Dir, n))
-				}
-			}
-		}
-	}
-	return files, ignored, nil
-}
-
-// goEnv returns the go command's value of a variable, "" if unknown.
-func goEnv(name string) string {
-	out, err := exec.Command("go", "env", name).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // lineDiff is a unified diff of two versions of a file whose lines
 // correspond one to one, as instrumenting keeps them, but for lines added
 // at the end.
@@ -392,7 +242,7 @@ func adviseRequire(dir string) {
 	if err != nil {
 		return // not a module: nothing to advise
 	}
-	rt, err := instrument.RuntimeModule(calltrail.Source())
+	rt, err := gobuild.RuntimeModule(calltrail.Source())
 	if err != nil {
 		return
 	}

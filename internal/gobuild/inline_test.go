@@ -1,10 +1,12 @@
-package instrument
+package gobuild
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calltrail/calltrail/instrument"
 )
 
 // TestKeepInlined asks the compiler about testdata/inline, whose comments
@@ -15,14 +17,16 @@ func TestKeepInlined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(line, col int) Pos { return Pos{filepath.Join(dir, "inline.go"), line, col} }
-	kept := map[string]Pos{
+	at := func(line, col int) instrument.Pos {
+		return instrument.Pos{File: filepath.Join(dir, "inline.go"), Line: line, Col: col}
+	}
+	kept := map[string]instrument.Pos{
 		"newPoint":  at(10, 6),
 		"newDigest": at(57, 6),
 		"NewDigest": at(66, 6),
 		"ptr":       at(101, 6),
 	}
-	traced := map[string]Pos{
+	traced := map[string]instrument.Pos{
 		"norm":        at(13, 6),
 		"Sum":         at(17, 6),
 		"first":       at(20, 6),
@@ -68,7 +72,7 @@ func TestKeepInlined(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := File(filepath.Join(dir, "inline.go"), src, Options{Package: "example.com/inline", KeepInlined: got})
+		res, err := instrument.File(filepath.Join(dir, "inline.go"), src, instrument.Options{Package: "example.com/inline", KeepInlined: got})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +87,7 @@ func TestKeepInlined(t *testing.T) {
 			t.Errorf("%d functions left out, want the %d kept inlined: %+v", len(res.Omitted), len(kept), res.Omitted)
 		}
 		for _, o := range res.Omitted {
-			if o.Why != WhyInlined || o.Detail == "" || o.Line == 0 {
+			if o.Why != instrument.WhyInlined || o.Detail == "" || o.Line == 0 {
 				t.Errorf("omitted %+v", o)
 			}
 		}

@@ -1,10 +1,12 @@
-package instrument
+package gobuild
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/calltrail/calltrail/instrument"
 )
 
 // StdRuntimePath is the import path of the runtime as the standard
@@ -29,7 +31,7 @@ const Enabled = true
 
 type Call uint64
 
-type Func struct {
+type instrument.Func struct {
 	Name string
 	File string
 	Line int
@@ -37,7 +39,7 @@ type Func struct {
 }
 
 //go:linkname Enter
-func Enter(f *Func) Call
+func Enter(f *instrument.Func) Call
 
 //go:linkname Exit
 func Exit(c Call)
@@ -82,7 +84,7 @@ func (b *Build) stdBlocked() string {
 // runtimeDeps lists the packages of the standard library calltrail's
 // runtime depends on, in this build.
 func (b *Build) runtimeDeps(flags []string) (map[string]bool, error) {
-	pkgs, err := list(b.Dir, b.Env, flags, true, RuntimePath)
+	pkgs, err := list(b.Dir, b.Env, flags, true, instrument.RuntimePath)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package instrument
+package gobuild
 
 import (
 	"encoding/json"
@@ -8,20 +8,22 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+
+	"github.com/calltrail/calltrail/instrument"
 )
 
 // keep returns, of the inlined functions, those whose body holds a value
 // the compiler moves or lets escape to the heap, and that are not
 // recursive: each with the compiler's first such line. Files are read
 // through the overlay, which maps a file to the copy the compiler read.
-func (r inlineReport) keep(inlined map[Pos]bool, overlay map[string]string) (map[Pos]string, error) {
-	byFile := map[string][]Pos{}
+func (r inlineReport) keep(inlined map[instrument.Pos]bool, overlay map[string]string) (map[instrument.Pos]string, error) {
+	byFile := map[string][]instrument.Pos{}
 	for p := range inlined {
 		if len(r.heap[p.File]) > 0 {
 			byFile[p.File] = append(byFile[p.File], p)
 		}
 	}
-	kept := map[Pos]string{}
+	kept := map[instrument.Pos]string{}
 	graphs := map[string]*callGraph{} // by directory and package name
 	for file, ps := range byFile {
 		fset := token.NewFileSet()
@@ -48,7 +50,7 @@ func (r inlineReport) keep(inlined map[Pos]bool, overlay map[string]string) (map
 					}
 					graphs[key] = g
 				}
-				if g.recursive(declName(fn.decl)) {
+				if g.recursive(instrument.DeclName(fn.decl)) {
 					continue
 				}
 			}
@@ -173,7 +175,7 @@ func newCallGraph(files []*ast.File) *callGraph {
 				if d.Recv == nil {
 					funcs[d.Name.Name] = true
 				} else {
-					methods[d.Name.Name] = append(methods[d.Name.Name], declName(d))
+					methods[d.Name.Name] = append(methods[d.Name.Name], instrument.DeclName(d))
 				}
 			}
 		}
@@ -185,7 +187,7 @@ func newCallGraph(files []*ast.File) *callGraph {
 			if !ok || d.Body == nil {
 				continue
 			}
-			from := declName(d)
+			from := instrument.DeclName(d)
 			ast.Inspect(d.Body, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
 				if !ok {
@@ -219,7 +221,7 @@ func genericName(name string, files []*ast.File) string {
 	for _, f := range files {
 		for _, d := range f.Decls {
 			if d, ok := d.(*ast.FuncDecl); ok && d.Recv == nil && d.Name.Name == name {
-				return declName(d)
+				return instrument.DeclName(d)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package instrument
+package gobuild
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/calltrail/calltrail/instrument"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -34,9 +34,9 @@ type Build struct {
 	// Instrument, if set, is the go list patterns of the packages to
 	// instrument; otherwise every package of the main module is.
 	Instrument []string
-	Tests      bool    // instrument test files too
-	Options    Options // function filters
-	Runtime    fs.FS   // the runtime's source, as calltrail.Source returns it
+	Tests      bool               // instrument test files too
+	Options    instrument.Options // function filters
+	Runtime    fs.FS              // the runtime's source, as calltrail.Source returns it
 	// TraceInlined traces every function the compiler inlines, even
 	// those otherwise kept inlined to keep a value off the heap (see
 	// KeepInlined).
@@ -53,23 +53,23 @@ type Build struct {
 // Stats says what Prepare instrumented.
 type Stats struct {
 	Packages, Files, Funcs, Lines int
-	Omitted                       map[Why]int // functions left untraced, by why
+	Omitted                       map[instrument.Why]int // functions left untraced, by why
 	// Refused are the packages of the standard library --pkgs matched
 	// that cannot be traced (see stdRefused).
 	Refused []string
 }
 
 // count adds a file's omitted functions to st.
-func (st *Stats) count(omitted []Omitted) {
+func (st *Stats) count(omitted []instrument.Omitted) {
 	for _, o := range omitted {
 		st.omit(o.Why, 1)
 	}
 }
 
 // omit adds n functions left untraced for why.
-func (st *Stats) omit(why Why, n int) {
+func (st *Stats) omit(why instrument.Why, n int) {
 	if st.Omitted == nil {
-		st.Omitted = map[Why]int{}
+		st.Omitted = map[instrument.Why]int{}
 	}
 	st.Omitted[why] += n
 }
@@ -105,7 +105,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			return nil, st, err
 		}
 		b.Env = []string{"GOWORK=" + gowork}
-	} else if mod.Path != RuntimePath {
+	} else if mod.Path != instrument.RuntimePath {
 		modfile, err := b.modFile(mod)
 		if err != nil {
 			return nil, st, err
@@ -147,7 +147,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	}
 	replace := map[string]string{}
 	opts := b.Options
-	opts.Runtime = RuntimePath
+	opts.Runtime = instrument.RuntimePath
 	deps := map[string]*depModule{} // modules in the module cache, by path
 	modcache := goEnv(b.Dir, "GOMODCACHE")
 	inCache := func(dir string) bool {
@@ -256,7 +256,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			if err != nil {
 				return nil, st, err
 			}
-			res, err := File(src, data, o)
+			res, err := instrument.File(src, data, o)
 			if err != nil {
 				return nil, st, err
 			}
@@ -340,32 +340,21 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			return nil, st, err
 		}
 	}
-	js, err := json.Marshal(struct{ Replace map[string]string }{replace})
+	overlay, err := writeOverlay(b.Work, replace)
 	if err != nil {
-		return nil, st, err
-	}
-	overlay := filepath.Join(b.Work, "overlay.json")
-	if err := os.WriteFile(overlay, js, 0o644); err != nil {
 		return nil, st, err
 	}
 	return buildFlags(user, goMinor(b.Dir), append(out, "-overlay="+overlay)...), st, nil
 }
 
 // addCoverage adds what File did to the file at path to c.
-func addCoverage(c *tracefile.Coverage, path string, res Result) {
+func addCoverage(c *tracefile.Coverage, path string, res instrument.Result) {
 	for _, f := range res.Funcs {
 		c.Traced = append(c.Traced, f.Name)
 	}
 	for _, o := range res.Omitted {
 		c.Omitted = append(c.Omitted, tracefile.Omitted{Name: o.Name, File: filepath.Base(path), Line: o.Line, Why: string(o.Why), Detail: o.Detail})
 	}
-}
-
-// coverageDecl is the declaration that registers c with the runtime when
-// its package initialises: appended to one of the package's instrumented
-// files, which import the runtime already.
-func coverageDecl(c tracefile.Coverage) string {
-	return fmt.Sprintf("\nvar _ = %s.Coverage(%s)\n", importName, strconv.Quote(string(tracefile.AppendCoverage(nil, c))))
 }
 
 // appendCoverage appends the declaration registering c to the
@@ -375,7 +364,7 @@ func appendCoverage(path string, c tracefile.Coverage) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(coverageDecl(c))
+	_, err = f.WriteString(instrument.CoverageDecl(c))
 	return errors.Join(err, f.Close())
 }
 
@@ -566,13 +555,13 @@ func editReplaces(modfile, dir, rt string) error {
 			old += "@" + r.Old.Version
 		}
 		switch {
-		case r.Old.Path == RuntimePath:
+		case r.Old.Path == instrument.RuntimePath:
 			args = append(args, "-dropreplace="+old)
 		case r.New.Version == "" && (strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../")):
 			args = append(args, "-replace="+old+"="+filepath.Join(dir, r.New.Path))
 		}
 	}
-	args = append(args, "-droprequire="+RuntimePath, "-require="+RuntimePath+"@v0.0.0-calltrail", "-replace="+RuntimePath+"="+rt, modfile)
+	args = append(args, "-droprequire="+instrument.RuntimePath, "-require="+instrument.RuntimePath+"@v0.0.0-calltrail", "-replace="+instrument.RuntimePath+"="+rt, modfile)
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("go mod edit: %v: %s", err, out)
 	}
@@ -586,9 +575,9 @@ func runtimePackages(src fs.FS) (map[string]bool, error) {
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if dir := path.Dir(p); dir == "." {
-				own[RuntimePath] = true
+				own[instrument.RuntimePath] = true
 			} else {
-				own[RuntimePath+"/"+dir] = true
+				own[instrument.RuntimePath+"/"+dir] = true
 			}
 		}
 		return err
@@ -620,7 +609,7 @@ type depModule struct {
 // instrumented, in the user's cache directory at a path named by what
 // goes into it, and returns the copy's directory and the functions
 // instrumented and left out.
-func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, error) {
+func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string, Stats, error) {
 	type edit struct {
 		rel string
 		src []byte
@@ -639,7 +628,7 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, err
 			}
 			o := opts
 			o.Package = p.ImportPath
-			res, err := File(path, data, o)
+			res, err := instrument.File(path, data, o)
 			if err != nil {
 				return "", st, err
 			}
@@ -657,7 +646,7 @@ func (b *Build) instrumentModule(d *depModule, opts Options) (string, Stats, err
 		}
 		if len(edits) > first {
 			last := &edits[len(edits)-1]
-			last.src = append(last.src, coverageDecl(cov)...)
+			last.src = append(last.src, instrument.CoverageDecl(cov)...)
 		}
 	}
 	h := sha256.New()
@@ -791,7 +780,7 @@ func RuntimeModule(src fs.FS) (string, error) {
 			return "", err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+RuntimePath+"\n\ngo 1.22\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+instrument.RuntimePath+"\n\ngo 1.22\n"), 0o644); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -805,7 +794,7 @@ func RuntimeModule(src fs.FS) (string, error) {
 }
 
 // LivePath is the import path of the runtime's control endpoint.
-const LivePath = RuntimePath + "/live"
+const LivePath = instrument.RuntimePath + "/live"
 
 // addLive adds to the package in dir a file that imports package live.
 func (b *Build) addLive(dir string, replace map[string]string) error {

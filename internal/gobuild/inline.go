@@ -1,4 +1,4 @@
-package instrument
+package gobuild
 
 import (
 	"bufio"
@@ -10,15 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-)
 
-// Pos names a function by where the compiler reports it: the absolute
-// path of its file, and the line and column of its name (of the func
-// keyword, for a function literal).
-type Pos struct {
-	File      string
-	Line, Col int
-}
+	"github.com/calltrail/calltrail/instrument"
+)
 
 // InlineQuery asks the compiler which functions of some packages it
 // inlines.
@@ -67,7 +61,7 @@ func (q InlineQuery) targets() []string {
 // It compiles the packages as the build would, with -m added to their
 // compiler flags, through go list -export: the go command caches the
 // result, and replays the compiler's report when nothing has changed.
-func KeepInlined(q InlineQuery) (map[Pos]string, error) {
+func KeepInlined(q InlineQuery) (map[instrument.Pos]string, error) {
 	dir, err := filepath.Abs(q.Dir)
 	if err != nil {
 		return nil, err
@@ -134,9 +128,9 @@ func KeepInlined(q InlineQuery) (map[Pos]string, error) {
 
 // inlineReport is what the compiler said, per package.
 type inlineReport struct {
-	decls map[string]map[Pos]string  // import path -> inlinable functions: position -> name
-	calls map[string]map[string]bool // import path -> names of the functions it inlined calls of
-	heap  map[string][]escape        // file -> values moved or escaping to the heap
+	decls map[string]map[instrument.Pos]string // import path -> inlinable functions: position -> name
+	calls map[string]map[string]bool           // import path -> names of the functions it inlined calls of
+	heap  map[string][]escape                  // file -> values moved or escaping to the heap
 }
 
 // escape is a value the compiler reports moved or escaping to the heap.
@@ -155,7 +149,7 @@ var (
 )
 
 func parseInlining(dir string, stderr []byte) inlineReport {
-	r := inlineReport{decls: map[string]map[Pos]string{}, calls: map[string]map[string]bool{}, heap: map[string][]escape{}}
+	r := inlineReport{decls: map[string]map[instrument.Pos]string{}, calls: map[string]map[string]bool{}, heap: map[string][]escape{}}
 	pkg := ""
 	sc := bufio.NewScanner(bytes.NewReader(stderr))
 	sc.Buffer(nil, 1<<20)
@@ -173,9 +167,9 @@ func parseInlining(dir string, stderr []byte) inlineReport {
 			l, _ := strconv.Atoi(m[2])
 			c, _ := strconv.Atoi(m[3])
 			if r.decls[pkg] == nil {
-				r.decls[pkg] = map[Pos]string{}
+				r.decls[pkg] = map[instrument.Pos]string{}
 			}
-			r.decls[pkg][Pos{filepath.Clean(file), l, c}] = plainName(m[4])
+			r.decls[pkg][instrument.Pos{File: filepath.Clean(file), Line: l, Col: c}] = plainName(m[4])
 			continue
 		}
 		if m := heapRE.FindStringSubmatch(line); m != nil && !constRE.MatchString(m[4]) {
@@ -203,8 +197,8 @@ func parseInlining(dir string, stderr []byte) inlineReport {
 // inlined: in their own package, where the compiler names them as it
 // declared them, or in another, where it qualifies them with their
 // package's name.
-func (r inlineReport) inlined(names map[string]string) map[Pos]bool {
-	set := map[Pos]bool{}
+func (r inlineReport) inlined(names map[string]string) map[instrument.Pos]bool {
+	set := map[instrument.Pos]bool{}
 	for pkg, decls := range r.decls {
 		qual := names[pkg] + "."
 		for pos, name := range decls {
