@@ -31,7 +31,7 @@ const Enabled = true
 
 type Call uint64
 
-type instrument.Func struct {
+type Func struct {
 	Name string
 	File string
 	Line int
@@ -39,7 +39,7 @@ type instrument.Func struct {
 }
 
 //go:linkname Enter
-func Enter(f *instrument.Func) Call
+func Enter(f *Func) Call
 
 //go:linkname Exit
 func Exit(c Call)
