@@ -22,6 +22,9 @@ import (
 // Name is the function's name as Go's runtime gives it ("main.(*T).M",
 // "main.main.func1"). The function gets its id the first time it is
 // entered.
+//
+// For generated code: programs need not use it (see the package
+// documentation).
 type Func struct {
 	Name string
 	File string
@@ -39,6 +42,9 @@ var recording atomic.Bool
 // Enter records that the calling goroutine entered f, and returns the Call
 // to pass to Exit when f is left. It returns the zero Call, on which Exit
 // does nothing, when tracing is off or its buffers are full.
+//
+// For generated code: programs need not call it (see the package
+// documentation).
 func Enter(f *Func) Call {
 	if !Enabled || !recording.Load() {
 		return 0
@@ -49,6 +55,9 @@ func Enter(f *Func) Call {
 // Exit records the end of call c, whether its function returned, panicked
 // or called runtime.Goexit. It must run on the goroutine that entered, as
 // a deferred call does.
+//
+// For generated code: programs need not call it (see the package
+// documentation).
 func Exit(c Call) {
 	if Enabled && c != 0 {
 		tr.exit(c)
@@ -70,6 +79,9 @@ func Exit(c Call) {
 // The message comes from the error's own Error method, which is the
 // program's code: its time counts in the call's, but the calls it makes
 // are not recorded, since the program did not make them.
+//
+// For generated code: programs need not call it (see the package
+// documentation).
 func ExitErr(c Call, err *error) {
 	if Enabled && c != 0 {
 		var id uint32

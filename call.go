@@ -7,6 +7,9 @@ import "github.com/calltrail/calltrail/tracefile"
 // bit opBits up, the function id shifted left by two below. Its top two
 // bits are flags. The zero Call means the call is not recorded (tracing
 // off, or the call dropped), and its Exit does nothing.
+//
+// For generated code: programs need not use it (see the package
+// documentation).
 type Call uint64
 
 const (

@@ -17,6 +17,9 @@ var coverage struct {
 // coverage chunk encoded at build time (see tracefile.AppendCoverage);
 // the trace carries it as it is. It returns true, so that the call can
 // initialise a variable.
+//
+// For generated code: programs need not call it (see the package
+// documentation).
 func Coverage(payload string) bool {
 	coverage.mu.Lock()
 	defer coverage.mu.Unlock()

@@ -16,7 +16,7 @@
 // tag: without it Enabled is a false constant and the guard compiles to
 // nothing at all. With the tag, tracing starts when the package is
 // initialised and is configured by the environment: CALLTRAIL=off turns it
-// off, CALLTRAIL_OUT names the trace file (calltrail.out), CALLTRAIL_TEXT
+// off (and leaves starting it to Start), CALLTRAIL_OUT names the trace file (calltrail.out), CALLTRAIL_TEXT
 // prints the calls live, CALLTRAIL_BUFFER bounds the memory for events
 // (32MiB), CALLTRAIL_FLUSH sets how often the file is written (100ms).
 //
@@ -29,12 +29,15 @@
 //
 // # What programs call
 //
-// [Trace] traces a function by hand; [Stop] ends tracing and completes
-// the trace (before os.Exit), [Flush] writes what is buffered, [Pause]
-// and [Resume] switch recording off and on. With the flight recorder,
-// [Snapshot] and [SnapshotLast] write its window, [Capture] and
-// [CaptureContext] the calls of the next moments; [ReadCounters] gives
-// the running totals. Package live serves all of this over HTTP.
+// [Start] traces the program to a writer with [Options], as the
+// environment does to a file, and a [FlightRecorder] keeps its last calls
+// in memory to write when asked; [Trace] traces a function by hand; [Stop]
+// ends tracing and completes the trace (before os.Exit), [Flush] writes
+// what is buffered, [Pause] and [Resume] switch recording off and on.
+// With the flight recorder the environment started, [Snapshot] and
+// [SnapshotLast] write its window, [Capture] and [CaptureContext] the
+// calls of the next moments; [ReadCounters] gives the running totals.
+// Package live serves all of this over HTTP.
 //
 // # What generated code calls
 //

@@ -16,6 +16,9 @@ var source embed.FS
 // Source returns the source files of the runtime and the packages it
 // imports, test files and this file excepted, with paths relative to the
 // module root.
+//
+// For the calltrail command: programs need not call it (see the package
+// documentation).
 func Source() fs.FS {
 	return sourceFS{source}
 }

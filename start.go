@@ -2,6 +2,7 @@ package calltrail
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -282,7 +284,96 @@ func init() {
 // most, whatever CALLTRAIL_TRIGGER_EVERY says.
 const minTriggerEvery = time.Second
 
-// start begins tracing the program as the environment says.
+// Options configure tracing started by Start or by a FlightRecorder.
+// The zero Options are the defaults the environment's variables have in
+// a program built with calltrail build, run or test.
+type Options struct {
+	// Buffer bounds the memory for calls not yet written, in bytes
+	// (CALLTRAIL_BUFFER); 0 means 32 MiB. The flight recorder keeps its
+	// window within it.
+	Buffer int
+	// Flush is how often the trace is written (CALLTRAIL_FLUSH); 0
+	// means every 100ms, and more than a minute is a minute.
+	Flush time.Duration
+	// Drop has a goroutine whose buffer is full drop its calls, counted
+	// in the trace, rather than wait for the writer (CALLTRAIL_FULL=drop).
+	Drop bool
+	// Paused starts with recording switched off, until Resume
+	// (CALLTRAIL=paused).
+	Paused bool
+}
+
+// options returns the runtime's settings for o.
+func (o Options) options() options {
+	in := options{buffer: defaultBuffer, every: 100 * time.Millisecond, paused: o.Paused}
+	if o.Buffer > 0 {
+		in.buffer = o.Buffer
+	}
+	if o.Flush > 0 {
+		in.every = min(o.Flush, time.Minute)
+	}
+	if o.Drop {
+		in.full = fullDrop
+	}
+	return in
+}
+
+// ErrStarted is Start's error when the program is traced already: by
+// the environment of a program built with calltrail build, run or test,
+// unless CALLTRAIL=off leaves starting to Start, or by an earlier Start.
+// A process is traced once, to one trace.
+var ErrStarted = errors.New("calltrail: tracing started already (once a process; CALLTRAIL=off leaves it to Start)")
+
+// Start traces the program to w until Stop: the enter and exit of every
+// call of a traced function, with its goroutine and nanosecond times, in
+// the trace format package tracefile reads. Start fails with ErrStarted
+// if the program is traced already. Unlike tracing started by the
+// environment, it installs no signal handler and does not close w: a
+// program that wants its trace complete when interrupted calls Stop
+// itself. Without the calltrail build tag, Start does nothing and
+// returns nil.
+func Start(w io.Writer, o Options) error {
+	if !Enabled {
+		return nil
+	}
+	if w == nil {
+		return errors.New("calltrail: Start with a nil writer")
+	}
+	return begin(o.options(), nopCloser{w}, nil, nil, false)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// starting makes Start, a FlightRecorder and the environment start
+// tracing one at a time.
+var starting sync.Mutex
+
+// begin starts tracing with o, to out, the calls shown as they happen on
+// text if it is not nil; with signals, completing the trace on SIGINT and
+// SIGTERM.
+func begin(o options, out io.WriteCloser, text io.Writer, textCloser io.Closer, signals bool) error {
+	starting.Lock()
+	defer starting.Unlock()
+	if tr != nil {
+		return ErrStarted
+	}
+	t, err := newTracer(o, out, text, textCloser)
+	if err != nil {
+		return err
+	}
+	tr = t
+	recording.Store(!o.paused)
+	if signals {
+		handleSignals(t)
+	}
+	return nil
+}
+
+// start begins tracing the program as the environment says: the
+// environment's variables read, in one place (optionsFromEnv), and handed
+// to begin, as Start hands its Options.
 func start() error {
 	o, err := optionsFromEnv()
 	if err != nil {
@@ -310,14 +401,10 @@ func start() error {
 		}
 		text, textCloser = tf, tf
 	}
-	t, err := newTracer(o, f, text, textCloser)
-	if err != nil {
+	if err := begin(o, f, text, textCloser, true); err != nil {
 		f.Close()
 		return err
 	}
-	tr = t
-	recording.Store(!o.paused)
-	handleSignals(t)
 	return nil
 }
 

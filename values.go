@@ -20,6 +20,9 @@ import (
 //		if calltrail.Enabled { if c := calltrail.Enter(&_ctf[0]); c != 0 { calltrail.Arg(c, name); calltrail.Arg(c, n); defer func() { calltrail.Result(c, __ctr0); calltrail.ExitErr(c, &__ctErr) }() } }
 //		...
 //	}
+//
+// For generated code: programs need not call it (see the package
+// documentation).
 func Arg[T any](c Call, v T) {
 	if Enabled && c != 0 {
 		k, bits, s := valueOf(&v)
@@ -28,6 +31,9 @@ func Arg[T any](c Call, v T) {
 }
 
 // Result records a result of call c: see Arg.
+//
+// For generated code: programs need not call it (see the package
+// documentation).
 func Result[T any](c Call, v T) {
 	if Enabled && c != 0 {
 		k, bits, s := valueOf(&v)
