@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"bytes"
 	"maps"
 	"regexp"
 	"slices"
@@ -16,15 +15,7 @@ import (
 // build makes a trace from a script (see tracetest.Build).
 func build(t *testing.T, script string) *tracefile.Reader {
 	t.Helper()
-	data, err := tracetest.Build(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := tracefile.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return tracetest.Read(t, script)
 }
 
 // figures are a function's figures, comparable.

@@ -23,6 +23,7 @@ import (
 	"github.com/calltrail/calltrail/instrument"
 	"github.com/calltrail/calltrail/internal/gobuild"
 	"github.com/calltrail/calltrail/internal/indented"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/internal/words"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -391,13 +392,13 @@ func summarizeRun(trace string, st gobuild.Stats) uint64 {
 		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", indented.Round(time.Duration(p.Stats.HeldNs)))
 	}
 	fmt.Fprintf(errOut, "\n")
-	writeFindings(errOut, t.Findings)
+	text.Findings(errOut, t.Findings)
 	if funcs := t.Functions("self", 5); len(funcs) > 0 {
 		fmt.Fprintf(errOut, "calltrail: top functions by self time:\n")
 		tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
 		for _, f := range funcs {
-			fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", dur(f.SelfNs), dur(f.TotalNs), f.Calls, f.Name)
+			fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", text.Duration(f.SelfNs), text.Duration(f.TotalNs), f.Calls, f.Name)
 		}
 		tw.Flush()
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/store"
 )
@@ -78,7 +79,7 @@ func chainsVerb() *verb {
 			if failed {
 				messages = -1
 			}
-			writeChains(out, chains, messages)
+			text.Chains(out, chains, messages)
 			return nil
 		},
 	}

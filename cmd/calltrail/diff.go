@@ -3,12 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/store"
 )
@@ -80,51 +79,16 @@ func diffVerb() *verb {
 			if lf.json {
 				return writeJSON(out, d)
 			}
-			writeDiff(out, "function (self time)", d.Functions)
+			text.Diff(out, "function (self time)", d.Functions)
 			fmt.Fprintln(out)
-			writeDiff(out, "chain (total time)", d.Chains)
+			text.Diff(out, "chain (total time)", d.Chains)
 			if len(d.Errors) > 0 {
 				fmt.Fprintln(out)
-				writeErrorDiff(out, d.Errors)
+				text.ErrorDiff(out, d.Errors)
 			}
 			return nil
 		},
 	}
-}
-
-func writeDiff(w io.Writer, what string, cs []query.Change) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "base\tnew\tchange\tbase calls\tnew calls\t\t%s\n", what)
-	for _, c := range cs {
-		note := ""
-		switch {
-		case c.Appeared:
-			note = " (new)"
-		case c.Vanished:
-			note = " (gone)"
-		}
-		sign, d := "+", c.DeltaNs
-		if d < 0 {
-			sign, d = "-", -d
-		}
-		name := c.Name
-		if name == "" {
-			name = query.Text(c.Chain, " -> ")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%d\t%d\t\t%s%s\n", dur(c.BaseNs), dur(c.NewNs), sign, dur(d), c.BaseCalls, c.NewCalls, name, note)
-	}
-	tw.Flush()
-}
-
-// writeErrorDiff prints the functions whose share of failed calls changed.
-func writeErrorDiff(w io.Writer, cs []query.Change) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "base failed\tnew failed\tchange\t\tfunction (share of calls failed)\n")
-	for _, c := range cs {
-		b, a := c.ErrorRate()
-		fmt.Fprintf(tw, "%d/%d %.1f%%\t%d/%d %.1f%%\t%+.1f pts\t\t%s\n", c.BaseErrors, c.BaseCalls, 100*b, c.NewErrors, c.NewCalls, 100*a, 100*(a-b), c.Name)
-	}
-	tw.Flush()
 }
 
 // side is the selection sel narrowed by labels k=v[,k=v], service=NAME

@@ -8,6 +8,7 @@ import (
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/flame"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/web"
 )
@@ -77,7 +78,7 @@ func flameVerb() *verb {
 			weight, kind := query.Wall, "wall time"
 			if cpu || wait {
 				if t.Profile.ThinCPU {
-					return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, dur(t.Profile.TotalCPU), analysis.MinCPU)
+					return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, text.Duration(t.Profile.TotalCPU), analysis.MinCPU)
 				}
 				if !t.Profile.HasCPU {
 					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)

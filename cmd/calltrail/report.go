@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
-	"time"
 
-	"github.com/calltrail/calltrail/internal/words"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/tracefile"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
-	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -111,7 +108,7 @@ func reportVerb() *verb {
 					fmt.Fprintln(out, "no calls")
 					return nil
 				}
-				writeReport(out, funcs, false)
+				text.Report(out, funcs, false)
 				return nil
 			}
 			t, err := ff.load(args, analysis.Options{})
@@ -129,8 +126,8 @@ func reportVerb() *verb {
 					Functions []query.Function   `json:"functions"`
 				}{findings, funcs})
 			}
-			writeFindings(out, t.Findings)
-			writeReport(out, funcs, t.Profile.HasCPU)
+			text.Findings(out, t.Findings)
+			text.Report(out, funcs, t.Profile.HasCPU)
 			return nil
 		},
 	}
@@ -143,89 +140,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// writeFindings prints findings as numbered paragraphs, and a blank line.
-func writeFindings(w io.Writer, fs []diagnose.Finding) {
-	if len(fs) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "Findings:")
-	for i, f := range fs {
-		fmt.Fprintf(w, "%d. %s\n", i+1, f.Message)
-	}
-	fmt.Fprintln(w)
-}
-
-// errorText writes an error as replay does: *fs.PathError "open x: …".
-
-func dur(ns int64) string { return indented.Round(time.Duration(ns)).String() }
-
-func writeReport(w io.Writer, funcs []query.Function, split bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "self\ttotal\tcalls\tmean\tp50\tp99\tmax\tpanics\terrors\t"
-	if split {
-		head += "cpu\ttracing\twait\t"
-	}
-	fmt.Fprintf(tw, "%s\tfunction\n", head)
-	for _, f := range funcs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t", dur(f.SelfNs), dur(f.TotalNs), f.Calls,
-			dur(f.MeanNs), dur(f.P50Ns), dur(f.P99Ns), dur(f.MaxNs), f.Panics, f.Errors)
-		name := f.Name
-		if split {
-			var cpu, tracing, wait int64
-			if f.CPUNs != nil {
-				cpu, tracing, wait = *f.CPUNs, *f.TracingNs, *f.WaitNs
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t", dur(cpu), dur(tracing), dur(wait))
-			if f.Mostly != "" {
-				name += " (" + f.Mostly + ")"
-			}
-		}
-		fmt.Fprintf(tw, "\t%s\n", name)
-	}
-	tw.Flush()
-}
-
-// writeChains prints chains, each with up to messages of its errors'
-// messages (all, if negative).
-func writeChains(w io.Writer, chains []query.Chain, messages int) {
-	if len(chains) == 0 {
-		fmt.Fprintln(w, "no calls")
-		return
-	}
-	for i, c := range chains {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%s\n", query.Text(c.Path, " -> "))
-		for _, s := range c.SpawnedFrom {
-			fmt.Fprintf(w, "  in goroutines started from %s\n", query.Text(s, " -> "))
-		}
-		fmt.Fprintf(w, "  %s, total %s, mean %s, max %s", words.Count(c.Calls, "call"), dur(c.TotalNs), dur(c.MeanNs), dur(c.MaxNs))
-		if c.Panics > 0 {
-			fmt.Fprintf(w, ", %d panicked", c.Panics)
-		}
-		if c.Errors > 0 {
-			fmt.Fprintf(w, ", %d failed", c.Errors)
-		}
-		fmt.Fprintln(w)
-		for i, m := range c.Messages {
-			if i == messages {
-				fmt.Fprintf(w, "    and %d more errors (chains --errors lists them)\n", len(c.Messages)-i)
-				break
-			}
-			fmt.Fprintf(w, "    %d× %s\n", m.Calls, m.Error)
-		}
-		for _, in := range c.Slowest {
-			note := ""
-			if in.Exit != "" {
-				note = " (" + in.Exit + ")"
-			}
-			if in.Error != nil {
-				note += " err=" + in.Error.String()
-			}
-			fmt.Fprintf(w, "    g[%02d] at %s: %s%s\n", in.G, dur(in.StartNs), dur(in.DurationNs), note)
-		}
-	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -102,7 +103,7 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 	fmt.Fprintf(tw, "calls/s\tself/s\ttotal/s\tp99\tmax\t\tfunction\n")
 	for _, f := range t.Functions(key, n) {
 		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%s\t%s\t\t%s\n", float64(f.Calls)/secs,
-			dur(int64(float64(f.SelfNs)/secs)), dur(int64(float64(f.TotalNs)/secs)), dur(f.P99Ns), dur(f.MaxNs), f.Name)
+			text.Duration(int64(float64(f.SelfNs)/secs)), text.Duration(int64(float64(f.TotalNs)/secs)), text.Duration(f.P99Ns), text.Duration(f.MaxNs), f.Name)
 	}
 	return tw.Flush()
 }
