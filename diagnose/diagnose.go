@@ -31,8 +31,10 @@ const (
 )
 
 // Findings returns at most max findings about p, the strongest first.
-// Findings from the CPU profile need at least 50ms of CPU samples.
-func Findings(p *analysis.Profile, max int) []Finding {
+// Findings from the CPU profile need at least 50ms of CPU samples. chain
+// writes a chain of p's tree as every view writes it (the query layer's
+// folded chains), for the findings that name one.
+func Findings(p *analysis.Profile, max int, chain func(*analysis.Node) string) []Finding {
 	var fs []Finding
 	wall := programTime(p)
 	for _, f := range p.Funcs {
@@ -42,7 +44,7 @@ func Findings(p *analysis.Profile, max int) []Finding {
 	}
 	fs = append(fs, self(p, wall)...)
 	fs = append(fs, churn(p)...)
-	fs = append(fs, errorFindings(p)...)
+	fs = append(fs, errorFindings(p, chain)...)
 	fs = append(fs, lost(p)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Score > fs[j].Score })
 	if len(fs) > max {

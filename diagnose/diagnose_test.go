@@ -201,7 +201,7 @@ func TestFindings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := Findings(tt.p, 5)
+			fs := Findings(tt.p, 5, pathOf(tt.p))
 			var kinds []string
 			for _, f := range fs {
 				kinds = append(kinds, f.Kind)

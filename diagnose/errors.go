@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/calltrail/calltrail/analysis"
 )
@@ -31,7 +30,7 @@ const (
 //   - discarded: a function returning errors in many calls, which its
 //     callers drop and carry on, paying for each error built;
 //   - growth: a function whose share of failed calls grows over the run.
-func errorFindings(p *analysis.Profile) []Finding {
+func errorFindings(p *analysis.Profile, chain func(*analysis.Node) string) []Finding {
 	byFunc := map[uint32][]*analysis.Node{}
 	p.Walk(func(n *analysis.Node) {
 		if f := p.Funcs[n.Func]; f != nil && f.Errors > 0 && n.Calls > 0 {
@@ -46,7 +45,7 @@ func errorFindings(p *analysis.Profile) []Finding {
 	var fs []Finding
 	for _, id := range ids {
 		f, nodes := p.Funcs[id], byFunc[id]
-		fs = append(fs, failingChain(p, f, nodes)...)
+		fs = append(fs, failingChain(p, f, nodes, chain)...)
 		fs = append(fs, discarded(p, f, nodes)...)
 		fs = append(fs, growth(p, f)...)
 	}
@@ -55,7 +54,7 @@ func errorFindings(p *analysis.Profile) []Finding {
 
 // failingChain finds the chain through which f fails most, if it fails
 // in most of its calls there and never through another chain.
-func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node) []Finding {
+func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node, chain func(*analysis.Node) string) []Finding {
 	var bad, good *analysis.Node
 	for _, n := range nodes {
 		if n.Calls < minChainCalls {
@@ -72,7 +71,7 @@ func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node)
 		return nil
 	}
 	msg := fmt.Sprintf("%s failed in %d of its %d calls through %s, and never in %d calls through %s: %s",
-		f.Name, bad.Errors, bad.Calls, chainText(p, bad.Parent), good.Calls, chainText(p, good.Parent), mostly(p, bad.ErrorIDs))
+		f.Name, bad.Errors, bad.Calls, chain(bad.Parent), good.Calls, chain(good.Parent), mostly(p, bad.ErrorIDs))
 	return []Finding{{Kind: "errors", Function: f.Name, Message: msg, Score: errorScore}}
 }
 
@@ -140,26 +139,6 @@ func growth(p *analysis.Profile, f *analysis.Func) []Finding {
 	msg := fmt.Sprintf("%s failed in %.0f%% of its calls in the first half of the run and %.0f%% in the second (%d and %d calls): errors grow with the run; %s",
 		f.Name, 100*early, 100*late, calls[0], calls[1], mostly(p, f.ErrorIDs))
 	return []Finding{{Kind: "errors", Function: f.Name, Message: msg, Score: errorScore}}
-}
-
-// chainText names chain n by its last functions: "… -> B -> C".
-func chainText(p *analysis.Profile, n *analysis.Node) string {
-	const most = 4
-	var names []string
-	for ; n != nil && n.Parent != nil; n = n.Parent {
-		if len(names) == most {
-			names = append(names, "…")
-			break
-		}
-		names = append(names, p.Name(n.Func))
-	}
-	if len(names) == 0 {
-		return "the start of a goroutine"
-	}
-	for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
-		names[i], names[j] = names[j], names[i]
-	}
-	return strings.Join(names, " -> ")
 }
 
 // overflowType is the type of the error table's last entry when the

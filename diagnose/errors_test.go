@@ -126,7 +126,7 @@ func TestErrorFindings(t *testing.T) {
 			tt.s(s)
 			p := analyse(t, s)
 			var got []string
-			for _, f := range Findings(p, 10) {
+			for _, f := range Findings(p, 10, pathOf(p)) {
 				if f.Kind == "errors" {
 					got = append(got, f.Message)
 				}
@@ -135,5 +135,17 @@ func TestErrorFindings(t *testing.T) {
 				t.Errorf("findings about errors:\n%s\nwant:\n%s", g, tt.want)
 			}
 		})
+	}
+}
+
+// pathOf writes chains for the tests as their functions' names, where
+// the query layer folds them.
+func pathOf(p *analysis.Profile) func(*analysis.Node) string {
+	return func(n *analysis.Node) string {
+		var names []string
+		for _, id := range n.Path() {
+			names = append(names, p.Name(id))
+		}
+		return strings.Join(names, " -> ")
 	}
 }

@@ -382,3 +382,39 @@ func TestCompareDeepest(t *testing.T) {
 		t.Errorf("changed chains:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFindingFoldsChain: a finding names a chain as chains prints it,
+// recursion folded, not the calls one by one.
+func TestFindingFoldsChain(t *testing.T) {
+	var s strings.Builder
+	s.WriteString("1 +main.main 0\n")
+	at := 10
+	line := func(format string, a ...any) {
+		fmt.Fprintf(&s, format+" %d\n", append(a, at)...)
+		at += 10
+	}
+	for range 3 {
+		for _, fn := range []string{"main.even", "main.odd", "main.even", "main.odd", "main.even", "main.odd"} {
+			line("1 +%s", fn)
+		}
+		line("1 +main.D")
+		line("1 -bad")
+		for range 6 {
+			line("1 -")
+		}
+		line("1 +main.B")
+		line("1 +main.D")
+		line("1 -")
+		line("1 -")
+	}
+	line("1 -")
+	data, err := tracetest.Build(s.String())
+	tr := load(t, data, err)
+	want := "main.D failed in 3 of its 3 calls through main.main -> (main.even -> main.odd) ×3, and never in 3 calls through main.main -> main.B"
+	for _, f := range tr.Findings {
+		if strings.HasPrefix(f.Message, want) {
+			return
+		}
+	}
+	t.Errorf("no finding says %q: %+v", want, tr.Findings)
+}

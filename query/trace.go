@@ -42,8 +42,23 @@ func New(name string, p *analysis.Profile) *Trace {
 			t.byName[f.Name] = uint32(id)
 		}
 	}
-	t.Findings = diagnose.Findings(p, 5)
+	t.Findings = diagnose.Findings(p, 5, t.chainTail)
 	return t
+}
+
+// chainTail writes the chain of n as every view writes it, folded, its
+// last steps only: "… -> (main.even -> main.odd) ×3 -> main.C".
+func (t *Trace) chainTail(n *analysis.Node) string {
+	const most = 4
+	f := t.fold()
+	steps := f.steps(f.at[n], true)
+	switch {
+	case len(steps) == 0:
+		return "the start of a goroutine"
+	case len(steps) > most:
+		return "… -> " + Text(steps[len(steps)-most:], " -> ")
+	}
+	return Text(steps, " -> ")
 }
 
 // Errors returns the errors of ids, each with its count, the most
