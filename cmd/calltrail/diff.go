@@ -96,9 +96,9 @@ func diffVerb() *verb {
 func side(sel store.Selection, labels string) (store.Selection, error) {
 	sel.Labels = append([]string{}, sel.Labels...)
 	for _, l := range splitLabels(labels) {
-		k, v, ok := strings.Cut(l, "=")
+		k, v, err := parseLabel(l)
 		switch {
-		case !ok || k == "":
+		case err != nil:
 			return sel, usageError{fmt.Sprintf("%q: want labels KEY=VALUE[,KEY=VALUE], or service=NAME", labels)}
 		case k == "service":
 			sel.Service = v

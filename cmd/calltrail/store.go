@@ -28,11 +28,20 @@ type labelList []string
 
 func (l *labelList) String() string { return strings.Join(*l, ",") }
 func (l *labelList) Set(s string) error {
-	if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
-		return fmt.Errorf("want KEY=VALUE")
+	if _, _, err := parseLabel(s); err != nil {
+		return err
 	}
 	*l = append(*l, s)
 	return nil
+}
+
+// parseLabel reads a label, KEY=VALUE, as push and --label take it.
+func parseLabel(s string) (k, v string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return "", "", fmt.Errorf("want KEY=VALUE")
+	}
+	return k, v, nil
 }
 
 func (sf *storeFlags) register(fs *flag.FlagSet) {
