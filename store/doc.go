@@ -10,10 +10,13 @@
 // wrote them has committed (a row in the pushes table), so an interrupted
 // push leaves nothing a query sees and can simply be run again.
 //
-// The queries (Functions, Chains, Compare, Folded) run as SQL in
-// ClickHouse, aggregating where the data is, and return the query
-// package's types, so that the command line prints them as it prints a
-// local trace's. For one trace, their figures equal the local analysis'.
+// A selection of the store is a query.Source (Source), as a trace file
+// is: Profile adds the selected calls up by chain in ClickHouse, where
+// the data is, into the local analysis's model, which the query layer
+// asks as it asks a trace's; Chains answers the chains that reached a
+// function from the calls themselves, with the counts of recursion and
+// the slowest calls a tree of chains cannot hold. For one trace, their
+// figures equal the local analysis'.
 //
 // The schema is in docs/store.md. It keeps to SQL that both Debian's
 // ClickHouse 18.16 and current releases accept. With a cluster (the

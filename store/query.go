@@ -76,52 +76,6 @@ func (s *Store) noSchema(err error) error {
 	return err
 }
 
-// Functions returns every called function's figures over the selected
-// calls, ordered by key (see query.SortKeys), top > 0 keeping the first.
-func (s *Store) Functions(ctx context.Context, sel Selection, key string, top int) ([]query.Function, error) {
-	cond, args := s.where(sel)
-	rows, err := s.conn.Query(ctx, `SELECT func, count(), sum(dur * outer), sum(self), sum(dur), max(dur),
-		quantilesDeterministic(0.5, 0.99)(dur, start), countIf(exit = 1), countIf(`+failed+`)
-		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY func`, args...)
-	if err != nil {
-		return nil, s.noSchema(err)
-	}
-	defer rows.Close()
-	var out []query.Function
-	var ids []uint64
-	for rows.Next() {
-		var (
-			id, calls, panics, errs uint64
-			total, self, sum, mx    int64
-			qs                      []int64
-		)
-		if err := rows.Scan(&id, &calls, &total, &self, &sum, &mx, &qs, &panics, &errs); err != nil {
-			return nil, err
-		}
-		f := query.Function{Calls: calls, TotalNs: total, SelfNs: self, MeanNs: sum / int64(max(calls, 1)), MaxNs: mx, Panics: panics, Errors: errs}
-		if len(qs) == 2 {
-			f.P50Ns, f.P99Ns = qs[0], qs[1]
-		}
-		out = append(out, f)
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	names, err := s.names(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Name = names[ids[i]].Name
-	}
-	query.SortFunctions(out, key)
-	if top > 0 && top < len(out) {
-		out = out[:top]
-	}
-	return out, nil
-}
-
 // names returns functions, their names and places, by id.
 func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]tracefile.Func, error) {
 	out := map[uint64]tracefile.Func{}
@@ -178,17 +132,10 @@ func (s *Store) Lookup(ctx context.Context, name string) ([]uint64, error) {
 	return ids, nil
 }
 
-// ChainOptions say which calls Chains counts and how many it lists.
-type ChainOptions struct {
-	Slowest    int  // the slowest calls kept per chain
-	OnlyErrors bool // only calls that returned an error
-	OnlyPanics bool // only calls left by a panic
-}
-
 // Chains returns the chains that reached the functions ids in the
 // selected calls, as query.Trace.Chains does for one trace, the most
 // calls first.
-func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o ChainOptions) ([]query.Chain, error) {
+func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o query.ChainOptions) ([]query.Chain, error) {
 	cond, args := s.where(sel)
 	cond += " AND func IN (" + list(ids) + ")"
 	if o.OnlyErrors {
@@ -576,75 +523,4 @@ func list(ids []uint64) string {
 		b = strconv.AppendUint(b, id, 10)
 	}
 	return string(b)
-}
-
-// Compare compares the calls of selection cur with those of base, as
-// query.Compare compares two traces: function by function and chain by
-// chain, the largest changes first, at most top of each (0: all).
-func (s *Store) Compare(ctx context.Context, base, cur Selection, top int) (query.Diff, error) {
-	bf, err := s.Functions(ctx, base, "self", 0)
-	if err != nil {
-		return query.Diff{}, err
-	}
-	cf, err := s.Functions(ctx, cur, "self", 0)
-	if err != nil {
-		return query.Diff{}, err
-	}
-	type fig struct {
-		calls, errs uint64
-		ns          int64
-	}
-	side := func(sel Selection) (map[uint64]fig, error) {
-		cond, args := s.where(sel)
-		rows, err := s.conn.Query(ctx, "SELECT chain, count(), sum(dur * chain_outer), countIf("+failed+") FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY chain", args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		out := map[uint64]fig{}
-		for rows.Next() {
-			var id uint64
-			var f fig
-			if err := rows.Scan(&id, &f.calls, &f.ns, &f.errs); err != nil {
-				return nil, err
-			}
-			out[id] = f
-		}
-		return out, rows.Err()
-	}
-	bc, err := side(base)
-	if err != nil {
-		return query.Diff{}, err
-	}
-	cc, err := side(cur)
-	if err != nil {
-		return query.Diff{}, err
-	}
-	byID := map[uint64]*query.Chain{}
-	var ids []uint64
-	for _, m := range []map[uint64]fig{bc, cc} {
-		for id := range m {
-			if byID[id] == nil {
-				byID[id] = &query.Chain{}
-				ids = append(ids, id)
-			}
-		}
-	}
-	if len(ids) > 0 {
-		// The chains' functions, from the pushes of either side.
-		if err := s.paths(ctx, Selection{}, ids, byID); err != nil {
-			return query.Diff{}, err
-		}
-	}
-	var chains []query.Change
-	for _, id := range ids {
-		b, inBase := bc[id]
-		c, inCur := cc[id]
-		ch := query.Change{BaseCalls: b.calls, BaseNs: b.ns, BaseErrors: b.errs, NewCalls: c.calls, NewNs: c.ns, NewErrors: c.errs, Appeared: !inBase, Vanished: !inCur}
-		for _, st := range byID[id].Path {
-			ch.Chain = append(ch.Chain, query.Step{Name: st.Name})
-		}
-		chains = append(chains, ch)
-	}
-	return query.Changes(bf, cf, chains, top), nil
 }

@@ -237,11 +237,11 @@ func TestEqualsLocal(t *testing.T) {
 			if p.Calls != calls {
 				t.Errorf("%s: pushed %d calls, the local analysis counts %d", name, p.Calls, calls)
 			}
-			got, err := s.Functions(ctx, sel, "self", 0)
+			st, err := s.Source(sel, "store").Trace(ctx)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			want := lt.Functions("self", 0)
+			got, want := st.Functions("self", 0), lt.Functions("self", 0)
 			for i := range want {
 				want[i].P50Ns, want[i].P99Ns = 0, 0
 			}
@@ -256,7 +256,7 @@ func TestEqualsLocal(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, o := range []ChainOptions{{Slowest: 3}, {Slowest: 3, OnlyErrors: true}} {
+				for _, o := range []query.ChainOptions{{Slowest: 3}, {Slowest: 3, OnlyErrors: true}} {
 					got, err := s.Chains(ctx, sel, ids, o)
 					if err != nil {
 						t.Fatal(err)
@@ -296,7 +296,7 @@ func mustFunc(t *testing.T, tr *query.Trace, name string) uint32 {
 	return id
 }
 
-// TestCompareEqualsLocal checks that Compare of two pushed traces,
+// TestCompareEqualsLocal checks that the diff of two pushed traces,
 // chosen by their labels, is query.Compare of the two.
 func TestCompareEqualsLocal(t *testing.T) {
 	ctx := context.Background()
@@ -308,10 +308,15 @@ func TestCompareEqualsLocal(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.Compare(ctx, Selection{Labels: []string{"trace=" + pair[0]}}, Selection{Labels: []string{"trace=" + pair[1]}}, 0)
-		if err != nil {
-			t.Fatal(err)
+		var sides [2]*query.Side
+		for i, name := range pair {
+			st, err := s.Source(Selection{Labels: []string{"trace=" + name}}, name).Trace(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sides[i] = st.Side()
 		}
+		got := sides[0].Compare(sides[1], 0)
 		want := query.Compare(local(t, files[pair[0]], analysis.Options{}), local(t, files[pair[1]], analysis.Options{}), 0)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s against %s:\n got %+v\nwant %+v", pair[1], pair[0], got, want)
@@ -400,12 +405,10 @@ func TestProfileEqualsLocal(t *testing.T) {
 		}
 		// The quantiles are the store's (see TestEqualsLocal).
 		got, want := st.Functions("self", 0), lt.Functions("self", 0)
-		exact, err := s.Functions(ctx, Selection{Service: "prof-" + name}, "self", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for i := range want {
-			want[i].P50Ns, want[i].P99Ns = exact[i].P50Ns, exact[i].P99Ns
+			if i < len(got) {
+				want[i].P50Ns, want[i].P99Ns = got[i].P50Ns, got[i].P99Ns
+			}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: functions\n got %+v\nwant %+v", name, got, want)
@@ -494,7 +497,7 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Chains(ctx, Selection{Service: "new"}, ids, ChainOptions{})
+	got, err := s.Chains(ctx, Selection{Service: "new"}, ids, query.ChainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,11 +657,11 @@ func TestPushedTwiceAtOnce(t *testing.T) {
 	if n, err := s.Traces(ctx, sel); err != nil || n != 1 {
 		t.Errorf("Traces = %d, %v; want 1", n, err)
 	}
-	got, err := s.Functions(ctx, sel, "self", 0)
+	st, err := s.Source(sel, "store").Trace(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := local(t, path, analysis.Options{}).Functions("self", 0)
+	got, want := st.Functions("self", 0), local(t, path, analysis.Options{}).Functions("self", 0)
 	for i := range got {
 		if i < len(want) {
 			got[i].P50Ns, got[i].P99Ns = want[i].P50Ns, want[i].P99Ns

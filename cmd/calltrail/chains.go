@@ -1,14 +1,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 
-	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
-	"github.com/calltrail/calltrail/store"
 )
 
 func chainsVerb() *verb {
@@ -38,36 +34,14 @@ func chainsVerb() *verb {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
 			}
 			fn, rest := args[0], args[1:]
-			var chains []query.Chain
-			if sf.from != "" {
-				ctx, done := interruptible()
-				defer func() { err = done(err) }()
-				st, sel, err := sf.open(ctx, &ff, rest)
-				if err != nil {
-					return err
-				}
-				defer st.Close()
-				ids, err := st.Lookup(ctx, fn)
-				if err != nil {
-					return err
-				}
-				if chains, err = st.Chains(ctx, sel, ids, store.ChainOptions{Slowest: max(slowest, 0), OnlyErrors: failed, OnlyPanics: panics}); err != nil {
-					return err
-				}
-			} else {
-				t, err := ff.load(rest, analysis.Options{Slowest: max(slowest, 0), OnlyPanics: panics, OnlyErrors: failed})
-				if err != nil {
-					return err
-				}
-				ids, err := t.Lookup(fn)
-				var nf *query.NotFoundError
-				if errors.As(err, &nf) && nf.Why == "" && len(nf.Near) == 0 {
-					return fmt.Errorf("no function %q: the trace has no functions", fn)
-				}
-				if err != nil {
-					return err
-				}
-				chains, _ = t.Chains(ids, 0)
+			ctx, src, finish, err := source(&ff, &sf, rest, false)
+			if err != nil {
+				return err
+			}
+			defer func() { err = finish(err) }()
+			chains, err := src.Chains(ctx, fn, query.ChainOptions{Slowest: slowest, OnlyErrors: failed, OnlyPanics: panics})
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeJSON(out, struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"runtime"
@@ -35,47 +36,54 @@ func diffVerb() *verb {
 				}
 				return usageError{"name the two traces: BASE NEW"}
 			}
-			var d query.Diff
-			if sf.from != "" {
-				ctx, done := interruptible()
-				defer func() { err = done(err) }()
-				st, sel, err := sf.open(ctx, &ff, nil)
-				if err != nil {
-					return err
-				}
-				defer st.Close()
-				base, err := side(sel, args[0])
-				if err != nil {
-					return err
-				}
-				cur, err := side(sel, args[1])
-				if err != nil {
-					return err
-				}
-				if d, err = st.Compare(ctx, base, cur, lf.top); err != nil {
-					return err
-				}
-			} else {
+			// The two sides: traces, or sets of a store's traces. One
+			// call tree at a time: a side keeps only what the diff needs.
+			var srcs [2]query.Source
+			ctx, finish := context.Background(), func(err error) error { return err }
+			if sf.from == "" {
 				f, err := ff.filter()
 				if err != nil {
 					return err
 				}
-				// One call tree at a time: a side keeps only what the
-				// diff needs of its trace.
-				var sides [2]*query.Side
 				for i, name := range args {
-					t, err := load(name, analysis.Options{Filter: f})
-					if err != nil {
-						return err
-					}
-					sides[i] = t.Side()
-					// The tree is garbage now: collect it before the
-					// next is read, rather than when the heap has grown
-					// to twice the size the collector last found.
-					runtime.GC()
+					srcs[i] = query.NewFile(name, func(o analysis.Options) (*query.Trace, error) {
+						o.Filter = f
+						return load(name, o)
+					})
 				}
-				d = sides[0].Compare(sides[1], lf.top)
+			} else {
+				var done func(error) error
+				ctx, done = interruptible()
+				st, sel, err := sf.open(ctx, &ff, nil)
+				if err != nil {
+					return done(err)
+				}
+				finish = func(err error) error {
+					st.Close()
+					return done(err)
+				}
+				for i, labels := range args {
+					s, err := side(sel, labels)
+					if err != nil {
+						return finish(err)
+					}
+					srcs[i] = st.Source(s, sf.name(s))
+				}
 			}
+			defer func() { err = finish(err) }()
+			var sides [2]*query.Side
+			for i, src := range srcs {
+				t, err := src.Trace(ctx)
+				if err != nil {
+					return err
+				}
+				sides[i] = t.Side()
+				// The tree is garbage now: collect it before the next
+				// is read, rather than when the heap has grown to twice
+				// the size the collector last found.
+				runtime.GC()
+			}
+			d := sides[0].Compare(sides[1], lf.top)
 			if lf.json {
 				return writeJSON(out, d)
 			}

@@ -37,7 +37,7 @@ func flameVerb() *verb {
 			fs.StringVar(&base, "diff", "", "colour by change from the `BASE` trace: red slower, blue faster")
 			fs.BoolVar(&icicle, "icicle", false, "draw the root at the top (the page can switch)")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(_ *flag.FlagSet, args []string) (err error) {
 			if self && total {
 				return usageError{"--self and --total do not go together"}
 			}
@@ -63,15 +63,12 @@ func flameVerb() *verb {
 					return err
 				}
 			}
-			var t *query.Trace
-			var err error
-			if sf.from != "" {
-				ctx, done := interruptible()
-				t, err = sf.profile(ctx, &ff, args)
-				err = done(err)
-			} else {
-				t, err = ff.load(args, analysis.Options{})
+			ctx, src, finish, err := source(&ff, &sf, args, true)
+			if err != nil {
+				return err
 			}
+			defer func() { err = finish(err) }()
+			t, err := src.Trace(ctx)
 			if err != nil {
 				return err
 			}
@@ -94,7 +91,7 @@ func flameVerb() *verb {
 			title := fmt.Sprintf("%s: %s", t.Name, kind)
 			var bt *query.Trace
 			if base != "" {
-				if bt, err = ff.loadBase([]string{base}, analysis.Options{}); err != nil {
+				if bt, err = ff.loadBase(base); err != nil {
 					return err
 				}
 				title = fmt.Sprintf("%s against %s: %s", t.Name, base, kind)

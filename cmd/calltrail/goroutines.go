@@ -21,7 +21,11 @@ func goroutinesVerb() *verb {
 			lf.register(fs, 10, "show the first `N` chains that started goroutines (0: all)")
 		},
 		run: func(_ *flag.FlagSet, args []string) error {
-			t, err := ff.load(args, analysis.Options{})
+			name, f, err := ff.traceAndFilter(args)
+			if err != nil {
+				return err
+			}
+			t, err := ff.focused(load(name, analysis.Options{Filter: f}))
 			if err != nil {
 				return err
 			}

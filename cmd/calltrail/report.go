@@ -30,15 +30,14 @@ func load(name string, o analysis.Options) (*query.Trace, error) {
 	return query.New(name, p), nil
 }
 
-// load loads the trace named in args, with the flags' filter; a focus
-// that matches none of its functions is an error that says why.
-func (ff *filterFlags) load(args []string, o analysis.Options) (*query.Trace, error) {
-	t, err := ff.loadBase(args, o)
+// focused returns t, loaded with err, unless the flags' focus matches
+// none of its functions: that would show nothing, so it is an error that
+// says why.
+func (ff *filterFlags) focused(t *query.Trace, err error) (*query.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
 	if focus := ff.get("F"); focus != "" {
-		// A focus that matches no function would show nothing: say why.
 		if _, err := t.Lookup(focus); err != nil {
 			return nil, fmt.Errorf("-F: %w", err)
 		}
@@ -46,15 +45,14 @@ func (ff *filterFlags) load(args []string, o analysis.Options) (*query.Trace, er
 	return t, nil
 }
 
-// loadBase is load for a base trace, compared with another: the focus
-// may be a function only the other has.
-func (ff *filterFlags) loadBase(args []string, o analysis.Options) (*query.Trace, error) {
-	name, f, err := ff.traceAndFilter(args)
+// loadBase loads a base trace, compared with another, with the flags'
+// filter: its focus may be a function only the other has.
+func (ff *filterFlags) loadBase(name string) (*query.Trace, error) {
+	f, err := ff.filter()
 	if err != nil {
 		return nil, err
 	}
-	o.Filter = f
-	return load(name, o)
+	return load(name, analysis.Options{Filter: f})
 }
 
 // writeJSON prints v as indented JSON: every --json output.
@@ -86,32 +84,12 @@ func reportVerb() *verb {
 			if !contains(query.SortKeys, sortBy) {
 				return usageError{fmt.Sprintf("--sort %q: want one of %s", sortBy, strings.Join(query.SortKeys, ", "))}
 			}
-			if sf.from != "" {
-				ctx, done := interruptible()
-				defer func() { err = done(err) }()
-				st, sel, err := sf.open(ctx, &ff, args)
-				if err != nil {
-					return err
-				}
-				defer st.Close()
-				funcs, err := st.Functions(ctx, sel, sortBy, lf.top)
-				if err != nil {
-					return err
-				}
-				if lf.json {
-					return writeJSON(out, struct {
-						Findings  []diagnose.Finding `json:"findings"`
-						Functions []query.Function   `json:"functions"`
-					}{[]diagnose.Finding{}, funcs})
-				}
-				if len(funcs) == 0 {
-					fmt.Fprintln(out, "no calls")
-					return nil
-				}
-				text.Report(out, funcs, false)
-				return nil
+			ctx, src, finish, err := source(&ff, &sf, args, false)
+			if err != nil {
+				return err
 			}
-			t, err := ff.load(args, analysis.Options{})
+			defer func() { err = finish(err) }()
+			t, err := src.Trace(ctx)
 			if err != nil {
 				return err
 			}
@@ -125,6 +103,10 @@ func reportVerb() *verb {
 					Findings  []diagnose.Finding `json:"findings"`
 					Functions []query.Function   `json:"functions"`
 				}{findings, funcs})
+			}
+			if len(funcs) == 0 {
+				fmt.Fprintln(out, "no calls")
+				return nil
 			}
 			text.Findings(out, t.Findings)
 			text.Report(out, funcs, t.Profile.HasCPU)

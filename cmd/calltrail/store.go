@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/store"
 )
@@ -81,29 +82,63 @@ func (sf *storeFlags) open(ctx context.Context, ff *filterFlags, args []string) 
 	return s, sel, nil
 }
 
-// profile reads the selected calls of the store as a trace: their tree
-// of chains and functions, added up by ClickHouse.
-func (sf *storeFlags) profile(ctx context.Context, ff *filterFlags, args []string) (*query.Trace, error) {
-	s, sel, err := sf.open(ctx, ff, args)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	p, err := s.Profile(ctx, sel)
-	if err != nil {
-		return nil, err
-	}
-	if p.Stats.Calls == 0 {
-		return nil, fmt.Errorf("%s: no calls in the selection", store.Redact(sf.from))
-	}
-	name := store.Redact(sf.from) // shown in titles, pages and output
+// name names the selection sel of the store of --from, as titles, pages
+// and output show it: without a password.
+func (sf *storeFlags) name(sel store.Selection) string {
+	name := store.Redact(sf.from)
 	if sel.Service != "" {
 		name += " service=" + sel.Service
 	}
 	for _, l := range sel.Labels {
 		name += " " + l
 	}
-	return query.New(name, p), nil
+	return name
+}
+
+// source opens what a verb reads, which then has one code path whatever
+// it is: the trace file args name, analysed with the filters, or, with
+// --from, the calls of the store the flags select. The verb passes its
+// error through finish, which closes the store and makes an interrupt
+// of work on it the verb's end (see interruptible). A verb that draws
+// the calls (flame, serve) refuses a selection of none.
+func source(ff *filterFlags, sf *storeFlags, args []string, draws bool) (ctx context.Context, src query.Source, finish func(error) error, err error) {
+	if sf.from == "" {
+		name, f, err := ff.traceAndFilter(args)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return context.Background(), query.NewFile(name, func(o analysis.Options) (*query.Trace, error) {
+			o.Filter = f
+			return ff.focused(load(name, o))
+		}), func(err error) error { return err }, nil
+	}
+	ctx, done := interruptible()
+	st, sel, err := sf.open(ctx, ff, args)
+	if err != nil {
+		return nil, nil, nil, done(err)
+	}
+	selected := st.Source(sel, sf.name(sel))
+	src = selected
+	if draws {
+		src = drawn{selected}
+	}
+	return ctx, src, func(err error) error {
+		st.Close()
+		return done(err)
+	}, nil
+}
+
+// drawn is a store's selection as a verb that draws its calls reads it:
+// a selection of no call is a mistake (a label mistyped) to say, where a
+// report says "no calls" and a diff's side may be empty.
+type drawn struct{ *store.Source }
+
+func (s drawn) Trace(ctx context.Context) (*query.Trace, error) {
+	t, err := s.Source.Trace(ctx)
+	if err == nil && t.Profile.Stats.Calls == 0 {
+		return nil, fmt.Errorf("%s: no calls in the selection", s.Name())
+	}
+	return t, err
 }
 
 // interruptible returns a context that SIGINT (Ctrl-C) or SIGTERM ends,
