@@ -63,12 +63,7 @@ func flameVerb() *verb {
 					return err
 				}
 			}
-			ctx, src, finish, err := source(&ff, &sf, args, true)
-			if err != nil {
-				return err
-			}
-			defer func() { err = finish(err) }()
-			t, err := src.Trace(ctx)
+			t, err := analysed(&ff, &sf, args, true)
 			if err != nil {
 				return err
 			}

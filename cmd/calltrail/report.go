@@ -84,12 +84,7 @@ func reportVerb() *verb {
 			if !contains(query.SortKeys, sortBy) {
 				return usageError{fmt.Sprintf("--sort %q: want one of %s", sortBy, strings.Join(query.SortKeys, ", "))}
 			}
-			ctx, src, finish, err := source(&ff, &sf, args, false)
-			if err != nil {
-				return err
-			}
-			defer func() { err = finish(err) }()
-			t, err := src.Trace(ctx)
+			t, err := analysed(&ff, &sf, args, false)
 			if err != nil {
 				return err
 			}

@@ -48,12 +48,8 @@ func serveVerb() *verb {
 			var calls uint64
 			if sf.from != "" {
 				began := time.Now()
-				ctx, src, finish, err := source(nil, &sf, args, true)
+				qt, err := analysed(nil, &sf, args, true)
 				if err != nil {
-					return err
-				}
-				qt, err := src.Trace(ctx)
-				if err = finish(err); err != nil {
 					return err
 				}
 				t = web.FromQuery(qt, "read from a store: recursion is folded, and the timeline and call tree, which need the calls themselves, are empty")

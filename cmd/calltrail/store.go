@@ -128,6 +128,17 @@ func source(ff *filterFlags, sf *storeFlags, args []string, draws bool) (ctx con
 	}, nil
 }
 
+// analysed is source for the verbs that ask the source's analysis: its
+// Trace, read once; the store, if it is one, closed after.
+func analysed(ff *filterFlags, sf *storeFlags, args []string, draws bool) (*query.Trace, error) {
+	ctx, src, finish, err := source(ff, sf, args, draws)
+	if err != nil {
+		return nil, err
+	}
+	t, err := src.Trace(ctx)
+	return t, finish(err)
+}
+
 // drawn is a store's selection as a verb that draws its calls reads it:
 // a selection of no call is a mistake (a label mistyped) to say, where a
 // report says "no calls" and a diff's side may be empty.
