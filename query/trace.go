@@ -51,7 +51,11 @@ func New(name string, p *analysis.Profile) *Trace {
 func (t *Trace) chainTail(n *analysis.Node) string {
 	const most = 4
 	f := t.fold()
-	steps := f.steps(f.at[n], true)
+	s := f.at[n]
+	if s == nil { // the tree's root, which stands for no call
+		return "the start of a goroutine"
+	}
+	steps := f.steps(s, true)
 	switch {
 	case len(steps) == 0:
 		return "the start of a goroutine"
