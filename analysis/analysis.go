@@ -244,7 +244,7 @@ type Profile struct {
 	// Coverage is what the build traced of each package, and what it
 	// left out and why.
 	Coverage   []tracefile.Coverage
-	Meta       map[string]string
+	Meta       tracefile.Meta
 	Duration   time.Duration
 	Goroutines int
 	Stats      tracefile.Stats

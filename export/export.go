@@ -276,7 +276,7 @@ func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
 		first = false
 		bw.WriteByte('\n')
 	}
-	program, _ := json.Marshal(r.Meta()["program"])
+	program, _ := json.Marshal(r.Meta().Program)
 	sep()
 	fmt.Fprintf(bw, `{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":%s}}`, program)
 	named := map[uint64]bool{}
@@ -359,7 +359,7 @@ func Speedscope(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error)
 	// order, but a goroutine at a time: a document of a million calls
 	// would otherwise be held whole, and its events twice.
 	bw := bufio.NewWriter(w)
-	name, _ := json.Marshal(r.Meta()["program"])
+	name, _ := json.Marshal(r.Meta().Program)
 	bw.WriteString(`{"$schema":"https://www.speedscope.app/file-format-schema.json","activeProfileIndex":0,"exporter":"calltrail","name":`)
 	bw.Write(name)
 	bw.WriteString(`,"profiles":[`)

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -169,7 +168,9 @@ func (b *builder) worth(ev *tracefile.Event) bool {
 func seed(r *tracefile.Reader, id string) []byte {
 	if id == "" {
 		m := r.Meta()
-		id = m["program"] + "\x00" + m["pid"] + "\x00" + m["start"]
+		// The values as written, not as parsed: the same bytes give
+		// the same ids.
+		id = m.Program + "\x00" + m.Keys["pid"] + "\x00" + m.Keys["start"]
 	}
 	return []byte(id)
 }
@@ -279,18 +280,18 @@ func (b *builder) traces() ptrace.Traces {
 	m := b.r.Meta()
 	service := b.o.Service
 	if service == "" {
-		service = m["program"]
+		service = m.Program
 	}
 	res.PutStr("service.name", service)
-	if m["program"] != "" {
-		res.PutStr("process.executable.name", m["program"])
+	if m.Program != "" {
+		res.PutStr("process.executable.name", m.Program)
 	}
-	if pid, err := strconv.ParseInt(m["pid"], 10, 64); err == nil {
-		res.PutInt("process.pid", pid)
+	if m.PID != 0 {
+		res.PutInt("process.pid", int64(m.PID))
 	}
 	res.PutStr("process.runtime.name", "go")
-	if v := m["go"]; v != "" {
-		res.PutStr("process.runtime.version", v)
+	if m.Go != "" {
+		res.PutStr("process.runtime.version", m.Go)
 	}
 	for _, l := range b.o.Labels {
 		if k, v, ok := strings.Cut(l, "="); ok && k != "" {
@@ -299,10 +300,7 @@ func (b *builder) traces() ptrace.Traces {
 	}
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(Scope)
-	var base time.Time
-	if t, err := time.Parse(time.RFC3339Nano, m["start"]); err == nil {
-		base = t
-	}
+	base := m.Start
 	at := func(ns int64) pcommon.Timestamp { return pcommon.NewTimestampFromTime(base.Add(time.Duration(ns))) }
 	out := ss.Spans()
 	out.EnsureCapacity(b.n)

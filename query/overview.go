@@ -70,13 +70,13 @@ func (t *Trace) Overview(top, slices int) Overview {
 	o := Overview{
 		File:       t.Name,
 		Name:       t.ProgramName(),
-		Program:    strings.TrimSpace(p.Meta["path"] + " " + p.Meta["args"]),
-		Go:         strings.TrimSpace(p.Meta["go"] + " " + p.Meta["goos"] + "/" + p.Meta["goarch"]),
+		Program:    strings.TrimSpace(p.Meta.Path + " " + p.Meta.Args),
+		Go:         strings.TrimSpace(p.Meta.Go + " " + p.Meta.GOOS + "/" + p.Meta.GOARCH),
 		DurationNs: int64(p.Duration),
 		Goroutines: p.Goroutines,
 		Calls:      t.Calls(),
 		Dropped:    p.Stats.DroppedCalls,
-		Full:       p.Meta["full"],
+		Full:       p.Meta.Full,
 		HeldNs:     p.Stats.HeldNs,
 		Waits:      p.Stats.Waits,
 		Functions:  len(p.Funcs),
@@ -106,9 +106,9 @@ func (t *Trace) Overview(top, slices int) Overview {
 // temporary directory (named "program"), its main package's directory.
 func (t *Trace) ProgramName() string {
 	m := t.Profile.Meta
-	name := m["program"]
-	if name == "" && m["path"] != "" {
-		name = filepath.Base(m["path"])
+	name := m.Program
+	if name == "" && m.Path != "" {
+		name = filepath.Base(m.Path)
 	}
 	if id, ok := t.byName["main.main"]; ok && name == "program" {
 		file := t.Profile.Func(id).File
@@ -116,5 +116,5 @@ func (t *Trace) ProgramName() string {
 			name = dir
 		}
 	}
-	return strings.TrimSpace(name + " " + m["args"])
+	return strings.TrimSpace(name + " " + m.Args)
 }

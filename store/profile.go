@@ -46,7 +46,7 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, Meta: map[string]string{}, Ended: true}
+	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, Ended: true}
 	if len(ids) == 0 {
 		return p, nil
 	}

@@ -122,11 +122,9 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	var rb [8]byte
 	rand.Read(rb[:])
 	pushID = binary.LittleEndian.Uint64(rb[:]) | 1
-	start := time.Now()
-	if v, ok := r.Meta()["start"]; ok {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			start = t
-		}
+	start := r.Meta().Start
+	if start.IsZero() {
+		start = time.Now()
 	}
 	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, spawns: map[uint64]*spawn{}, waiting: map[uint64][]*spawn{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{},
 		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name })}
@@ -141,7 +139,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	}
 	service := meta.Service
 	if service == "" {
-		service = r.Meta()["program"]
+		service = r.Meta().Program
 	}
 	labels := append([]string{}, meta.Labels...)
 	sort.Strings(labels)
@@ -149,7 +147,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	// The commit: from here on, queries see the push's rows. Were it to
 	// fail, it may still have landed: its rows stay, and pushing again
 	// either says the trace is stored or stores it.
-	if err := s.insert(ctx, "pushes", [][]any{{pushID, out.Trace, service, labels, r.Meta()["program"], p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()}}); err != nil {
+	if err := s.insert(ctx, "pushes", [][]any{{pushID, out.Trace, service, labels, r.Meta().Program, p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()}}); err != nil {
 		return out, fmt.Errorf("%w (the push may not have committed: push the trace again)", err)
 	}
 	out.Calls = p.calls

@@ -40,7 +40,7 @@ func ExampleReader() {
 		}
 	}
 	end, _ := r.End()
-	fmt.Println(r.Meta()["program"], end)
+	fmt.Println(r.Meta().Program, end)
 	// Output:
 	// g1 main.D took 1.25µs at depth 2
 	// g1 main.main took 1.5µs at depth 1

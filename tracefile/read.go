@@ -69,7 +69,7 @@ type Reader struct {
 	off int64 // bytes consumed so far
 
 	version  int
-	meta     map[string]string
+	meta     Meta
 	funcs    []Func  // index is the function id; id 0 is unused
 	errs     []Error // index is the error id; id 0 is unused; it names the types of values too
 	coverage []Coverage
@@ -318,11 +318,12 @@ func (rd *Reader) readMeta(p []byte) error {
 	if n > uint64(len(p)) {
 		return fmt.Errorf("%w: metadata count", ErrCorrupt)
 	}
-	rd.meta = make(map[string]string, n)
+	kv := make(map[string]string, n)
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		k := d.string()
-		rd.meta[k] = d.string()
+		kv[k] = d.string()
 	}
+	rd.meta = parseMeta(kv)
 	return d.finish("metadata")
 }
 
@@ -713,9 +714,9 @@ type pendingString struct {
 	b    []byte
 }
 
-// Meta returns the metadata the runtime wrote: program, Go version and so
-// on (see docs/format.md for the keys).
-func (rd *Reader) Meta() map[string]string { return rd.meta }
+// Meta returns what the runtime wrote of the program: its name, Go
+// release, when tracing started and so on.
+func (rd *Reader) Meta() Meta { return rd.meta }
 
 // Version returns the format version of the file.
 func (rd *Reader) Version() int { return rd.version }

@@ -9,7 +9,7 @@ import (
 
 // Summary describes a whole trace.
 type Summary struct {
-	Meta       map[string]string
+	Meta       Meta
 	Version    int
 	Duration   time.Duration // from the start of tracing to the last event
 	Goroutines int           // goroutines that made traced calls

@@ -105,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 	if end, ok := r.End(); !ok || end != "main returned" {
 		t.Errorf("end = %q, %v", end, ok)
 	}
-	if r.Meta()["program"] != "sample" || r.Version() != Version {
+	if r.Meta().Program != "sample" || r.Version() != Version {
 		t.Errorf("meta = %v, version %d", r.Meta(), r.Version())
 	}
 }

@@ -446,5 +446,5 @@ func tracePackage(path string) string {
 		return ""
 	}
 	defer f.Close()
-	return f.Meta()["package"]
+	return f.Meta().Package
 }

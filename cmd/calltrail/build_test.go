@@ -352,8 +352,8 @@ func TestRunSignal(t *testing.T) {
 	if s.End != "signal: interrupt" || s.Unfinished != 2 {
 		t.Errorf("trace ended %q with %d unfinished calls; want the signal, main and wait unfinished", s.End, s.Unfinished)
 	}
-	if s.Meta["program"] != "sleeper" {
-		t.Errorf("the trace names the program %q, want sleeper", s.Meta["program"])
+	if s.Meta.Program != "sleeper" {
+		t.Errorf("the trace names the program %q, want sleeper", s.Meta.Program)
 	}
 	if !strings.Contains(stderr.String(), "calltrail: 2 functions instrumented in 1 package; recorded 2 calls") {
 		t.Errorf("no summary:\n%s", stderr.String())
@@ -498,8 +498,8 @@ func TestRunFiles(t *testing.T) {
 	if code != 3 || !strings.Contains(stderr, "calltrail: 2 functions instrumented in 1 package; recorded 178 calls") {
 		t.Fatalf("exit %d, want the program's 3; stderr:\n%s", code, stderr)
 	}
-	if s := readSummary(t, "t.out"); s.Meta["path"] != filepath.Join(dir, "main") {
-		t.Errorf("the trace names the program %q, want %q", s.Meta["path"], filepath.Join(dir, "main"))
+	if s := readSummary(t, "t.out"); s.Meta.Path != filepath.Join(dir, "main") {
+		t.Errorf("the trace names the program %q, want %q", s.Meta.Path, filepath.Join(dir, "main"))
 	}
 	unchanged(t, dir, files)
 }

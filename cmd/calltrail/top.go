@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -84,20 +83,18 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 		return fmt.Errorf("%s did not send a trace: %v", addr, err)
 	}
 	m := r.Meta()
-	from, _ := strconv.ParseInt(m["window_start_ns"], 10, 64)
-	to, _ := strconv.ParseInt(m["window_end_ns"], 10, 64)
-	open, _ := strconv.ParseUint(m["window_open_calls"], 10, 64)
-	secs := max(float64(to-from)/1e9, 1e-3)
+	from, to, open := m.Window.Start, m.Window.End, m.Window.Open
+	secs := max((to - from).Seconds(), 1e-3)
 	// The calls that started in the window: those open at its start
 	// began before it, and their whole time would not be per second.
-	p := analysis.Analyze(r, analysis.Options{Filter: &filter.Filter{From: time.Duration(from)}})
+	p := analysis.Analyze(r, analysis.Options{Filter: &filter.Filter{From: from}})
 	if p.Err != nil {
 		return fmt.Errorf("%s sent a damaged trace: %v", addr, p.Err)
 	}
 	t := query.New(addr, p)
 	calls := r.Calls() - min(open, r.Calls())
-	fmt.Fprintf(w, "calltrail top %s: %s, pid %s, the last %s at %s; %d calls (%.0f a second), %d dropped since the start\n\n",
-		addr, m["program"], m["pid"], time.Duration(to-from).Round(time.Millisecond), time.Now().Format("15:04:05"),
+	fmt.Fprintf(w, "calltrail top %s: %s, pid %d, the last %s at %s; %d calls (%.0f a second), %d dropped since the start\n\n",
+		addr, m.Program, m.PID, (to - from).Round(time.Millisecond), time.Now().Format("15:04:05"),
 		calls, float64(calls)/secs, r.Stats().DroppedCalls)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "calls/s\tself/s\ttotal/s\tp99\tmax\t\tfunction\n")

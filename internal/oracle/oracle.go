@@ -198,8 +198,8 @@ func (c *checker) check(data []byte) {
 		c.errorf("the model", "%v", err)
 	}
 	t := query.New(c.name, p)
-	if end, err := strconv.ParseInt(p.Meta["window_end_ns"], 10, 64); err == nil && int64(p.Duration) > end+int64(time.Millisecond) {
-		c.errorf("the snapshot's window and its calls", "the window ends at %v, its calls at %v", time.Duration(end), p.Duration)
+	if end := p.Meta.Window.End; p.Meta.Snapshot() && p.Duration > end+time.Millisecond {
+		c.errorf("the snapshot's window and its calls", "the window ends at %v, its calls at %v", end, p.Duration)
 	}
 	c.replay(data, ev)
 	c.report(t, ev)

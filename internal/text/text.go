@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -184,21 +183,20 @@ func Info(w io.Writer, name string, s tracefile.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
 	row("file", "%s (format version %d)", name, s.Version)
-	row("program", "%s %s", m["path"], m["args"])
-	if m["package"] != "" {
-		row("package", "%s", m["package"])
+	row("program", "%s %s", m.Path, m.Args)
+	if m.Package != "" {
+		row("package", "%s", m.Package)
 	}
-	row("go", "%s %s/%s, GOMAXPROCS %s", m["go"], m["goos"], m["goarch"], m["gomaxprocs"])
-	if t, err := time.Parse(time.RFC3339Nano, m["start"]); err == nil {
-		row("started", "%s", t.Format("2006-01-02 15:04:05.000 MST"))
+	row("go", "%s %s/%s, GOMAXPROCS %d", m.Go, m.GOOS, m.GOARCH, m.GOMAXPROCS)
+	if !m.Start.IsZero() {
+		row("started", "%s", m.Start.Format("2006-01-02 15:04:05.000 MST"))
 	}
 	row("duration", "%s", indented.Round(s.Duration))
-	if m["mode"] == "flight" && m["window_start_ns"] != "" {
+	if m.Snapshot() {
 		// A flight recorder's window: calls from its start on, and
 		// the calls open at its start, which began before it.
-		from, _ := strconv.ParseInt(m["window_start_ns"], 10, 64)
-		to, _ := strconv.ParseInt(m["window_end_ns"], 10, 64)
-		row("window", "%s, from %s to %s after tracing started (flight recorder); %s calls open at its start", indented.Round(time.Duration(to-from)), indented.Round(time.Duration(from)), indented.Round(time.Duration(to)), m["window_open_calls"])
+		w := m.Window
+		row("window", "%s, from %s to %s after tracing started (flight recorder); %d calls open at its start", indented.Round(w.End-w.Start), indented.Round(w.Start), indented.Round(w.End), w.Open)
 	}
 	row("goroutines", "%d", s.Goroutines)
 	row("functions", "%d called, of %d in the trace's table", s.Called, s.Funcs)
@@ -217,7 +215,7 @@ func Info(w io.Writer, name string, s tracefile.Summary) {
 		perCall = fmt.Sprintf("%.2f", float64(s.Bytes)/float64(s.Calls))
 	}
 	row("size", "%d bytes, %s bytes per call", s.Bytes, perCall)
-	row("clock", "%s; goroutine ids from %s; parents %s", m["clock"], goidSource(m["goid"]), known(m["parents"]))
+	row("clock", "%s; goroutine ids from %s; parents %s", m.Clock, goidSource(m.Goid), known(m.Parents))
 	end := s.End
 	if end == "" {
 		end = "no end record: the program was killed or is still running"
@@ -233,8 +231,8 @@ func goidSource(s string) string {
 	return "runtime.Stack (slow fallback)"
 }
 
-func known(s string) string {
-	if s == "true" {
+func known(b bool) string {
+	if b {
 		return "recorded"
 	}
 	return "not available"
@@ -246,9 +244,9 @@ func known(s string) string {
 // the runtime waited.
 func heldUp(s tracefile.Summary) string {
 	switch {
-	case s.Meta["full"] == "drop":
+	case s.Meta.Full == "drop":
 		return "never: CALLTRAIL_FULL=drop dropped calls instead of waiting"
-	case s.Meta["full"] == "":
+	case s.Meta.Full == "":
 		return ""
 	case s.Stats.Waits == 0:
 		return "never: no goroutine waited for the trace writer"
