@@ -5,12 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"strings"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
-	"github.com/calltrail/calltrail/store"
 )
 
 func diffVerb() *verb {
@@ -63,9 +61,9 @@ func diffVerb() *verb {
 					return done(err)
 				}
 				for i, labels := range args {
-					s, err := side(sel, labels)
+					s, err := sel.Narrow(labels)
 					if err != nil {
-						return finish(err)
+						return finish(usageError{err.Error()})
 					}
 					srcs[i] = st.Source(s, sf.name(s))
 				}
@@ -97,37 +95,4 @@ func diffVerb() *verb {
 			return nil
 		},
 	}
-}
-
-// side is the selection sel narrowed by labels k=v[,k=v], service=NAME
-// choosing a service.
-func side(sel store.Selection, labels string) (store.Selection, error) {
-	sel.Labels = append([]string{}, sel.Labels...)
-	for _, l := range splitLabels(labels) {
-		k, v, err := parseLabel(l)
-		switch {
-		case err != nil:
-			return sel, usageError{fmt.Sprintf("%q: want labels KEY=VALUE[,KEY=VALUE], or service=NAME", labels)}
-		case k == "service":
-			sel.Service = v
-		default:
-			sel.Labels = append(sel.Labels, l)
-		}
-	}
-	return sel, nil
-}
-
-// splitLabels splits k=v[,k=v] into its labels. A comma starts another
-// label only where what follows it has a key: region=eu,west is one
-// label, whose value has a comma, as push --label region=eu,west made it.
-func splitLabels(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if len(out) > 0 && !strings.Contains(part, "=") {
-			out[len(out)-1] += "," + part
-			continue
-		}
-		out = append(out, part)
-	}
-	return out
 }

@@ -183,13 +183,5 @@ func TestStoreSelectors(t *testing.T) {
 			t.Errorf("%s: exit %d, %q", flag, code, stderr)
 		}
 	}
-	for in, want := range map[string]string{
-		"region=eu,west":           "region=eu,west",
-		"a=1,b=2":                  "a=1|b=2",
-		"region=eu,west,version=3": "region=eu,west|version=3",
-	} {
-		if got := strings.Join(splitLabels(in), "|"); got != want {
-			t.Errorf("splitLabels(%q) = %q, want %q", in, got, want)
-		}
-	}
+	// How diff's labels split is store.Selection.Narrow's (TestNarrow).
 }

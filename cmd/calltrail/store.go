@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,20 +28,11 @@ type labelList []string
 
 func (l *labelList) String() string { return strings.Join(*l, ",") }
 func (l *labelList) Set(s string) error {
-	if _, _, err := parseLabel(s); err != nil {
+	if _, _, err := store.ParseLabel(s); err != nil {
 		return err
 	}
 	*l = append(*l, s)
 	return nil
-}
-
-// parseLabel reads a label, KEY=VALUE, as push and --label take it.
-func parseLabel(s string) (k, v string, err error) {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return "", "", fmt.Errorf("want KEY=VALUE")
-	}
-	return k, v, nil
 }
 
 func (sf *storeFlags) register(fs *flag.FlagSet) {
@@ -69,10 +59,10 @@ func (sf *storeFlags) open(ctx context.Context, ff *filterFlags, args []string) 
 		return nil, sel, usageError{"--from " + err.Error()}
 	}
 	sel = store.Selection{Service: sf.service, Labels: sf.labels}
-	if sel.Since, err = when(sf.since); err != nil {
+	if sel.Since, err = store.ParseTime(sf.since, time.Now()); err != nil {
 		return nil, sel, usageError{"--since: " + err.Error()}
 	}
-	if sel.Until, err = when(sf.until); err != nil {
+	if sel.Until, err = store.ParseTime(sf.until, time.Now()); err != nil {
 		return nil, sel, usageError{"--until: " + err.Error()}
 	}
 	s, err := store.Open(ctx, cfg)
@@ -201,32 +191,6 @@ func openForPush(ctx context.Context, to string) (*store.Store, error) {
 	}
 	return s, nil
 }
-
-// when reads a time as RFC 3339 or as a duration before now.
-func when(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return time.Now().Add(-d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want a time such as 2026-11-23T10:00:00Z or a duration such as 24h", s)
-	}
-	// The store keeps times as nanoseconds since 1970 in 64 bits: a time
-	// out of their range would select nothing, and say nothing of it.
-	if t.Before(minTime) || t.After(maxTime) {
-		return time.Time{}, fmt.Errorf("%q: want a time between %d and %d", s, minTime.Year()+1, maxTime.Year()-1)
-	}
-	return t, nil
-}
-
-// minTime and maxTime bound the times 64-bit nanoseconds since 1970 hold.
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
 
 // bar draws a progress bar of done out of size.
 func bar(done, size int64) string {
