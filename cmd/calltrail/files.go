@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/calltrail/calltrail/internal/originals"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -206,56 +205,5 @@ func writable(path string) error {
 	return os.Remove(f.Name())
 }
 
-// originals keeps the original of each file instrument -w changes, in the
-// user's cache directory, by the file's absolute path: --undo gives it
-// back whole when what is left after taking the instrumentation out is
-// the same source but for formatting (a formatter ran over the
-// instrumented file), so that one-line functions the formatter spread
-// over lines come back as they were.
-var originals originalStore
-
-type originalStore struct{}
-
-func (originalStore) path(file string) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(dir, "calltrail", "originals", hex.EncodeToString(sum[:12])), nil
-}
-
-// save keeps orig for file. Failing, it keeps nothing and says why:
-// --undo then works from the file alone, which gives the original back
-// as it was only while no formatter has moved the instrumentation.
-func (s originalStore) save(file string, orig []byte) error {
-	p, err := s.path(file)
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
-			err = os.WriteFile(p, orig, 0o600)
-		}
-	}
-	return err
-}
-
-func (s originalStore) load(file string) ([]byte, bool) {
-	p, err := s.path(file)
-	if err != nil {
-		return nil, false
-	}
-	data, err := os.ReadFile(p)
-	return data, err == nil
-}
-
-func (s originalStore) remove(file string) {
-	if p, err := s.path(file); err == nil {
-		os.Remove(p)
-	}
-}
+// originals keeps the originals of the files instrument -w changes.
+var originalFiles originals.Store

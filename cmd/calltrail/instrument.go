@@ -98,7 +98,7 @@ func instrumentVerb() *verb {
 						errs = append(errs, fmt.Sprintf("%s: %v", f.Path, err))
 						continue
 					}
-					if orig, ok := originals.load(f.Path); ok && instrument.SameSource(orig, r.res) {
+					if orig, ok := originalFiles.Load(f.Path); ok && instrument.SameSource(orig, r.res) {
 						r.res, r.undoneOrg = orig, true
 					}
 				} else {
@@ -148,7 +148,7 @@ func instrumentVerb() *verb {
 						// Kept so that --undo can give back the exact
 						// original after a formatter has moved the
 						// instrumentation.
-						if err := originals.save(r.path, r.orig); err != nil && !warned {
+						if err := originalFiles.Save(r.path, r.orig); err != nil && !warned {
 							fmt.Fprintf(errOut, "calltrail: the originals of the files changed are not kept (%v): --undo gives them back exactly only if no formatter runs over them first\n", err)
 							warned = true
 						}
@@ -157,7 +157,7 @@ func instrumentVerb() *verb {
 						return err
 					}
 					if undo {
-						originals.remove(r.path)
+						originalFiles.Remove(r.path)
 					}
 				default:
 					out.Write(r.res)
