@@ -10,6 +10,7 @@ import (
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/gtable"
+	"github.com/calltrail/calltrail/internal/spawn"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -396,10 +397,7 @@ type goroutine struct {
 	stack   []frame
 	open    map[uint32]int32 // open calls by function, for recursion
 	tracker filter.Tracker
-	// waiting are goroutines this one started from a function whose
-	// call has not been read yet: the writer emits shards in turn, so a
-	// child's first events can come before its parent's.
-	waiting []spawnLink
+	pending spawn.Pending[*Node] // goroutines it started, waiting for their chains
 }
 
 // span is what Analyze keeps of every goroutine: from its first root
@@ -407,15 +405,6 @@ type goroutine struct {
 type span struct {
 	first, last, work int64
 	ended             bool // a root call has ended
-}
-
-// spawnLink ties a goroutine to the chain of its parent that started it.
-type spawnLink struct {
-	child   uint64
-	creator uint32
-	at      int64 // when the child's record was written
-	root    *Node // the child's first chain, once read
-	from    *Node // the parent's chain, once read
 }
 
 // Analyze reads r to its end.
@@ -453,38 +442,17 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		lastID, last = id, g
 		return g
 	}
-	links := map[uint64]*spawnLink{}     // by child goroutine, until complete
-	waiting := map[uint64][]*spawnLink{} // by parent, while it has no state
-	link := func(l *spawnLink) {
-		if l.root != nil && l.from != nil {
-			if l.root.SpawnedFrom == nil {
-				l.root.SpawnedFrom = map[*Node]uint64{}
+	// Goroutines are tied to the chains that started them as a push to
+	// the store and the OTLP export tie them.
+	links := spawn.New(0, func(l *spawn.Link[*Node]) {
+		if l.HasRoot && l.HasFrom {
+			if l.Root.SpawnedFrom == nil {
+				l.Root.SpawnedFrom = map[*Node]uint64{}
 			}
-			l.root.SpawnedFrom[l.from]++
-			delete(links, l.child)
+			l.Root.SpawnedFrom[l.From]++
 		}
-	}
-	// settle links the children g waits for that were started before t,
-	// g's next event: its calls open now were open then. (Records come
-	// before the events of their cycle, so a child is often read before
-	// its parent's call that started it.)
-	settle := func(g *goroutine, t int64) {
-		kept := g.waiting[:0]
-		for _, w := range g.waiting {
-			if w.at >= t {
-				kept = append(kept, w)
-				continue
-			}
-			if l := links[w.child]; l != nil && l.from == nil {
-				l.from = g.spawnChain(w.creator)
-				if l.from == nil && len(g.stack) > 0 {
-					l.from = g.stack[len(g.stack)-1].node
-				}
-				link(l)
-			}
-		}
-		g.waiting = kept
-	}
+	})
+	var stack spawn.Stack[*Node] // a parent's open calls, or nil
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -496,21 +464,14 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		switch ev.Kind {
 		case tracefile.GoroutineEvent:
 			info, _ := r.Goroutine(ev.G)
-			if info.Parent == 0 {
+			if info.Parent == 0 || !f.Goroutine(ev.G) {
 				continue
 			}
-			l := &spawnLink{child: ev.G, creator: info.CreatorFunc, at: ev.Time}
-			links[ev.G] = l
+			stack = nil
 			if parent := gs[info.Parent]; parent != nil {
-				// Started from the creating function's open call, or, if
-				// it is not traced, from where the parent is now.
-				l.from = parent.spawnChain(info.CreatorFunc)
-				if l.from == nil && len(parent.stack) > 0 {
-					l.from = parent.stack[len(parent.stack)-1].node
-				}
-			} else {
-				waiting[info.Parent] = append(waiting[info.Parent], l)
+				stack = parent
 			}
+			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, stack)
 		case tracefile.EnterEvent:
 			if !f.Goroutine(ev.G) {
 				continue
@@ -523,37 +484,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				parent = g.stack[len(g.stack)-1].node
 			}
 			n := parent.child(ev.Func)
-			if len(g.stack) == 0 {
-				if l := links[ev.G]; l != nil && l.root == nil {
-					l.root = n
-					link(l)
-				}
-				if w := waiting[ev.G]; w != nil {
-					for _, l := range w {
-						g.waiting = append(g.waiting, *l)
-					}
-					delete(waiting, ev.G)
-				}
-			}
-			if len(g.waiting) > 0 {
-				settle(g, ev.Time)
-			}
-			if len(g.waiting) > 0 {
-				// Children started from this function before its call
-				// was read: this is the chain they came from.
-				kept := g.waiting[:0]
-				for _, w := range g.waiting {
-					if w.creator != ev.Func {
-						kept = append(kept, w)
-						continue
-					}
-					if l := links[w.child]; l != nil && l.from == nil {
-						l.from = n
-						link(l)
-					}
-				}
-				g.waiting = kept
-			}
+			links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n, g)
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
 			if g.open == nil {
 				g.open = map[uint32]int32{}
@@ -564,9 +495,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if g == nil || len(g.stack) == 0 {
 				continue
 			}
-			if len(g.waiting) > 0 {
-				settle(g, ev.Time)
-			}
+			links.Exit(&g.pending, ev.Time, g)
 			g.tracker.Exit()
 			fr := g.stack[len(g.stack)-1]
 			g.stack = g.stack[:len(g.stack)-1]
@@ -581,10 +510,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				sp.last, sp.work = ev.Time, sp.work+d
 				// A fresh state is the same as an empty one.
 				delete(gs, ev.G)
-				for i := range g.waiting {
-					waiting[ev.G] = append(waiting[ev.G], &g.waiting[i])
-				}
-				g.waiting = nil
+				links.Idle(ev.G, &g.pending)
 				if len(free) < 1024 {
 					free = append(free, g)
 				}
@@ -688,15 +614,12 @@ func (s *Shares) of(g uint64) *Share {
 // just popped: then that frame's time is inside an outer call of fn.
 func (g *goroutine) recursing(fn uint32) bool { return g.open[fn] > 0 }
 
-// spawnChain is the chain of g in which a goroutine was started from
-// function fn: its innermost open call of fn, or nil if it has none yet.
-func (g *goroutine) spawnChain(fn uint32) *Node {
-	for i := len(g.stack) - 1; i >= 0; i-- {
-		if g.stack[i].node.Func == fn {
-			return g.stack[i].node
-		}
-	}
-	return nil
+// Len and At make a goroutine's open calls a spawn.Stack.
+func (g *goroutine) Len() int { return len(g.stack) }
+
+func (g *goroutine) At(i int) (uint32, *Node) {
+	n := g.stack[i].node
+	return n.Func, n
 }
 
 func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bool, slowest int) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/spawn"
 	"github.com/calltrail/calltrail/tracefile"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -59,6 +60,7 @@ type span struct {
 	link       *span // for a goroutine's outermost spans: the parent goroutine's span
 	g          uint64
 	fn         uint32
+	depth      int
 	start, end int64
 	held       int64 // time held up by the trace writer, within start to end
 	exit       tracefile.ExitKind
@@ -69,7 +71,28 @@ type span struct {
 
 // frame is an open call.
 type frame struct {
+	fn      uint32
+	start   int64
 	pending []*span // spans below it whose parent is not known yet
+}
+
+// stack is a goroutine's open calls.
+type stack struct {
+	frames  []frame
+	pending spawn.Pending[call] // goroutines it started, waiting for the call that did
+}
+
+// call is an open call of a goroutine, by its depth and start.
+type call struct {
+	depth int // 1 for the outermost
+	start int64
+}
+
+// Len and At make a goroutine's open calls a spawn.Stack.
+func (s *stack) Len() int { return len(s.frames) }
+
+func (s *stack) At(i int) (uint32, call) {
+	return s.frames[i].fn, call{depth: i + 1, start: s.frames[i].start}
 }
 
 // Spans reads r and returns the spans of the calls o chooses. Of a
@@ -83,7 +106,14 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 	if f == nil {
 		f = &filter.Filter{}
 	}
-	b := builder{r: r, o: o, seed: seed(r, o.ID), stacks: map[uint64][]frame{}, spans: map[uint64][]*span{}, match: map[uint32]bool{}}
+	b := builder{r: r, o: o, seed: seed(r, o.ID), stacks: map[uint64]*stack{}, spans: map[uint64][]*span{}, match: map[uint32]bool{}, from: map[uint64]started{}}
+	// A goroutine's outermost spans are children of the span of the call
+	// that started it, found as the analysis finds it.
+	links := spawn.New(0, func(l *spawn.Link[call]) {
+		if l.HasFrom {
+			b.from[l.G] = started{parent: l.Parent, call: l.From}
+		}
+	})
 	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
 	var readErr error
 	for {
@@ -95,40 +125,56 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 			break
 		}
 		st := b.stacks[ev.G]
-		if ev.Kind == tracefile.EnterEvent {
-			sel.Enter(ev.G, ev.Func, ev.Time)
-			b.stacks[ev.G] = append(st, frame{})
+		switch ev.Kind {
+		case tracefile.GoroutineEvent:
+			info, _ := r.Goroutine(ev.G)
+			var ps spawn.Stack[call]
+			if p := b.stacks[info.Parent]; p != nil && len(p.frames) > 0 {
+				ps = p
+			}
+			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, ps)
 			continue
-		}
-		if ev.Kind != tracefile.ExitEvent {
+		case tracefile.EnterEvent:
+			sel.Enter(ev.G, ev.Func, ev.Time)
+			if st == nil {
+				st = &stack{}
+				b.stacks[ev.G] = st
+			}
+			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, call{depth: len(st.frames) + 1, start: ev.Time}, st)
+			st.frames = append(st.frames, frame{fn: ev.Func, start: ev.Time})
+			continue
+		case tracefile.ExitEvent:
+		default:
 			continue
 		}
 		chosen := sel.Exit(ev.G, ev.Duration()) && b.worth(&ev)
-		if len(st) == 0 {
+		if st == nil || len(st.frames) == 0 {
 			continue
 		}
-		fr := st[len(st)-1]
-		st = st[:len(st)-1]
-		b.stacks[ev.G] = st
+		links.Exit(&st.pending, ev.Time, st)
+		fr := st.frames[len(st.frames)-1]
+		st.frames = st.frames[:len(st.frames)-1]
 		b.seq++
 		if chosen {
 			if b.n >= o.Limit {
 				return ptrace.NewTraces(), &ErrTooMany{Limit: o.Limit}
 			}
 			b.n++
-			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, held: ev.Held, exit: ev.Exit, err: ev.Err}
+			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, depth: len(st.frames) + 1, start: ev.Start, end: ev.Time, held: ev.Held, exit: ev.Exit, err: ev.Err}
 			for _, c := range fr.pending {
 				c.parent = s
 			}
 			fr.pending = []*span{s}
 			b.spans[ev.G] = append(b.spans[ev.G], s)
 		}
-		if len(st) > 0 {
-			st[len(st)-1].pending = append(st[len(st)-1].pending, fr.pending...)
+		if n := len(st.frames); n > 0 {
+			st.frames[n-1].pending = append(st.frames[n-1].pending, fr.pending...)
 		} else {
+			links.Idle(ev.G, &st.pending)
 			delete(b.stacks, ev.G)
 		}
 	}
+	links.Flush()
 	if readErr != nil && !tracefile.IsIncomplete(readErr) {
 		return ptrace.NewTraces(), readErr
 	}
@@ -142,7 +188,8 @@ type builder struct {
 	seed   []byte
 	seq    uint64             // calls ended so far
 	n      int                // spans so far
-	stacks map[uint64][]frame // open calls by goroutine
+	stacks map[uint64]*stack  // open calls by goroutine
+	from   map[uint64]started // the call that started each goroutine
 	spans  map[uint64][]*span // by goroutine, in order of their end
 	match  map[uint32]bool    // whether Options.Funcs matches, by function
 }
@@ -191,27 +238,33 @@ func (b *builder) spanID(seq uint64) uint64 {
 	return binary.BigEndian.Uint64(b.hash(seq, 's')) | 1 // never the invalid id 0
 }
 
-// links gives each goroutine's outermost spans their link to the span
-// that was running in the goroutine's parent when it began.
+// started is the call of a goroutine's parent that started it.
+type started struct {
+	parent uint64
+	call   call
+}
+
+// links gives each goroutine's outermost spans their link to the
+// innermost span of its parent around the call that started it.
 func (b *builder) links() {
 	byStart := map[uint64][]*span{}
 	for g, spans := range b.spans {
-		info, ok := b.r.Goroutine(g)
-		if !ok || info.Parent == 0 || len(b.spans[info.Parent]) == 0 {
+		from, ok := b.from[g]
+		if !ok || len(b.spans[from.parent]) == 0 {
 			continue
 		}
-		ps, ok := byStart[info.Parent]
+		ps, ok := byStart[from.parent]
 		if !ok {
-			ps = slices.Clone(b.spans[info.Parent])
+			ps = slices.Clone(b.spans[from.parent])
 			slices.SortStableFunc(ps, func(x, y *span) int {
 				if c := cmp.Compare(x.start, y.start); c != 0 {
 					return c
 				}
-				return cmp.Compare(y.end, x.end) // the outer first
+				return cmp.Compare(x.depth, y.depth) // the outer first
 			})
-			byStart[info.Parent] = ps
+			byStart[from.parent] = ps
 		}
-		l := innermostAt(ps, info.FirstSeen)
+		l := around(ps, from.call)
 		if l == nil {
 			continue
 		}
@@ -223,17 +276,20 @@ func (b *builder) links() {
 	}
 }
 
-// innermostAt returns the innermost of spans, one goroutine's in order
-// of their start, that was running at time t. A goroutine's spans nest,
-// so the last to start by t either runs at t or ended inside every span
-// that does.
-func innermostAt(spans []*span, t int64) *span {
-	i := sort.Search(len(spans), func(i int) bool { return spans[i].start > t }) - 1
+// around returns the innermost of spans, one goroutine's in order of
+// their start, that holds call c: c's own span, or one of its callers'.
+// A goroutine's spans nest, so the last to start by c's start is c's,
+// one of its callers', or inside one of theirs.
+func around(spans []*span, c call) *span {
+	i := sort.Search(len(spans), func(i int) bool {
+		s := spans[i]
+		return s.start > c.start || s.start == c.start && s.depth > c.depth
+	}) - 1
 	if i < 0 {
 		return nil
 	}
 	s := spans[i]
-	for s != nil && s.end < t {
+	for s != nil && !(s.depth < c.depth && s.end >= c.start || s.depth == c.depth && s.start == c.start) {
 		s = s.parent
 	}
 	return s

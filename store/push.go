@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/calltrail/calltrail/internal/spawn"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -126,8 +127,9 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	if start.IsZero() {
 		start = time.Now()
 	}
-	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, spawns: map[uint64]*spawn{}, waiting: map[uint64][]*spawn{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{},
+	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{},
 		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name })}
+	p.links = spawn.New(maxSpawns, p.linked)
 	if err := p.run(progress, st.Size()); err != nil {
 		if !tracefile.IsIncomplete(err) {
 			return out, s.abandon(ctx, pushID, fmt.Errorf("%s: %w", path, err))
@@ -195,12 +197,11 @@ type pusher struct {
 
 	gs         map[uint64]*gstate
 	folder     *query.Folder
-	nodes      []*node             // every chain, by its number in folder
-	goroutines [][]any             // rows of the goroutines table not sent yet
-	spawns     map[uint64]*spawn   // goroutines whose row waits for a chain, by goroutine
-	waiting    map[uint64][]*spawn // by parent, while the parent has no open call
-	funcs      map[uint32]uint64   // the trace's function ids to the store's
-	errs       map[uint32]uint64   // and its error ids
+	nodes      []*node               // every chain, by its number in folder
+	goroutines [][]any               // rows of the goroutines table not sent yet
+	links      *spawn.Linker[uint64] // goroutines whose row waits for a chain, by goroutine
+	funcs      map[uint32]uint64     // the trace's function ids to the store's
+	errs       map[uint32]uint64     // and its error ids
 
 	batch  driver.Batch
 	rows   int
@@ -212,39 +213,22 @@ type gstate struct {
 	frames  []frame
 	open    map[uint64]int32 // calls open, by function
 	inNode  map[int32]int32  // calls open, by chain
-	waiting []*spawn         // children waiting for this goroutine's call of their creator
+	pending spawn.Pending[uint64]
 }
 
-// spawnChain returns the chain of g's innermost open call of function
-// fn, or, if none is open, of its innermost open call.
-func (g *gstate) spawnChain(fn uint64) uint64 {
-	for i := len(g.frames) - 1; i >= 0; i-- {
-		if g.frames[i].fn == fn {
-			return g.frames[i].node.id
-		}
-	}
-	return g.frames[len(g.frames)-1].node.id
-}
+// Len and At make a goroutine's open calls a spawn.Stack of chain ids.
+func (g *gstate) Len() int { return len(g.frames) }
 
-// spawn is a goroutine's row of the goroutines table, with the chain of
-// its first call (root) and the chain of its parent that started it
-// (from), found as the local analysis finds it: the parent's innermost
-// open call of the creating function, else its innermost open call; or,
-// if the parent has no open call when the child is read (their events
-// were buffered apart), the parent's next call of the creating function.
-type spawn struct {
-	g, parent, creator uint64
-	firstSeen          int64
-	root, from         uint64
-}
+func (g *gstate) At(i int) (uint32, uint64) { return g.frames[i].traceFn, g.frames[i].node.id }
 
 // maxSpawns bounds the goroutines a push holds waiting for their chains:
 // past it, they are written with what is known, so that a push's memory
 // does not grow with the trace. A variable for tests.
-var maxSpawns = 1 << 16
+var maxSpawns = spawn.DefaultMax
 
 type frame struct {
-	fn       uint64
+	fn       uint64 // the store's id
+	traceFn  uint32 // the trace's
 	chain    query.Folded
 	node     *node
 	children int64 // time in traced callees
@@ -298,7 +282,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 		}
 		switch ev.Kind {
 		case tracefile.GoroutineEvent:
-			if err := p.goroutine(ev.G); err != nil {
+			if err := p.goroutine(ev.G, ev.Time); err != nil {
 				return err
 			}
 		case tracefile.EnterEvent:
@@ -314,37 +298,11 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			}
 			chain = p.folder.Push(chain, ev.Func)
 			n := p.node(chain)
-			if len(g.frames) == 0 {
-				if sp := p.spawns[ev.G]; sp != nil && sp.root == 0 {
-					sp.root = n.id
-					if err := p.linked(sp); err != nil {
-						return err
-					}
-				}
-				if w := p.waiting[ev.G]; w != nil {
-					g.waiting = append(g.waiting, w...)
-					delete(p.waiting, ev.G)
-				}
+			p.links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n.id, g)
+			if err := p.sendGoroutines(false); err != nil {
+				return err
 			}
-			if len(g.waiting) > 0 {
-				// Children started from this function before its call
-				// was read: this is the chain they came from.
-				kept := g.waiting[:0]
-				for _, w := range g.waiting {
-					if w.creator != fn {
-						kept = append(kept, w)
-						continue
-					}
-					if p.spawns[w.g] == w && w.from == 0 {
-						w.from = n.id
-						if err := p.linked(w); err != nil {
-							return err
-						}
-					}
-				}
-				g.waiting = kept
-			}
-			g.frames = append(g.frames, frame{fn: fn, chain: chain, node: n})
+			g.frames = append(g.frames, frame{fn: fn, traceFn: ev.Func, chain: chain, node: n})
 			g.open[fn]++
 			g.inNode[chain.Chain()]++
 		case tracefile.ExitEvent:
@@ -352,6 +310,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			if g == nil || len(g.frames) == 0 {
 				continue
 			}
+			p.links.Exit(&g.pending, ev.Time, g)
 			fr := g.frames[len(g.frames)-1]
 			g.frames = g.frames[:len(g.frames)-1]
 			g.open[fr.fn]--
@@ -361,9 +320,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 				g.frames[len(g.frames)-1].children += d
 			} else {
 				delete(p.gs, ev.G)
-				if len(g.waiting) > 0 {
-					p.waiting[ev.G] = append(p.waiting[ev.G], g.waiting...)
-				}
+				p.links.Idle(ev.G, &g.pending)
 			}
 			var outer, chainOuter uint8
 			if g.open[fr.fn] == 0 {
@@ -431,66 +388,37 @@ func (p *pusher) err(id uint32) uint64 {
 	return sid
 }
 
-func (p *pusher) goroutine(g uint64) error {
+func (p *pusher) goroutine(g uint64, at int64) error {
 	info, ok := p.r.Goroutine(g)
 	if !ok {
 		return nil
 	}
+	var stack spawn.Stack[uint64]
+	if pg := p.gs[info.Parent]; pg != nil {
+		stack = pg
+	}
+	p.links.Started(g, info.Parent, info.CreatorFunc, at, stack)
+	return p.sendGoroutines(false)
+}
+
+// linked makes the row of a goroutine of the goroutines table, with the
+// chain of its first call (root) and the chain of its parent that
+// started it (from), as the local analysis finds them.
+func (p *pusher) linked(l *spawn.Link[uint64]) {
+	info, _ := p.r.Goroutine(l.G)
 	var creator uint64
 	if info.CreatorFunc != 0 {
-		creator = FuncID(p.r.Func(info.CreatorFunc).Name)
+		creator = p.fn(info.CreatorFunc)
 	}
-	if len(p.spawns) >= maxSpawns {
-		if err := p.flushSpawns(); err != nil {
-			return err
-		}
-	}
-	sp := &spawn{g: g, parent: info.Parent, creator: creator, firstSeen: info.FirstSeen}
-	p.spawns[g] = sp
-	if info.Parent != 0 {
-		if pg := p.gs[info.Parent]; pg != nil {
-			sp.from = pg.spawnChain(creator)
-		} else {
-			p.waiting[info.Parent] = append(p.waiting[info.Parent], sp)
-		}
-	}
-	return nil
+	p.goroutines = append(p.goroutines, []any{p.push, l.G, l.Parent, creator, info.FirstSeen, l.Root, l.From})
 }
 
-// linked writes the row of sp once its chains are known.
-func (p *pusher) linked(sp *spawn) error {
-	if sp.root == 0 || sp.from == 0 && sp.parent != 0 {
+// sendGoroutines sends the rows of the goroutines table made so far, if
+// they make a batch or all is true.
+func (p *pusher) sendGoroutines(all bool) error {
+	if len(p.goroutines) == 0 || !all && len(p.goroutines) < BatchRows {
 		return nil
 	}
-	delete(p.spawns, sp.g)
-	return p.goroutineRow(sp)
-}
-
-func (p *pusher) goroutineRow(sp *spawn) error {
-	p.goroutines = append(p.goroutines, []any{p.push, sp.g, sp.parent, sp.creator, sp.firstSeen, sp.root, sp.from})
-	if len(p.goroutines) >= BatchRows {
-		return p.sendGoroutines()
-	}
-	return nil
-}
-
-// flushSpawns writes the rows of every goroutine still waiting for its
-// chains, with what is known of them, and forgets them.
-func (p *pusher) flushSpawns() error {
-	for _, sp := range p.spawns {
-		if err := p.goroutineRow(sp); err != nil {
-			return err
-		}
-	}
-	clear(p.spawns)
-	clear(p.waiting)
-	for _, g := range p.gs {
-		g.waiting = nil
-	}
-	return nil
-}
-
-func (p *pusher) sendGoroutines() error {
 	err := p.s.insert(p.ctx, "goroutines", p.goroutines)
 	p.goroutines = p.goroutines[:0]
 	return err
@@ -502,10 +430,8 @@ func (p *pusher) finish() error {
 	if err := p.send(); err != nil {
 		return err
 	}
-	if err := p.flushSpawns(); err != nil {
-		return err
-	}
-	if err := p.sendGoroutines(); err != nil {
+	p.links.Flush()
+	if err := p.sendGoroutines(true); err != nil {
 		return err
 	}
 	var chains, funcs, errs, profiles [][]any

@@ -1,0 +1,190 @@
+package spawn
+
+// A Stack is a goroutine's open calls, as the Linker's user keeps them.
+type Stack[C any] interface {
+	// Len is how many calls are open.
+	Len() int
+	// At returns the function and the chain of the i-th open call, 0
+	// the outermost.
+	At(i int) (fn uint32, chain C)
+}
+
+// A Link ties a goroutine to the chain of its parent that started it.
+type Link[C any] struct {
+	G, Parent uint64 // Parent is 0 for a goroutine the trace knows no parent of
+	Creator   uint32 // the function that holds the go statement
+	At        int64  // when the goroutine's record was written
+
+	Root    C    // the goroutine's first chain
+	From    C    // the chain of the parent that started it
+	HasRoot bool // Root is known
+	HasFrom bool // From is known
+
+	orphan bool // no call of the parent's was open when it began
+}
+
+// A Linker follows a trace's goroutines and calls the function given to
+// New with each goroutine's Link once its chains are known. It holds the
+// goroutines still waiting for theirs, at most Max of them.
+type Linker[C any] struct {
+	linked  func(*Link[C])
+	max     int
+	links   map[uint64]*Link[C]   // by goroutine, until linked
+	waiting map[uint64][]*Link[C] // by parent, while the parent has no open call
+}
+
+// Pending are the children a goroutine with open calls started, waiting
+// for their chains. The Linker's user keeps them with the goroutine's
+// stack, so that a call need not look them up.
+type Pending[C any] struct{ links []*Link[C] }
+
+// DefaultMax is how many goroutines a Linker holds waiting for their
+// chains, by default.
+const DefaultMax = 1 << 16
+
+// New returns a Linker that calls linked with every goroutine's Link,
+// once. Past max goroutines waiting (DefaultMax if max is 0), it calls
+// linked with all of them, as far as they are known, and forgets them,
+// so that its memory does not grow with the trace.
+func New[C any](max int, linked func(*Link[C])) *Linker[C] {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	return &Linker[C]{
+		linked:  linked,
+		max:     max,
+		links:   map[uint64]*Link[C]{},
+		waiting: map[uint64][]*Link[C]{},
+	}
+}
+
+// Started tells of goroutine g's record, written at time at: started by
+// parent from function creator. parent's stack is its open calls now,
+// nil if it has none.
+func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack Stack[C]) {
+	if len(l.links) >= l.max {
+		l.Flush()
+	}
+	k := &Link[C]{G: g, Parent: parent, Creator: creator, At: at}
+	l.links[g] = k
+	if parent == 0 {
+		return
+	}
+	if stack != nil && stack.Len() > 0 {
+		k.From, k.HasFrom = chainOf(stack, creator)
+		return
+	}
+	l.waiting[parent] = append(l.waiting[parent], k)
+}
+
+// Enter tells of a call of fn by g at time at, whose chain is chain;
+// stack is g's open calls before it, p the children waiting for them.
+func (l *Linker[C]) Enter(g uint64, p *Pending[C], fn uint32, at int64, chain C, stack Stack[C]) {
+	if stack.Len() == 0 {
+		if k := l.links[g]; k != nil && !k.HasRoot {
+			k.Root, k.HasRoot = chain, true
+			l.done(k)
+		}
+		if w := l.waiting[g]; w != nil {
+			p.links = append(p.links, w...)
+			delete(l.waiting, g)
+		}
+	}
+	if len(p.links) == 0 {
+		return
+	}
+	l.settle(p, at, stack)
+	// Children started from fn before its call was read: this is the
+	// chain they came from.
+	kept := p.links[:0]
+	for _, k := range p.links {
+		if k.Creator != fn {
+			kept = append(kept, k)
+			continue
+		}
+		if !k.HasFrom && l.links[k.G] == k {
+			k.From, k.HasFrom = chain, true
+			l.done(k)
+		}
+	}
+	p.links = kept
+}
+
+// Exit tells of the end of g's innermost call at time at; stack is g's
+// open calls, that one included, p the children waiting for them.
+func (l *Linker[C]) Exit(p *Pending[C], at int64, stack Stack[C]) {
+	if len(p.links) > 0 {
+		l.settle(p, at, stack)
+	}
+}
+
+// Idle tells that g has no open call left: the children p waiting for
+// its calls wait for its next.
+func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
+	if len(p.links) > 0 {
+		l.waiting[g] = append(l.waiting[g], p.links...)
+	}
+	p.links = nil
+}
+
+// Flush calls linked with every goroutine still waiting, with what is
+// known of it, and forgets them. The Pending its user keeps may still
+// hold them: the Linker passes over those.
+func (l *Linker[C]) Flush() {
+	for _, k := range l.links {
+		l.linked(k)
+	}
+	clear(l.links)
+	clear(l.waiting)
+}
+
+// settle finds the chains of the children in p started before at, g's
+// next event: the calls of g open now were open then. Those g had no
+// call open for stay unlinked.
+func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
+	kept := p.links[:0]
+	for _, k := range p.links {
+		if k.At >= at {
+			kept = append(kept, k)
+			continue
+		}
+		if l.links[k.G] != k || k.HasFrom {
+			continue // linked already, or flushed
+		}
+		if stack.Len() > 0 {
+			k.From, k.HasFrom = chainOf(stack, k.Creator)
+			l.done(k)
+		} else {
+			// No call of the parent's was open when the child began:
+			// none of them started it.
+			k.orphan = true
+			l.done(k)
+		}
+	}
+	p.links = kept
+}
+
+// done calls linked with k if its chains are known.
+func (l *Linker[C]) done(k *Link[C]) {
+	if k.HasRoot && (k.HasFrom || k.Parent == 0 || k.orphan) {
+		l.give(k)
+	}
+}
+
+func (l *Linker[C]) give(k *Link[C]) {
+	delete(l.links, k.G)
+	l.linked(k)
+}
+
+// chainOf returns the chain of stack's innermost call of fn, or, if
+// none is open, of its innermost call.
+func chainOf[C any](stack Stack[C], fn uint32) (C, bool) {
+	n := stack.Len()
+	for i := n - 1; i >= 0; i-- {
+		if f, c := stack.At(i); f == fn {
+			return c, true
+		}
+	}
+	_, c := stack.At(n - 1)
+	return c, true
+}
