@@ -1,9 +1,12 @@
 package calltrail
 
-import "github.com/calltrail/calltrail/tracefile"
+import (
+	"github.com/calltrail/calltrail/internal/tracewrite"
+	"github.com/calltrail/calltrail/tracefile"
+)
 
 // A Call names one recorded call from Enter to Exit. Its low bits are the
-// word of the call's enter event (see tracefile.Raw): the goroutine from
+// word of the call's enter event (see tracewrite.Raw): the goroutine from
 // bit opBits up, the function id shifted left by two below. Its top two
 // bits are flags. The zero Call means the call is not recorded (tracing
 // off, or the call dropped), and its Exit does nothing.
@@ -13,7 +16,7 @@ import "github.com/calltrail/calltrail/tracefile"
 type Call uint64
 
 const (
-	opBits  = tracefile.RawOpBits
+	opBits  = tracewrite.RawOpBits
 	fidMask = 1<<(opBits-2) - 1
 	maxFid  = fidMask
 
@@ -34,7 +37,7 @@ const (
 // newCall makes the Call of goroutine g entering function id, as Func
 // keeps ids (with the idMain flag).
 func newCall(g uint64, id uint32) Call {
-	return Call(tracefile.RawEnter(g, id&fidMask)) | Call(id&idMain)<<(62-idMainBit)
+	return Call(tracewrite.RawEnter(g, id&fidMask)) | Call(id&idMain)<<(62-idMainBit)
 }
 
 // word returns the event word of the call's enter.
@@ -42,7 +45,7 @@ func (c Call) word() uint64 { return uint64(c &^ (callRoot | callMain)) }
 
 // exitWord returns the event word of the call's exit of the given kind.
 func (c Call) exitWord(k tracefile.ExitKind) uint64 {
-	return tracefile.RawExit(c.goroutine(), k)
+	return tracewrite.RawExit(c.goroutine(), k)
 }
 
 // goroutine returns the goroutine that made the call.

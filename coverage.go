@@ -14,7 +14,7 @@ var coverage struct {
 // Coverage records what calltrail's build instrumented of a package, and
 // what it left out and why. Generated code calls it once per package,
 // from a package-level variable's initialiser, with the payload of a
-// coverage chunk encoded at build time (see tracefile.AppendCoverage);
+// coverage chunk encoded at build time (see tracewrite.AppendCoverage);
 // the trace carries it as it is. It returns true, so that the call can
 // initialise a variable.
 //

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -57,9 +58,9 @@ func drainStream(n int) []drainEvent {
 func fillShard(s *ring.Ring, evs []drainEvent) {
 	for _, e := range evs {
 		pos, _ := s.Reserve(1, 0)
-		w := tracefile.RawExit(e.g, tracefile.Return)
+		w := tracewrite.RawExit(e.g, tracefile.Return)
 		if e.enter {
-			w = tracefile.RawEnter(e.g, e.fid)
+			w = tracewrite.RawEnter(e.g, e.fid)
 		}
 		ring.Put(s.At(pos), w, e.ts)
 	}
@@ -81,8 +82,8 @@ func benchDrain(b *testing.B, evs []drainEvent) {
 	n := len(evs)
 	s := ring.New(1 << 16)
 	w := &writer{t: &tracer{}}
-	var batch tracefile.Batch
-	enc, _ := tracefile.NewEncoder(io.Discard, nil)
+	var batch tracewrite.Batch
+	enc, _ := tracewrite.NewEncoder(io.Discard, nil)
 	size := 0
 	b.ResetTimer()
 	for done := 0; done < b.N; done += n {
@@ -105,7 +106,7 @@ func TestDrainStream(t *testing.T) {
 	w := &writer{t: &tracer{}}
 	evs := drainStream(n)
 	fillShard(&s, evs)
-	var batch tracefile.Batch
+	var batch tracewrite.Batch
 	if got := w.drainShard(&s, &batch, 0); got != n {
 		t.Fatalf("drained %d events of %d", got, n)
 	}
@@ -114,7 +115,7 @@ func TestDrainStream(t *testing.T) {
 			t.Fatalf("slot %d not zeroed after draining", i)
 		}
 	}
-	var slow tracefile.Batch
+	var slow tracewrite.Batch
 	for _, e := range evs {
 		if e.enter {
 			slow.Enter(e.g, e.fid, e.ts)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -71,7 +72,7 @@ type openCalls map[uint64][]openCall
 // the call an exit ended; false if it ended none (its enter came before
 // open looked). A wait is the innermost call's open when it began, as
 // the reader counts it (tracefile.Event.Held).
-func (o openCalls) apply(e tracefile.ScanEvent) (openCall, bool) {
+func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 	st := o[e.G]
 	switch e.Kind {
 	case tracefile.EnterEvent:
@@ -101,7 +102,7 @@ func (o openCalls) apply(e tracefile.ScanEvent) (openCall, bool) {
 
 // follow applies the enters and exits of the chunks in data.
 func (o openCalls) follow(data []byte) {
-	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) { o.apply(e) })
+	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) { o.apply(e) })
 }
 
 // maxGoroutineRecords bounds the goroutine records a flight recorder
@@ -204,7 +205,7 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	meta["window_start_ns"] = strconv.FormatInt(int64(w.Start), 10)
 	meta["window_end_ns"] = strconv.FormatInt(int64(w.End), 10)
 	meta["window_open_calls"] = strconv.Itoa(w.Open)
-	enc, err := tracefile.NewEncoder(out, meta)
+	enc, err := tracewrite.NewEncoder(out, meta)
 	if err != nil {
 		return w, err
 	}
@@ -247,7 +248,7 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		}
 		return items[i].fn != 0 && items[j].fn == 0
 	})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	b.Shard = 1 << 16 // tells the batch from the segments' only
 	for _, it := range items {
 		if it.fn != 0 {

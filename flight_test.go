@@ -19,6 +19,7 @@ import (
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -442,7 +443,7 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 func TestOpenCallsHeld(t *testing.T) {
 	o := openCalls{}
 	var ended []openCall
-	for _, e := range []tracefile.ScanEvent{
+	for _, e := range []tracewrite.ScanEvent{
 		{G: 1, Kind: tracefile.EnterEvent, Func: 1, Ticks: 0},
 		{G: 1, Kind: tracefile.EnterEvent, Func: 2, Ticks: 10},
 		{G: 1, Kind: tracefile.ExitEvent, Ticks: 20},

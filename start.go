@@ -20,7 +20,7 @@ import (
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/internal/ring"
-	"github.com/calltrail/calltrail/tracefile"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 )
 
 // options come from the environment of the traced program.
@@ -198,12 +198,12 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	w := &writer{t: t, out: newSink(out), every: o.every, reqs: make(chan flushReq, 4), wakeup: make(chan struct{}, 1)}
 	w.lag = uint64(min(per/8, lagBytes/slotSize))
 	w.sites = map[uintptr]pcSite{}
-	w.batches = make([]tracefile.Batch, nshards)
+	w.batches = make([]tracewrite.Batch, nshards)
 	for i := range w.batches {
 		w.batches[i].Shard = i
 	}
 	w.gbatch.Shard = nshards
-	enc, err := tracefile.NewEncoder(w.out, meta)
+	enc, err := tracewrite.NewEncoder(w.out, meta)
 	if err == nil {
 		err = w.out.Sync()
 	}
@@ -218,7 +218,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	if o.flight {
 		budget := max(o.buffer-nshards*per*slotSize, 64<<10)
 		w.flight = newFlight(budget, t0, func() map[string]string { return maps.Clone(meta) })
-		w.seg = tracefile.NewChunkEncoder(&w.segBuf)
+		w.seg = tracewrite.NewChunkEncoder(&w.segBuf)
 		if o.triggers != nil {
 			w.triggers = newTriggers(o.triggers, o.triggerDir, o.triggerEvery)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -154,7 +155,7 @@ func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
 	// with that load.
 	ring.Put(s.At(pos+1), parent, int64(gopc))
 	ring.Put(s.At(pos+2), 0, int64(startpc))
-	ring.Put(s.At(pos), g<<opBits|tracefile.RawGoroutineOp, ts)
+	ring.Put(s.At(pos), g<<opBits|tracewrite.RawGoroutineOp, ts)
 	call := newCall(g, id) | callRoot
 	ring.Put(s.At(pos+3), call.word(), ts)
 	return call
@@ -185,7 +186,7 @@ func (t *tracer) exitHeld(c Call, pos uint64, errID uint32, kind tracefile.ExitK
 	i := g & t.ringMask
 	s := &t.rings[i]
 	if errID != 0 {
-		ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)
+		ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
 		pos++
 	}
 	ring.Put(s.At(pos), c.exitWord(kind), ts)
@@ -206,8 +207,8 @@ func (t *tracer) noteHeld(i, g uint64, from, to int64) {
 	if full && !t.waitFree(i, pos, 2) {
 		return
 	}
-	ring.Put(s.At(pos), tracefile.RawHeld(g, false), from)
-	ring.Put(s.At(pos+1), tracefile.RawHeld(g, true), to)
+	ring.Put(s.At(pos), tracewrite.RawHeld(g, false), from)
+	ring.Put(s.At(pos+1), tracewrite.RawHeld(g, true), to)
 }
 
 // waitFree blocks until the n slots claimed at pos in shard i are free,
@@ -297,7 +298,7 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 			return
 		}
 		if errID != 0 {
-			ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)
+			ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
 			pos++
 		}
 		sl = s.At(pos)
@@ -306,7 +307,7 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 			// Only the exit's slot was promised: the error's is
 			// taken if there is room, and counted if not.
 			if pos, ok := s.Reserve(1, 0); ok {
-				ring.Put(s.At(pos), tracefile.RawError(g, errID), ts)
+				ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
 			} else {
 				s.LostErrors.Add(1)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -84,7 +85,7 @@ func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
 func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 	var fired *rule
 	var what string
-	tracefile.ScanEvents(data, func(e tracefile.ScanEvent) {
+	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) {
 		c, ok := tg.open.apply(e)
 		if !ok || fired != nil {
 			return

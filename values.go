@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/tracewrite"
+	"github.com/calltrail/calltrail/internal/wire"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -149,7 +151,7 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 	g := c.goroutine()
 	n := uint64(1)
 	if k == tracefile.StringValue {
-		n += uint64(tracefile.StringBytes(len(s))+7) / 8
+		n += uint64(wire.StringBytes(len(s))+7) / 8
 	}
 	i := g & t.ringMask
 	r := &t.rings[i]
@@ -172,8 +174,8 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 			return
 		}
 	}
-	ring.Put(r.At(pos), tracefile.RawValue(g, k, result), int64(bits))
+	ring.Put(r.At(pos), tracewrite.RawValue(g, k, result), int64(bits))
 	for j := uint64(1); j < n; j++ {
-		ring.Put(r.At(pos+j), tracefile.RawValueBytes(g), tracefile.PackBytes(s, int(j-1)*8))
+		ring.Put(r.At(pos+j), tracewrite.RawValueBytes(g), tracewrite.PackBytes(s, int(j-1)*8))
 	}
 }

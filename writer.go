@@ -14,6 +14,7 @@ import (
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -23,11 +24,11 @@ import (
 type writer struct {
 	t        *tracer
 	out      *sink
-	enc      *tracefile.Encoder
-	batches  []tracefile.Batch
-	gbatch   tracefile.Batch // goroutine records, written first
-	profiles *profiler       // the Go runtime's profiles, or nil
-	text     *textView       // the live indented view, or nil
+	enc      *tracewrite.Encoder
+	batches  []tracewrite.Batch
+	gbatch   tracewrite.Batch // goroutine records, written first
+	profiles *profiler        // the Go runtime's profiles, or nil
+	text     *textView        // the live indented view, or nil
 	every    time.Duration
 	startNs  int64  // clock.Nanotime() when tracing started
 	lag      uint64 // slots drain leaves to settle, see drain
@@ -39,7 +40,7 @@ type writer struct {
 	// each cycle's chunks go through seg into segBuf, then into flight,
 	// instead of into the file.
 	flight   *flight
-	seg      *tracefile.Encoder
+	seg      *tracewrite.Encoder
 	segBuf   bytes.Buffer
 	segStart int64     // when the segment being filled began, in ns
 	triggers *triggers // CALLTRAIL_TRIGGER's, or nil
@@ -226,7 +227,7 @@ func (w *writer) drain(lag uint64) int {
 	return n
 }
 
-func (w *writer) drainShard(s *ring.Ring, b *tracefile.Batch, lag uint64) int {
+func (w *writer) drainShard(s *ring.Ring, b *tracewrite.Batch, lag uint64) int {
 	tail, avail := s.Readable()
 	if avail <= lag {
 		return 0
@@ -246,7 +247,7 @@ func (w *writer) drainShard(s *ring.Ring, b *tracefile.Batch, lag uint64) int {
 		}
 		sl := s.At(tail)
 		word := ring.Load(sl)
-		if word&tracefile.RawOpMask != tracefile.RawGoroutineOp || avail < 3 {
+		if word&tracewrite.RawOpMask != tracewrite.RawGoroutineOp || avail < 3 {
 			if word == 0 || avail < 3 {
 				break // handed out but not yet written, or a record cut by the lag
 			}
@@ -263,7 +264,7 @@ func (w *writer) drainShard(s *ring.Ring, b *tracefile.Batch, lag uint64) int {
 // textEvents shows events in the live text view.
 func (w *writer) textEvents(run []ring.Slot) {
 	for _, sl := range run {
-		g, op := sl.Word>>opBits, sl.Word&tracefile.RawOpMask
+		g, op := sl.Word>>opBits, sl.Word&tracewrite.RawOpMask
 		switch op & 3 {
 		case 0:
 			w.text.enter(g, uint32(op>>2), sl.Time)
@@ -275,7 +276,7 @@ func (w *writer) textEvents(run []ring.Slot) {
 
 // goroutine encodes a goroutine's creation record, naming the functions
 // at its pcs.
-func (w *writer) goroutine(b *tracefile.Batch, g uint64, ts int64, pb, pc *ring.Slot) {
+func (w *writer) goroutine(b *tracewrite.Batch, g uint64, ts int64, pb, pc *ring.Slot) {
 	parent, gopc, startpc := pb.Word, uintptr(pb.Time), uintptr(pc.Time)
 	gr := tracefile.Goroutine{ID: g, Parent: parent}
 	if gopc != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -20,7 +21,7 @@ func writeSynthetic(tb testing.TB, path string, n int) {
 		tb.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	e, err := tracefile.NewEncoder(w, map[string]string{"program": "synthetic"})
+	e, err := tracewrite.NewEncoder(w, map[string]string{"program": "synthetic"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func writeSynthetic(tb testing.TB, path string, n int) {
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, funcs)
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	t := int64(0)
 	calls := 0
 	for calls < n {

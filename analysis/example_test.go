@@ -1,8 +1,8 @@
 package analysis_test
 
 import (
-	"bytes"
 	"fmt"
+	"log"
 	"strings"
 
 	"github.com/calltrail/calltrail/analysis"
@@ -11,26 +11,14 @@ import (
 
 // Which chains of calls reached main.D, and how long did they take?
 func ExampleProfile_Nodes() {
-	var file bytes.Buffer
-	e, _ := tracefile.NewEncoder(&file, nil)
-	e.Clock(0, 0)
-	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.A1"}, {Name: "main.A2"}, {Name: "main.D"}})
-	var b tracefile.Batch
-	b.Enter(1, 1, 0)
-	for i, a := range []uint32{2, 3, 2} {
-		t := int64(10 + 100*i)
-		b.Enter(1, a, t)
-		b.Enter(1, 4, t+1)
-		b.Exit(1, tracefile.Return, t+1+int64(20*(i+1)))
-		b.Exit(1, tracefile.Return, t+90)
+	// In testdata/example.trace, main.main calls main.A1, main.A2 and
+	// main.A1 again, and each of them calls main.D.
+	r, err := tracefile.Open("testdata/example.trace")
+	if err != nil {
+		log.Fatal(err)
 	}
-	b.Exit(1, tracefile.Return, 400)
-	e.Clock(400, 400)
-	e.Events(&b)
-	e.Flush()
-
-	r, _ := tracefile.NewReader(&file)
-	p := analysis.Analyze(r, analysis.Options{})
+	defer r.Close()
+	p := analysis.Analyze(r.Reader, analysis.Options{})
 	for _, n := range p.Nodes(4) {
 		var path []string
 		for _, id := range n.Path() {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -614,5 +615,5 @@ func DeclName(d *ast.FuncDecl) string {
 // its package initialises: appended to one of the package's instrumented
 // files, which import the runtime already.
 func CoverageDecl(c tracefile.Coverage) string {
-	return fmt.Sprintf("\nvar _ = %s.Coverage(%s)\n", importName, strconv.Quote(string(tracefile.AppendCoverage(nil, c))))
+	return fmt.Sprintf("\nvar _ = %s.Coverage(%s)\n", importName, strconv.Quote(string(tracewrite.AppendCoverage(nil, c))))
 }

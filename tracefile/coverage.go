@@ -1,7 +1,6 @@
 package tracefile
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -44,36 +43,6 @@ const (
 type Untraced struct {
 	Path string
 	Why  string
-}
-
-// AppendCoverage appends the payload of a coverage chunk describing c.
-func AppendCoverage(p []byte, c Coverage) []byte {
-	p = appendString(p, c.Package)
-	p = binary.AppendUvarint(p, uint64(len(c.Traced)))
-	for _, name := range c.Traced {
-		p = appendString(p, name)
-	}
-	p = binary.AppendUvarint(p, uint64(len(c.Omitted)))
-	for _, o := range c.Omitted {
-		p = appendString(p, o.Name)
-		p = appendString(p, o.File)
-		p = binary.AppendUvarint(p, uint64(o.Line))
-		p = appendString(p, o.Why)
-		p = appendString(p, o.Detail)
-	}
-	p = binary.AppendUvarint(p, uint64(len(c.Untraced)))
-	for _, u := range c.Untraced {
-		p = appendString(p, u.Path)
-		p = appendString(p, u.Why)
-	}
-	return p
-}
-
-// Coverage appends a coverage chunk whose payload AppendCoverage made.
-func (e *Encoder) Coverage(payload []byte) {
-	p := e.begin(chunkCoverage)
-	p = append(p, payload...)
-	e.end(p)
 }
 
 // readCoverage decodes a coverage chunk's payload.

@@ -1,4 +1,4 @@
-package tracefile
+package tracefile_test
 
 import (
 	"bytes"
@@ -7,17 +7,20 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/tracewrite"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
-var sampleCoverage = []Coverage{
+var sampleCoverage = []tracefile.Coverage{
 	{
 		Package: "example.com/app",
 		Traced:  []string{"main.main", "main.D"},
-		Omitted: []Omitted{
-			{Name: "main.add", File: "main.go", Line: 40, Why: WhyInlined, Detail: "main.go:40: &vec{...} escapes to heap"},
-			{Name: "main.fast", File: "main.go", Line: 44, Why: WhyNosplit},
+		Omitted: []tracefile.Omitted{
+			{Name: "main.add", File: "main.go", Line: 40, Why: tracefile.WhyInlined, Detail: "main.go:40: &vec{...} escapes to heap"},
+			{Name: "main.fast", File: "main.go", Line: 44, Why: tracefile.WhyNosplit},
 		},
-		Untraced: []Untraced{{Path: "fmt", Why: "in the standard library"}},
+		Untraced: []tracefile.Untraced{{Path: "fmt", Why: "in the standard library"}},
 	},
 	{Package: "example.com/lib"},
 }
@@ -25,18 +28,18 @@ var sampleCoverage = []Coverage{
 // coverageTrace is a trace whose coverage chunks come before, between
 // and after its events, as the runtime writes them while packages
 // register.
-func coverageTrace(t testing.TB, cs []Coverage) []byte {
+func coverageTrace(t testing.TB, cs []tracefile.Coverage) []byte {
 	var buf bytes.Buffer
-	e, err := NewEncoder(&buf, map[string]string{"program": "coverage"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "coverage"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Funcs(1, []Func{{Name: "main.main", File: "main.go", Line: 1}})
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}})
 	for i, c := range cs {
-		e.Coverage(AppendCoverage(nil, c))
-		var b Batch
+		e.Coverage(tracewrite.AppendCoverage(nil, c))
+		var b tracewrite.Batch
 		b.Enter(1, 1, int64(10*i))
-		b.Exit(1, Return, int64(10*i+5))
+		b.Exit(1, tracefile.Return, int64(10*i+5))
 		e.Events(&b)
 	}
 	e.End("main returned", time.Unix(0, 0))
@@ -53,7 +56,7 @@ func TestCoverageRoundTrip(t *testing.T) {
 	}
 	got := r.Coverage()
 	// Empty lists read back as nil.
-	want := append([]Coverage(nil), sampleCoverage...)
+	want := append([]tracefile.Coverage(nil), sampleCoverage...)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("coverage:\n%+v\nwant\n%+v", got, want)
 	}
@@ -65,14 +68,14 @@ func TestCoverageRoundTrip(t *testing.T) {
 // TestCoverageDamaged: a coverage chunk whose counts run past its end is
 // damage, said as such, not a reason to allocate.
 func TestCoverageDamaged(t *testing.T) {
-	payload := AppendCoverage(nil, Coverage{Package: "p"})
+	payload := tracewrite.AppendCoverage(nil, tracefile.Coverage{Package: "p"})
 	payload = payload[:len(payload)-1]
 	payload = append(payload, 0xff, 0xff, 0xff, 0xff, 0x0f) // 4 billion untraced packages
 	var buf bytes.Buffer
-	e, _ := NewEncoder(&buf, map[string]string{"program": "damaged"})
+	e, _ := tracewrite.NewEncoder(&buf, map[string]string{"program": "damaged"})
 	e.Coverage(payload)
 	e.Flush()
-	r, err := NewReader(&buf)
+	r, err := tracefile.NewReader(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,7 @@ func TestCoverageDamaged(t *testing.T) {
 			break
 		}
 	}
-	if err == io.EOF || !errors.Is(err, ErrCorrupt) {
+	if err == io.EOF || !errors.Is(err, tracefile.ErrCorrupt) {
 		t.Errorf("err = %v, want a corrupt trace", err)
 	}
 }

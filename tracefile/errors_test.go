@@ -1,4 +1,4 @@
-package tracefile
+package tracefile_test
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/tracewrite"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // errorTrace writes a trace whose calls return errors: main.A returns
@@ -14,14 +17,14 @@ import (
 func errorTrace(t *testing.T, bad string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := NewEncoder(&buf, nil)
+	e, err := tracewrite.NewEncoder(&buf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Clock(0, 0)
-	e.Funcs(1, []Func{{Name: "main.A"}, {Name: "main.B"}})
-	e.Errors(1, []Error{{"*fs.PathError", "open x: no such file or directory"}, {"*errors.errorString", "EOF"}})
-	var b Batch
+	e.Funcs(1, []tracefile.Func{{Name: "main.A"}, {Name: "main.B"}})
+	e.Errors(1, []tracefile.Error{{"*fs.PathError", "open x: no such file or directory"}, {"*errors.errorString", "EOF"}})
+	var b tracewrite.Batch
 	switch bad {
 	case "unknown id":
 		b.Enter(1, 1, 10)
@@ -32,11 +35,11 @@ func errorTrace(t *testing.T, bad string) []byte {
 		b.Enter(1, 1, 10)
 		b.Enter(1, 2, 11)
 		b.Error(1, 2, 15)
-		b.Exit(1, Return, 15)
+		b.Exit(1, tracefile.Return, 15)
 		b.Error(1, 1, 20)
-		b.Exit(1, Return, 20)
+		b.Exit(1, tracefile.Return, 20)
 		b.Enter(1, 1, 30)
-		b.Exit(1, Return, 40)
+		b.Exit(1, tracefile.Return, 40)
 	}
 	e.Events(&b)
 	e.End("main returned", time.Unix(0, 0))
@@ -49,7 +52,7 @@ func errorTrace(t *testing.T, bad string) []byte {
 // TestErrors checks that each exit carries the error its call returned,
 // and only its own.
 func TestErrors(t *testing.T) {
-	r, err := NewReader(bytes.NewReader(errorTrace(t, "")))
+	r, err := tracefile.NewReader(bytes.NewReader(errorTrace(t, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func TestErrors(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if ev.Kind == ExitEvent {
+		if ev.Kind == tracefile.ExitEvent {
 			x := r.Error(ev.Err)
 			got = append(got, r.Func(ev.Func).Name+" "+x.Type+" "+x.Message)
 		}
@@ -77,14 +80,14 @@ func TestErrors(t *testing.T) {
 // no call, is damage.
 func TestErrorsDamaged(t *testing.T) {
 	for _, bad := range []string{"unknown id", "no call"} {
-		r, err := NewReader(bytes.NewReader(errorTrace(t, bad)))
+		r, err := tracefile.NewReader(bytes.NewReader(errorTrace(t, bad)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for err == nil {
 			_, err = r.Next()
 		}
-		if !errors.Is(err, ErrCorrupt) {
+		if !errors.Is(err, tracefile.ErrCorrupt) {
 			t.Errorf("%s: %v, want corrupt", bad, err)
 		}
 	}
@@ -92,16 +95,16 @@ func TestErrorsDamaged(t *testing.T) {
 
 // TestScanEventsSkipsErrors checks that ScanEvents passes over errors.
 func TestScanEventsSkipsErrors(t *testing.T) {
-	var b Batch
+	var b tracewrite.Batch
 	b.Enter(1, 1, 10)
 	b.Error(1, 5, 20)
-	b.Exit(1, Return, 20)
+	b.Exit(1, tracefile.Return, 20)
 	var buf bytes.Buffer
-	e := NewChunkEncoder(&buf)
+	e := tracewrite.NewChunkEncoder(&buf)
 	e.Events(&b)
 	e.Flush()
-	var kinds []EventKind
-	if err := ScanEvents(buf.Bytes(), func(ev ScanEvent) { kinds = append(kinds, ev.Kind) }); err != nil || len(kinds) != 2 || kinds[0] != EnterEvent || kinds[1] != ExitEvent {
+	var kinds []tracefile.EventKind
+	if err := tracewrite.ScanEvents(buf.Bytes(), func(ev tracewrite.ScanEvent) { kinds = append(kinds, ev.Kind) }); err != nil || len(kinds) != 2 || kinds[0] != tracefile.EnterEvent || kinds[1] != tracefile.ExitEvent {
 		t.Errorf("ScanEvents: %v, %v", kinds, err)
 	}
 }
@@ -109,21 +112,21 @@ func TestScanEventsSkipsErrors(t *testing.T) {
 // TestScanEventsHeld checks that ScanEvents gives a wait for the writer
 // as one event, from its start to its end, between the events around it.
 func TestScanEventsHeld(t *testing.T) {
-	var b Batch
+	var b tracewrite.Batch
 	b.Enter(1, 1, 10)
 	b.Enter(1, 2, 30)
 	b.Held(1, 15, 30) // the enter of 2 waited
-	b.Exit(1, Return, 40)
-	b.Exit(1, Return, 50)
+	b.Exit(1, tracefile.Return, 40)
+	b.Exit(1, tracefile.Return, 50)
 	var buf bytes.Buffer
-	e := NewChunkEncoder(&buf)
+	e := tracewrite.NewChunkEncoder(&buf)
 	e.Events(&b)
 	e.Flush()
-	var got []ScanEvent
-	if err := ScanEvents(buf.Bytes(), func(ev ScanEvent) { got = append(got, ev) }); err != nil || len(got) != 5 {
+	var got []tracewrite.ScanEvent
+	if err := tracewrite.ScanEvents(buf.Bytes(), func(ev tracewrite.ScanEvent) { got = append(got, ev) }); err != nil || len(got) != 5 {
 		t.Fatalf("ScanEvents: %+v, %v", got, err)
 	}
-	if h := got[2]; h.Kind != HeldEvent || h.From != 15 || h.Ticks != 30 || h.G != 1 || got[3].Kind != ExitEvent || got[3].Ticks != 40 {
+	if h := got[2]; h.Kind != tracefile.HeldEvent || h.From != 15 || h.Ticks != 30 || h.G != 1 || got[3].Kind != tracefile.ExitEvent || got[3].Ticks != 40 {
 		t.Errorf("ScanEvents: %+v", got)
 	}
 }

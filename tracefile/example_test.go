@@ -1,48 +1,42 @@
 package tracefile_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"time"
+	"log"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// A trace is written by the runtime and read as a stream of events; exit
-// events carry their function, start and depth.
+// A trace is read as a stream of events; exit events carry their
+// function, start and depth.
 func ExampleReader() {
-	var file bytes.Buffer
-	e, _ := tracefile.NewEncoder(&file, map[string]string{"program": "example"})
-	e.Clock(0, 0)
-	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.D"}})
-	var b tracefile.Batch
-	b.Enter(1, 1, 0)
-	b.Enter(1, 2, 100)
-	b.Exit(1, tracefile.Return, 1350)
-	b.Exit(1, tracefile.Return, 1500)
-	e.Clock(1500, 1500)
-	e.Events(&b)
-	e.End("main returned", time.Unix(0, 0))
-	e.Flush()
-
-	r, err := tracefile.NewReader(&file)
+	f, err := tracefile.Open("testdata/sample.trace")
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
+	defer f.Close()
+	exits := 0
 	for {
-		ev, err := r.Next()
+		ev, err := f.Next()
 		if err == io.EOF {
 			break
 		}
+		if err != nil {
+			log.Fatal(err)
+		}
 		if ev.Kind == tracefile.ExitEvent {
-			fmt.Printf("g%d %s took %v at depth %d\n", ev.G, r.Func(ev.Func).Name, ev.Duration(), ev.Depth)
+			if exits < 3 {
+				fmt.Printf("g%d %s, depth %d\n", ev.G, f.Func(ev.Func).Name, ev.Depth)
+			}
+			exits++
 		}
 	}
-	end, _ := r.End()
-	fmt.Println(r.Meta().Program, end)
+	end, _ := f.End()
+	fmt.Println(exits, "calls;", f.Meta().Program, end)
 	// Output:
-	// g1 main.D took 1.25µs at depth 2
-	// g1 main.main took 1.5µs at depth 1
-	// example main returned
+	// g4 main.A, depth 2
+	// g5 main.B, depth 1
+	// g9 main.A, depth 1
+	// 5 calls; sample main returned
 }

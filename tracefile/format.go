@@ -2,8 +2,9 @@ package tracefile
 
 import (
 	"errors"
-	"hash/crc32"
 	"strconv"
+
+	"github.com/calltrail/calltrail/internal/wire"
 )
 
 // Magic opens every trace file.
@@ -12,60 +13,14 @@ const Magic = "calltrail trace\n"
 // Version is the format version this package writes and the newest it reads.
 const Version = 1
 
-// Chunk types. Each chunk is: type byte, uvarint payload length, payload,
-// CRC-32C of the type byte and payload (4 bytes, little endian).
-const (
-	chunkMeta   = 'M' // key/value strings describing the program
-	chunkFuncs  = 'F' // function table entries
-	chunkClock  = 'C' // clock calibration point
-	chunkEvents = 'E' // events of one shard
-	chunkStats  = 'S' // cumulative counters
-	chunkEnd    = 'Z' // tracing ended; the reason
-	chunkPprof  = 'P' // a profile of the Go runtime, gzipped profile.proto
-	chunkErrors = 'R' // error table entries: the errors calls returned
-	// what the build traced of a package, and what it left out and why
-	chunkCoverage = 'V'
-)
-
-// Event opcodes inside an events chunk. Every op starts with a uvarint v
-// whose low two bits select the op; the rest of v is the op's argument.
-const (
-	opEnter  = 0 // v>>2 = function id; then zigzag time delta
-	opExit   = 1 // v>>2 = ExitKind; then zigzag time delta
-	opSwitch = 2 // v>>2 = goroutine id of the events that follow
-	opExt    = 3 // v>>2 = extended op below
-)
-
-// Extended ops. An extended op from 1 to MaxErrorID is an error: the call
-// about to exit returned error v>>2 of the error table (see ExitEvent's
-// Err). extHeldFrom and extHeldTo, each with a time, say the goroutine
-// waited for the trace writer between the two (see Event.Held); they
-// follow the event whose recording waited. From extValue up, it is a
-// value (see values.go).
-const (
-	extGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
-	extHeldFrom  = extValue - 2
-	extHeldTo    = extValue - 1
-)
-
 // MaxErrorID bounds error table ids, so that an error's op fits the
-// runtime's raw event words (see RawError).
-const MaxErrorID = extHeldFrom - 1
-
-// maxChunk bounds a chunk's payload, so that a corrupt length cannot make a
-// reader allocate without limit.
-const maxChunk = 64 << 20
+// runtime's raw event words.
+const MaxErrorID = wire.MaxErrorID
 
 // MaxNanos bounds the times of a trace's events, in nanoseconds since it
 // started: 2^52, 52 days. A later time is damage, and so that sums of
 // durations stay far from overflow, the reader refuses it.
 const MaxNanos = 1 << 52
-
-// maxFuncID bounds function ids; ids are dense, so anything larger is
-// corruption rather than a big program.
-const maxFuncID = 1 << 22
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrCorrupt is wrapped by every error about malformed input.
 var ErrCorrupt = errors.New("corrupt trace")

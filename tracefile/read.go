@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/calltrail/calltrail/internal/gtable"
+	"github.com/calltrail/calltrail/internal/wire"
 )
 
 // EventKind tells what an Event records.
@@ -150,7 +151,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		}
 		return nil, err
 	}
-	if typ != chunkMeta {
+	if typ != wire.ChunkMeta {
 		return nil, fmt.Errorf("%w: first chunk is %q, not metadata", ErrCorrupt, typ)
 	}
 	if err := rd.readMeta(p); err != nil {
@@ -184,7 +185,7 @@ func (rd *Reader) chunk() (byte, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: bad chunk length at byte %d", ErrCorrupt, start)
 	}
 	rd.off += int64(uvarintLen(n))
-	if n > maxChunk {
+	if n > wire.MaxChunk {
 		return 0, nil, fmt.Errorf("%w: chunk of %d bytes at byte %d", ErrCorrupt, n, start)
 	}
 	// Grow the buffer as bytes arrive rather than trusting the length, so
@@ -213,8 +214,8 @@ func (rd *Reader) chunk() (byte, []byte, error) {
 		}
 		return 0, nil, err
 	}
-	crc := crc32.Update(0, castagnoli, []byte{typ})
-	crc = crc32.Update(crc, castagnoli, rd.buf)
+	crc := crc32.Update(0, wire.Castagnoli, []byte{typ})
+	crc = crc32.Update(crc, wire.Castagnoli, rd.buf)
 	if crc != binary.LittleEndian.Uint32(sum[:]) {
 		return 0, nil, fmt.Errorf("%w: checksum mismatch in chunk at byte %d", ErrCorrupt, start)
 	}
@@ -397,12 +398,12 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 	rd.ended = false
 	d := dec{p: p}
 	switch typ {
-	case chunkMeta:
+	case wire.ChunkMeta:
 		return fmt.Errorf("%w: second metadata chunk", ErrCorrupt)
-	case chunkFuncs:
+	case wire.ChunkFuncs:
 		first := d.uvarint()
 		n := d.uvarint()
-		if d.err == nil && (first != uint64(len(rd.funcs)) || n > uint64(len(p)) || first+n > maxFuncID) {
+		if d.err == nil && (first != uint64(len(rd.funcs)) || n > uint64(len(p)) || first+n > wire.MaxFuncID) {
 			return fmt.Errorf("%w: function table out of order", ErrCorrupt)
 		}
 		for i := uint64(0); i < n && d.err == nil; i++ {
@@ -411,7 +412,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			rd.funcs = append(rd.funcs, f)
 		}
 		return d.finish("function table")
-	case chunkErrors:
+	case wire.ChunkErrors:
 		first := d.uvarint()
 		n := d.uvarint()
 		if d.err == nil && (first != uint64(len(rd.errs)) || n > uint64(len(p)) || first+n > MaxErrorID+1) {
@@ -421,7 +422,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			rd.errs = append(rd.errs, Error{Type: d.string(), Message: d.string()})
 		}
 		return d.finish("error table")
-	case chunkClock:
+	case wire.ChunkClock:
 		t, ns := d.varint(), d.varint()
 		if err := d.finish("clock"); err != nil {
 			return err
@@ -435,7 +436,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			rd.rate = float64(rd.nsl-rd.ns0) / float64(rd.tl-rd.t0)
 		}
 		return nil
-	case chunkEvents:
+	case wire.ChunkEvents:
 		d.uvarint() // shard: not needed to decode
 		rd.last = d.varint()
 		n := d.uvarint()
@@ -448,7 +449,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		rd.ev, rd.left = d.p, int(n)
 		rd.switchTo(0) // each chunk names its first goroutine
 		return nil
-	case chunkStats:
+	case wire.ChunkStats:
 		s := Stats{Calls: d.uvarint(), DroppedCalls: d.uvarint(), Flushes: d.uvarint()}
 		if len(d.p) > 0 { // written since the runtime waits for room
 			s.Waits, s.HeldNs = d.uvarint(), d.uvarint()
@@ -461,14 +462,14 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		}
 		rd.stats = s
 		return nil
-	case chunkCoverage:
+	case wire.ChunkCoverage:
 		c, err := readCoverage(&d)
 		if err != nil {
 			return err
 		}
 		rd.coverage = append(rd.coverage, c)
 		return nil
-	case chunkPprof:
+	case wire.ChunkPprof:
 		name := d.string()
 		if d.err != nil {
 			return d.err
@@ -478,7 +479,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		}
 		rd.pprofs[name] = append([]byte(nil), d.p...)
 		return nil
-	case chunkEnd:
+	case wire.ChunkEnd:
 		reason := d.string()
 		d.varint()
 		if err := d.finish("end"); err != nil {
@@ -561,7 +562,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	d := dec{p: rd.ev}
 	v := d.uvarint()
 	op := v & 3
-	if op == opSwitch {
+	if op == wire.OpSwitch {
 		if d.err != nil || v>>2 == 0 {
 			return ev, false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
 		}
@@ -573,7 +574,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		return ev, false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
 	}
 	dt := d.uvarint()
-	if op == opExt && v>>2 >= extValue {
+	if op == wire.OpExt && v>>2 >= wire.ExtValue {
 		if d.err != nil {
 			return ev, false, d.err
 		}
@@ -582,10 +583,10 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		// The delta carries the value's bits; the next event's delta
 		// is from them.
 		rd.last += int64(dt>>1) ^ -int64(dt&1)
-		return rd.value(v>>2-extValue, uint64(rd.last))
+		return rd.value(v>>2-wire.ExtValue, uint64(rd.last))
 	}
 	var gr Goroutine
-	record := op == opExt && v>>2 == extGoroutine
+	record := op == wire.OpExt && v>>2 == wire.ExtGoroutine
 	if record {
 		gr = Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
 	}
@@ -600,7 +601,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		return ev, false, fmt.Errorf("%w: event time beyond %v", ErrCorrupt, time.Duration(MaxNanos))
 	}
 	st := rd.cur
-	if n := len(*st); n > 0 && op != opExt {
+	if n := len(*st); n > 0 && op != wire.OpExt {
 		// Calls nest in time as they do in the stack: a goroutine that
 		// moved to a CPU whose clock is a few ticks behind would
 		// otherwise have a callee start before its caller, or end
@@ -610,7 +611,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	rd.maxTime = max(rd.maxTime, t)
 	ev = Event{G: rd.g, Time: t}
 	switch op {
-	case opEnter:
+	case wire.OpEnter:
 		fn := v >> 2
 		if fn == 0 || fn >= uint64(len(rd.funcs)) {
 			return ev, false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
@@ -619,7 +620,7 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		*st = append(*st, frame{fn: uint32(fn), start: t, last: t})
 		ev.Depth = len(*st)
 		rd.calls++
-	case opExit:
+	case wire.OpExit:
 		k := ExitKind(v >> 2)
 		if v>>2 > uint64(Goexit) {
 			return ev, false, fmt.Errorf("%w: unknown exit kind %d", ErrCorrupt, v>>2)
@@ -635,9 +636,9 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 			(*st)[n-1].last = t
 			(*st)[n-1].held += ev.Held
 		}
-	case opExt:
-		if id := v >> 2; id == extHeldFrom || id == extHeldTo {
-			rd.held(*st, id == extHeldTo, t)
+	case wire.OpExt:
+		if id := v >> 2; id == wire.ExtHeldFrom || id == wire.ExtHeldTo {
+			rd.held(*st, id == wire.ExtHeldTo, t)
 			return ev, false, nil
 		}
 		if !record { // an error: of the call about to exit
@@ -694,7 +695,7 @@ func (rd *Reader) value(x, bits uint64) (Event, bool, error) {
 	v := Value{Kind: k, Result: result, Bits: bits}
 	switch k {
 	case StringValue:
-		if n := StringBytes(int(min(bits, MaxValueString))); n > 0 {
+		if n := wire.StringBytes(int(min(bits, MaxValueString))); n > 0 {
 			rd.strs[rd.g] = &pendingString{v: v, want: n}
 			return Event{}, false, nil
 		}

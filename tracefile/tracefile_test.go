@@ -1,4 +1,4 @@
-package tracefile
+package tracefile_test
 
 import (
 	"bytes"
@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/tracewrite"
+	"github.com/calltrail/calltrail/internal/wire"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -20,28 +24,28 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // call left open, and ticks at 2 per nanosecond.
 func sample(t testing.TB) []byte {
 	var buf bytes.Buffer
-	e, err := NewEncoder(&buf, map[string]string{"program": "sample", "go": "go1.26.8", "clock": "tsc"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "sample", "go": "go1.26.8", "clock": "tsc"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Clock(1000, 0)
-	e.Funcs(1, []Func{{"main.main", "main.go", 10}, {"main.A", "main.go", 20}, {"main.B", "main.go", 30}})
-	var b0, b1 Batch
+	e.Funcs(1, []tracefile.Func{{"main.main", "main.go", 10}, {"main.A", "main.go", 20}, {"main.B", "main.go", 30}})
+	var b0, b1 tracewrite.Batch
 	b1.Shard = 1
 	b0.Enter(4, 1, 1000)
 	b0.Enter(4, 2, 1010)
-	b1.Goroutine(Goroutine{ID: 5, Parent: 4, CreatorFunc: 1, CreatorLine: 12, StartFunc: 3}, 1020)
+	b1.Goroutine(tracefile.Goroutine{ID: 5, Parent: 4, CreatorFunc: 1, CreatorLine: 12, StartFunc: 3}, 1020)
 	b1.Enter(5, 3, 1020)
 	b1.Enter(9, 2, 1021) // another goroutine in the same shard
-	b1.Exit(5, Return, 1040)
-	b1.Exit(9, Panic, 1030) // earlier than the previous event: negative delta
-	b0.Exit(4, Return, 1100)
+	b1.Exit(5, tracefile.Return, 1040)
+	b1.Exit(9, tracefile.Panic, 1030) // earlier than the previous event: negative delta
+	b0.Exit(4, tracefile.Return, 1100)
 	e.Clock(3000, 1000)
 	e.Events(&b0)
 	e.Events(&b1)
 	b0.Enter(4, 3, 1200) // main.B, never left
 	e.Events(&b0)
-	e.Stats(Stats{Calls: 5, DroppedCalls: 2, Flushes: 1, Waits: 3, HeldNs: 41000})
+	e.Stats(tracefile.Stats{Calls: 5, DroppedCalls: 2, Flushes: 1, Waits: 3, HeldNs: 41000})
 	e.End("main returned", time.Unix(0, 0))
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
@@ -63,8 +67,8 @@ exit main.B g4 t=100 d=2 unfinished start=100
 exit main.main g4 t=100 d=1 unfinished start=0
 `
 
-func dump(t testing.TB, data []byte) (string, *Reader, error) {
-	r, err := NewReader(bytes.NewReader(data))
+func dump(t testing.TB, data []byte) (string, *tracefile.Reader, error) {
+	r, err := tracefile.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return "", nil, err
 	}
@@ -78,11 +82,11 @@ func dump(t testing.TB, data []byte) (string, *Reader, error) {
 			return sb.String(), r, err
 		}
 		switch ev.Kind {
-		case EnterEvent:
+		case tracefile.EnterEvent:
 			fmt.Fprintf(&sb, "enter %s g%d t=%d d=%d\n", r.Func(ev.Func).Name, ev.G, ev.Time, ev.Depth)
-		case ExitEvent:
+		case tracefile.ExitEvent:
 			fmt.Fprintf(&sb, "exit %s g%d t=%d d=%d %s start=%d\n", r.Func(ev.Func).Name, ev.G, ev.Time, ev.Depth, ev.Exit, ev.Start)
-		case GoroutineEvent:
+		case tracefile.GoroutineEvent:
 			fmt.Fprintf(&sb, "goroutine g%d t=%d\n", ev.G, ev.Time)
 		}
 	}
@@ -99,13 +103,13 @@ func TestRoundTrip(t *testing.T) {
 	if g, ok := r.Goroutine(5); !ok || g.Parent != 4 || r.Func(g.CreatorFunc).Name != "main.main" || g.CreatorLine != 12 || r.Func(g.StartFunc).Name != "main.B" {
 		t.Errorf("goroutine 5 = %+v, %v", g, ok)
 	}
-	if s := r.Stats(); s != (Stats{Calls: 5, DroppedCalls: 2, Flushes: 1, Waits: 3, HeldNs: 41000}) {
+	if s := r.Stats(); s != (tracefile.Stats{Calls: 5, DroppedCalls: 2, Flushes: 1, Waits: 3, HeldNs: 41000}) {
 		t.Errorf("stats = %+v", s)
 	}
 	if end, ok := r.End(); !ok || end != "main returned" {
 		t.Errorf("end = %q, %v", end, ok)
 	}
-	if r.Meta().Program != "sample" || r.Version() != Version {
+	if r.Meta().Program != "sample" || r.Version() != tracefile.Version {
 		t.Errorf("meta = %v, version %d", r.Meta(), r.Version())
 	}
 }
@@ -141,14 +145,14 @@ func TestGolden(t *testing.T) {
 	if err != nil || s != sampleWant {
 		t.Errorf("reading the older golden file: %v\n%s", err, s)
 	}
-	if st := r.Stats(); st != (Stats{Calls: 5, DroppedCalls: 2, Flushes: 1}) {
+	if st := r.Stats(); st != (tracefile.Stats{Calls: 5, DroppedCalls: 2, Flushes: 1}) {
 		t.Errorf("older golden file: stats = %+v", st)
 	}
 }
 
 func TestBadInput(t *testing.T) {
 	good := sample(t)
-	newer := append([]byte(Magic), 2)
+	newer := append([]byte(tracefile.Magic), 2)
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)-30] ^= 0x40
 	tests := []struct {
@@ -157,23 +161,23 @@ func TestBadInput(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"empty", nil, ErrEmpty, "empty"},
-		{"foreign", []byte("\x7fELF\x02\x01\x01\x00 not a trace at all"), ErrNotTrace, "not a calltrail trace"},
-		{"short foreign", []byte("hi"), ErrNotTrace, "not a calltrail trace"},
-		{"header cut", []byte(Magic[:7]), ErrTruncated, "truncated"},
+		{"empty", nil, tracefile.ErrEmpty, "empty"},
+		{"foreign", []byte("\x7fELF\x02\x01\x01\x00 not a trace at all"), tracefile.ErrNotTrace, "not a calltrail trace"},
+		{"short foreign", []byte("hi"), tracefile.ErrNotTrace, "not a calltrail trace"},
+		{"header cut", []byte(tracefile.Magic[:7]), tracefile.ErrTruncated, "truncated"},
 		{"newer", newer, nil, "newer than this calltrail reads"},
-		{"no metadata", []byte(Magic + "\x01"), ErrTruncated, "no metadata"},
+		{"no metadata", []byte(tracefile.Magic + "\x01"), tracefile.ErrTruncated, "no metadata"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewReader(bytes.NewReader(tt.data))
+			_, err := tracefile.NewReader(bytes.NewReader(tt.data))
 			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("got %v, want %v mentioning %q", err, tt.want, tt.msg)
 			}
 		})
 	}
 	_, _, err := dump(t, flipped)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "checksum") {
+	if !errors.Is(err, tracefile.ErrCorrupt) || !strings.Contains(err.Error(), "checksum") {
 		t.Errorf("flipped bit: got %v, want a checksum error", err)
 	}
 }
@@ -182,15 +186,15 @@ func TestBadInput(t *testing.T) {
 // its last whole chunk, then says the trace is truncated.
 func TestTruncated(t *testing.T) {
 	full := sample(t)
-	for n := len(Magic) + 2; n < len(full); n++ {
+	for n := len(tracefile.Magic) + 2; n < len(full); n++ {
 		got, r, err := dump(t, full[:n])
 		if r == nil {
-			if !errors.Is(err, ErrTruncated) {
+			if !errors.Is(err, tracefile.ErrTruncated) {
 				t.Fatalf("cut at %d: %v, want ErrTruncated", n, err)
 			}
 			continue
 		}
-		if err != nil && !errors.Is(err, ErrTruncated) {
+		if err != nil && !errors.Is(err, tracefile.ErrTruncated) {
 			t.Fatalf("cut at %d: %v", n, err)
 		}
 		// Whatever was read must agree with the full trace: its enters
@@ -215,14 +219,14 @@ func enters(s string) []string {
 // input, is refused without allocating anywhere near that length.
 func TestHugeLength(t *testing.T) {
 	data := append(sample(t)[:0:0], sample(t)...)
-	data = append(data, chunkEvents, 0xff, 0xff, 0xff, 0x1f) // 64 MiB - 1
+	data = append(data, wire.ChunkEvents, 0xff, 0xff, 0xff, 0x1f) // 64 MiB - 1
 	data = append(data, make([]byte, 100)...)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	_, _, err := dump(t, data)
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, ErrTruncated) {
+	if !errors.Is(err, tracefile.ErrTruncated) {
 		t.Errorf("got %v, want ErrTruncated", err)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
@@ -234,11 +238,11 @@ func FuzzReader(f *testing.F) {
 	s := sample(f)
 	f.Add(s)
 	f.Add(s[:len(s)/2])
-	f.Add([]byte(Magic + "\x01"))
+	f.Add([]byte(tracefile.Magic + "\x01"))
 	f.Add(valueTrace("a string of values"))
 	f.Add(coverageTrace(f, sampleCoverage))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewReader(bytes.NewReader(data))
+		r, err := tracefile.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

@@ -3,19 +3,12 @@ package tracefile
 import (
 	"math"
 	"strconv"
+
+	"github.com/calltrail/calltrail/internal/wire"
 )
 
-// Values: with calltrail's --args, a call's arguments follow its enter,
-// and its results come just before its exit (and its error), each as an
-// extended op of extValue and up. The op's time delta carries the value's
-// 64 bits instead of a time: the delta is taken from the time before, and
-// the next event's delta from the value, so times stay exact around it.
-// A string is its length, then up to MaxValueString bytes in ops of eight.
-const (
-	extValue = 1 << 21 // ext ops from here are values: extValue + kind<<1 + (1 for a result)
-	// MaxValueString is the most bytes of a string value a trace keeps.
-	MaxValueString = 32
-)
+// MaxValueString is the most bytes of a string value a trace keeps.
+const MaxValueString = wire.MaxValueString
 
 // ValueKind says what a Value holds.
 type ValueKind uint8
@@ -34,6 +27,9 @@ const (
 	bytesValue                       // eight bytes of the string before
 	maxValueKind
 )
+
+// The writer names bytesValue by its number.
+var _ = [1]struct{}{}[bytesValue-wire.ValueBytes]
 
 // A Value is an argument or result of a call, recorded with --args.
 type Value struct {
@@ -70,43 +66,4 @@ func (v Value) String() string {
 		return "nil"
 	}
 	return "?"
-}
-
-// RawValue returns the Raw.Word of a value of goroutine g's innermost
-// call, of kind k; its Raw.Time holds the value's bits. A string's bytes
-// follow in RawValueBytes words, as many as StringBytes says.
-func RawValue(g uint64, k ValueKind, result bool) uint64 {
-	op := uint64(extValue) + uint64(k)<<1
-	if result {
-		op++
-	}
-	return g<<RawOpBits | op<<2 | opExt
-}
-
-// RawValueBytes is the Raw.Word of eight bytes of a string value, which
-// its Raw.Time holds, little endian.
-func RawValueBytes(g uint64) uint64 { return RawValue(g, bytesValue, false) }
-
-// StringBytes is how many bytes of a string of length n a trace keeps.
-func StringBytes(n int) int { return min(n, MaxValueString) }
-
-// PackBytes returns up to eight bytes of s from i, little endian, for a
-// RawValueBytes word's time.
-func PackBytes(s string, i int) int64 {
-	var x uint64
-	for j := 0; j < 8 && i+j < len(s); j++ {
-		x |= uint64(s[i+j]) << (8 * j)
-	}
-	return int64(x)
-}
-
-// Value adds a value of goroutine g's innermost call, as the runtime
-// records it: kind k with bits, and for a string its bytes.
-func (b *Batch) Value(g uint64, k ValueKind, result bool, bits uint64, s string) {
-	b.put(g, RawValue(g, k, result)&RawOpMask, int64(bits))
-	if k == StringValue {
-		for i := 0; i < StringBytes(len(s)); i += 8 {
-			b.put(g, RawValueBytes(g)&RawOpMask, PackBytes(s, i))
-		}
-	}
 }

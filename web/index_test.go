@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -261,10 +262,10 @@ func TestWindowOpenNarrow(t *testing.T) {
 func TestManyGoroutinesMemory(t *testing.T) {
 	const n = 200_000
 	var buf bytes.Buffer
-	e, _ := tracefile.NewEncoder(&buf, map[string]string{"program": "many"})
+	e, _ := tracewrite.NewEncoder(&buf, map[string]string{"program": "many"})
 	e.Clock(0, 0)
 	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.work"}})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	at := int64(0)
 	for g := uint64(2); g < n+2; g++ {
 		b.Goroutine(tracefile.Goroutine{ID: g, Parent: 1, CreatorFunc: 1}, at)

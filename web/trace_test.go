@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -27,7 +28,7 @@ const (
 func writeTrace(t testing.TB, n int) string {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{"path": "/tmp/synth", "args": "-n", "go": "go1.26.8", "goos": "linux", "goarch": "amd64"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"path": "/tmp/synth", "args": "-n", "go": "go1.26.8", "goos": "linux", "goarch": "amd64"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func writeTrace(t testing.TB, n int) string {
 		{Name: "main.worker", File: "main.go", Line: 50},
 		{Name: "main.D", File: "main.go", Line: 60},
 	})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	flush := func() {
 		if b.Len() > 10000 {
 			e.Events(&b)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -26,7 +27,7 @@ var longArg = strings.Repeat("/tmp/failing", 4)
 func valuesTrace(t *testing.T) string {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "values"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "values"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func valuesTrace(t *testing.T) string {
 	})
 	e.Errors(1, []tracefile.Error{{Type: "*fs.PathError", Message: "missing"}, {Type: "*os.File"}})
 	const main, handle, d, worker = 1, 2, 3, 4
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	b.Enter(1, main, 1000)
 	b.Enter(1, handle, 1100)
 	b.Value(1, tracefile.IntValue, false, 7, "")

@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
 // damaged writes a trace of goroutines 1 and 2 calling main.f and main.g,
 // its clock set by clocks (pairs of ticks and nanoseconds) and its events
 // at the given ticks, with extra chunks written by more.
-func damaged(t *testing.T, clocks [][2]int64, ticks []int64, more func(e *tracefile.Encoder)) string {
+func damaged(t *testing.T, clocks [][2]int64, ticks []int64, more func(e *tracewrite.Encoder)) string {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "damaged"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "damaged"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func damaged(t *testing.T, clocks [][2]int64, ticks []int64, more func(e *tracef
 		e.Clock(c[0], c[1])
 	}
 	e.Funcs(1, []tracefile.Func{{Name: "main.f"}, {Name: "main.g"}})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	for i, tk := range ticks {
 		g := uint64(i%2 + 1)
 		if i%4 < 2 {
@@ -54,7 +55,7 @@ func damaged(t *testing.T, clocks [][2]int64, ticks []int64, more func(e *tracef
 // and all, but whose contents are extreme, through every view: each once
 // crashed a verb or exhausted memory.
 func TestDamagedTraces(t *testing.T) {
-	bomb := func(e *tracefile.Encoder) {
+	bomb := func(e *tracewrite.Encoder) {
 		var z bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
 		zw.Write(make([]byte, 256<<20))
@@ -65,7 +66,7 @@ func TestDamagedTraces(t *testing.T) {
 		name   string
 		clocks [][2]int64
 		ticks  []int64
-		more   func(*tracefile.Encoder)
+		more   func(*tracewrite.Encoder)
 		refuse string // the error a verb gives, if the trace is refused
 	}{
 		// Times converted through a rate of 2^62 ns a tick land past

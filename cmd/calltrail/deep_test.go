@@ -19,7 +19,7 @@ import (
 
 	"github.com/calltrail/calltrail/export"
 	"github.com/calltrail/calltrail/internal/tracetest"
-	"github.com/calltrail/calltrail/tracefile"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 )
 
 // counter counts what is written to it.
@@ -119,7 +119,7 @@ func bombTrace(t *testing.T, size int64) []byte {
 	zw.Close()
 	data := tracetest.Recursion(1000)
 	var extra bytes.Buffer
-	e, err := tracefile.NewEncoder(&extra, nil)
+	e, err := tracewrite.NewEncoder(&extra, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -128,14 +129,14 @@ func TestPasswordNotShown(t *testing.T) {
 func TestHostileNames(t *testing.T) {
 	const evil = "main.\x1b[2J\x1b]0;pwned\x07evil\x00\xff"
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "x", "path": "/x\x1b[31m", "args": "\x1b]2;title\x07 -n"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "x", "path": "/x\x1b[31m", "args": "\x1b]2;title\x07 -n"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: evil, File: "e\x1b.go", Line: 2}})
 	e.Errors(1, []tracefile.Error{{Type: "*errors.errorString", Message: "bad\x1b[0m\x00"}})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	b.Enter(1, 1, 0)
 	b.Enter(1, 2, 10)
 	b.Error(1, 1, 90)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -32,7 +33,7 @@ func writeChainsTrace(t *testing.T, path string, end bool) []byte {
 func writeChainsVariant(t *testing.T, path string, end, changed bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{
 		"program": "chains", "path": "/tmp/chains", "go": "go1.26.8", "goos": "linux", "goarch": "amd64",
 		"gomaxprocs": "2", "start": "2026-11-21T10:00:00Z", "clock": "monotonic", "goid": "g", "parents": "true",
 	})
@@ -46,7 +47,7 @@ func writeChainsVariant(t *testing.T, path string, end, changed bool) []byte {
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, fs)
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	at := int64(0)
 	step := func(d time.Duration) int64 { at += int64(d); return at }
 	b.Enter(1, 1, step(0))

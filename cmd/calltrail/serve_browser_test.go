@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/flame"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
@@ -518,13 +519,13 @@ func TestServeBrowserDeep(t *testing.T) {
 	bin := calltrailBinary(t)
 	trace := filepath.Join(t.TempDir(), "deep.out")
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "deep", "goid": "g"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "deep", "goid": "g"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: "main.down", File: "main.go", Line: 5}})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	const depth = 20000
 	b.Enter(1, 1, 0)
 	for i := range depth {

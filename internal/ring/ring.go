@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/calltrail/calltrail/tracefile"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 )
 
 // A Slot holds one event as the writer's encoder takes it. Time is
@@ -14,7 +14,7 @@ import (
 // past them. A goroutine record takes three slots: the goroutine and the
 // time; its parent and the pc of the go statement; and the pc it started
 // at.
-type Slot = tracefile.Raw
+type Slot = tracewrite.Raw
 
 // state packs a ring's head (the next slot to hand out, 40 bits that wrap)
 // with the number of exits owed: slots promised to calls whose enter is in

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -26,11 +27,11 @@ func Generate(data []byte) []byte {
 		meta["gomaxprocs"] = g.str()
 		meta["full"] = g.str()
 	}
-	e, _ := tracefile.NewEncoder(&buf, meta)
+	e, _ := tracewrite.NewEncoder(&buf, meta)
 	e.Clock(g.time(), g.time())
 	funcs := int(g.byte()%8) + 1
 	e.Funcs(1, g.funcs(funcs))
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	t := int64(0)
 	for steps := 0; len(g.data) > 0 && steps < 10_000; steps++ {
 		switch g.byte() % 12 {

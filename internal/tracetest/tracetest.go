@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -28,7 +29,7 @@ var zeroTime = time.Unix(0, 0)
 // The trace ends with an end record.
 func Build(script string) ([]byte, error) {
 	var buf bytes.Buffer
-	e, err := tracefile.NewEncoder(&buf, map[string]string{"program": "test"})
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "test"})
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func Build(script string) ([]byte, error) {
 		ids[name] = uint32(len(funcs))
 		return ids[name]
 	}
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	var last int64
 	errIDs := map[string]uint32{}
 	var errs []tracefile.Error
@@ -108,10 +109,10 @@ func Build(script string) ([]byte, error) {
 // made views quadratic in depth.
 func Recursion(depth int) []byte {
 	var buf bytes.Buffer
-	e, _ := tracefile.NewEncoder(&buf, map[string]string{"program": "recursion"})
+	e, _ := tracewrite.NewEncoder(&buf, map[string]string{"program": "recursion"})
 	e.Clock(0, 0)
 	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: "main.rec", File: "main.go", Line: 5}, {Name: "main.leaf", File: "main.go", Line: 9}})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	t := int64(0)
 	b.Enter(1, 1, t)
 	for i := 0; i < depth; i++ {
@@ -145,13 +146,13 @@ func Recursion(depth int) []byte {
 // server, and of an input that grew every verb's memory with the number
 // of goroutines.
 func Goroutines(w io.Writer, n int) error {
-	e, err := tracefile.NewEncoder(w, map[string]string{"program": "goroutines"})
+	e, err := tracewrite.NewEncoder(w, map[string]string{"program": "goroutines"})
 	if err != nil {
 		return err
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 1}, {Name: "main.leaf", File: "main.go", Line: 9}})
-	var b tracefile.Batch
+	var b tracewrite.Batch
 	t := int64(0)
 	b.Enter(1, 1, t)
 	for i := range n {

@@ -1,4 +1,4 @@
-package tracefile
+package tracewrite
 
 import (
 	"encoding/binary"
@@ -6,6 +6,9 @@ import (
 	"io"
 	"sort"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/wire"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Encoder writes a trace file. It is not safe for concurrent use: the
@@ -19,14 +22,14 @@ type Encoder struct {
 // are free-form; the runtime writes the keys listed in docs/format.md.
 func NewEncoder(w io.Writer, meta map[string]string) (*Encoder, error) {
 	e := &Encoder{w: w}
-	e.buf = append(e.buf, Magic...)
-	e.buf = binary.AppendUvarint(e.buf, Version)
+	e.buf = append(e.buf, tracefile.Magic...)
+	e.buf = binary.AppendUvarint(e.buf, tracefile.Version)
 	keys := make([]string, 0, len(meta))
 	for k := range meta {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	p := e.begin(chunkMeta)
+	p := e.begin(wire.ChunkMeta)
 	p = binary.AppendUvarint(p, uint64(len(keys)))
 	for _, k := range keys {
 		p = appendString(p, k)
@@ -54,14 +57,14 @@ func (e *Encoder) end(p []byte) {
 	copy(p[typAt+1+ln:], p[start:])
 	copy(p[typAt+1:], lb[:ln])
 	p = p[:typAt+1+ln+n]
-	crc := crc32.Update(0, castagnoli, p[typAt:typAt+1])
-	crc = crc32.Update(crc, castagnoli, p[typAt+1+ln:])
+	crc := crc32.Update(0, wire.Castagnoli, p[typAt:typAt+1])
+	crc = crc32.Update(crc, wire.Castagnoli, p[typAt+1+ln:])
 	e.buf = binary.LittleEndian.AppendUint32(p, crc)
 }
 
 // Funcs appends a function table chunk defining ids first, first+1, ...
-func (e *Encoder) Funcs(first uint32, fs []Func) {
-	e.table(chunkFuncs, first, len(fs), func(p []byte, i int) []byte {
+func (e *Encoder) Funcs(first uint32, fs []tracefile.Func) {
+	e.table(wire.ChunkFuncs, first, len(fs), func(p []byte, i int) []byte {
 		p = appendString(p, fs[i].Name)
 		p = appendString(p, fs[i].File)
 		return binary.AppendUvarint(p, uint64(fs[i].Line))
@@ -69,8 +72,8 @@ func (e *Encoder) Funcs(first uint32, fs []Func) {
 }
 
 // Errors appends an error table chunk defining ids first, first+1, ...
-func (e *Encoder) Errors(first uint32, es []Error) {
-	e.table(chunkErrors, first, len(es), func(p []byte, i int) []byte {
+func (e *Encoder) Errors(first uint32, es []tracefile.Error) {
+	e.table(wire.ChunkErrors, first, len(es), func(p []byte, i int) []byte {
 		p = appendString(p, es[i].Type)
 		return appendString(p, es[i].Message)
 	})
@@ -96,7 +99,7 @@ func (e *Encoder) table(typ byte, first uint32, n int, entry func(p []byte, i in
 // point defines tick and time zero of the trace; times of events are
 // interpolated between the first and the latest point read.
 func (e *Encoder) Clock(ticks int64, ns int64) {
-	p := e.begin(chunkClock)
+	p := e.begin(wire.ChunkClock)
 	p = binary.AppendVarint(p, ticks)
 	p = binary.AppendVarint(p, ns)
 	e.end(p)
@@ -107,7 +110,7 @@ func (e *Encoder) Events(b *Batch) {
 	if b.n == 0 {
 		return
 	}
-	p := e.begin(chunkEvents)
+	p := e.begin(wire.ChunkEvents)
 	p = binary.AppendUvarint(p, uint64(b.Shard))
 	p = binary.AppendVarint(p, b.base)
 	p = binary.AppendUvarint(p, uint64(b.n))
@@ -117,8 +120,8 @@ func (e *Encoder) Events(b *Batch) {
 }
 
 // Stats appends the cumulative counters.
-func (e *Encoder) Stats(s Stats) {
-	p := e.begin(chunkStats)
+func (e *Encoder) Stats(s tracefile.Stats) {
+	p := e.begin(wire.ChunkStats)
 	p = binary.AppendUvarint(p, s.Calls)
 	p = binary.AppendUvarint(p, s.DroppedCalls)
 	p = binary.AppendUvarint(p, s.Flushes)
@@ -133,7 +136,7 @@ func (e *Encoder) Stats(s Stats) {
 // Profile appends a profile the Go runtime collected while tracing ("cpu",
 // "mutex", "block"), as runtime/pprof writes it.
 func (e *Encoder) Profile(name string, pprof []byte) {
-	p := e.begin(chunkPprof)
+	p := e.begin(wire.ChunkPprof)
 	p = appendString(p, name)
 	p = append(p, pprof...)
 	e.end(p)
@@ -142,7 +145,7 @@ func (e *Encoder) Profile(name string, pprof []byte) {
 // End appends an end-of-trace chunk. A trace may hold more than one (a
 // program that went on after SIGINT was handled); the last one counts.
 func (e *Encoder) End(reason string, wall time.Time) {
-	p := e.begin(chunkEnd)
+	p := e.begin(wire.ChunkEnd)
 	p = appendString(p, reason)
 	p = binary.AppendVarint(p, wall.UnixNano())
 	e.end(p)
@@ -215,7 +218,7 @@ func (b *Batch) put(g uint64, op uint64, t int64) {
 	p := b.buf[n : n+maxEvent]
 	i := 0
 	if g != b.g {
-		i = putUvarint(p, g<<2|opSwitch)
+		i = putUvarint(p, g<<2|wire.OpSwitch)
 		b.g = g
 	}
 	i += putUvarint(p[i:], op)
@@ -240,31 +243,31 @@ func putUvarint(p []byte, v uint64) int {
 
 // Enter appends the entry of goroutine g into function fn at tick t.
 func (b *Batch) Enter(g uint64, fn uint32, t int64) {
-	b.put(g, uint64(fn)<<2|opEnter, t)
+	b.put(g, uint64(fn)<<2|wire.OpEnter, t)
 	b.enters++
 }
 
 // Exit appends the exit of goroutine g from its innermost open call.
-func (b *Batch) Exit(g uint64, k ExitKind, t int64) {
-	b.put(g, uint64(k)<<2|opExit, t)
+func (b *Batch) Exit(g uint64, k tracefile.ExitKind, t int64) {
+	b.put(g, uint64(k)<<2|wire.OpExit, t)
 }
 
 // Error appends that goroutine g's innermost call, about to exit, returned
 // error id of the error table. Its exit follows.
 func (b *Batch) Error(g uint64, id uint32, t int64) {
-	b.put(g, uint64(id)<<2|opExt, t)
+	b.put(g, uint64(id)<<2|wire.OpExt, t)
 }
 
 // Held appends that goroutine g waited for the trace writer from tick
 // from to tick to: after the event whose recording waited.
 func (b *Batch) Held(g uint64, from, to int64) {
-	b.put(g, extHeldFrom<<2|opExt, from)
-	b.put(g, extHeldTo<<2|opExt, to)
+	b.put(g, wire.ExtHeldFrom<<2|wire.OpExt, from)
+	b.put(g, wire.ExtHeldTo<<2|wire.OpExt, to)
 }
 
 // Goroutine appends what is known of goroutine gr.ID, first seen at tick t.
-func (b *Batch) Goroutine(gr Goroutine, t int64) {
-	b.put(gr.ID, extGoroutine<<2|opExt, t)
+func (b *Batch) Goroutine(gr tracefile.Goroutine, t int64) {
+	b.put(gr.ID, wire.ExtGoroutine<<2|wire.OpExt, t)
 	b.buf = binary.AppendUvarint(b.buf, gr.Parent)
 	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorFunc))
 	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorLine))

@@ -1,6 +1,6 @@
 //go:build !race && !purego
 
-package tracefile
+package tracewrite
 
 import "unsafe"
 

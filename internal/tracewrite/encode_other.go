@@ -1,6 +1,6 @@
 //go:build !amd64 || race || purego
 
-package tracefile
+package tracewrite
 
 func encodeRun(buf []byte, o int, raw []Raw, last int64, g uint64) (n, end int, t int64, enters int) {
 	return encodeRunGeneric(buf, o, raw, last, g)

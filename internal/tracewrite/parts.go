@@ -1,9 +1,12 @@
-package tracefile
+package tracewrite
 
 import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/calltrail/calltrail/internal/wire"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // NewChunkEncoder returns an Encoder that writes chunks only, without the
@@ -20,9 +23,9 @@ func (e *Encoder) Chunks(p []byte) { e.buf = append(e.buf, p...) }
 // (see Encoder.Clock), not nanoseconds.
 type ScanEvent struct {
 	G     uint64
-	Kind  EventKind // EnterEvent, ExitEvent or HeldEvent
-	Func  uint32    // the function entered; 0 for an exit
-	Exit  ExitKind
+	Kind  tracefile.EventKind // tracefile.EnterEvent, tracefile.ExitEvent or tracefile.HeldEvent
+	Func  uint32              // the function entered; 0 for an exit
+	Exit  tracefile.ExitKind
 	Err   uint32 // for an exit, the error the call returned; 0 for none
 	Ticks int64
 	From  int64 // for a wait, when it began; it ended at Ticks
@@ -38,11 +41,11 @@ func ScanEvents(p []byte, fn func(ScanEvent)) error {
 		typ := p[0]
 		n, k := binary.Uvarint(p[1:])
 		if k <= 0 || uint64(len(p)-1-k) < n+4 {
-			return fmt.Errorf("%w: chunk cut short", ErrCorrupt)
+			return fmt.Errorf("%w: chunk cut short", tracefile.ErrCorrupt)
 		}
 		payload := p[1+k : 1+k+int(n)]
 		p = p[1+k+int(n)+4:]
-		if typ != chunkEvents {
+		if typ != wire.ChunkEvents {
 			continue
 		}
 		if err := scanChunk(payload, fn); err != nil {
@@ -52,8 +55,32 @@ func ScanEvents(p []byte, fn func(ScanEvent)) error {
 	return nil
 }
 
+// scan reads uvarints off p until one is bad.
+type scan struct {
+	p   []byte
+	err error
+}
+
+func (d *scan) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.p)
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad varint", tracefile.ErrCorrupt)
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *scan) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
 func scanChunk(p []byte, fn func(ScanEvent)) error {
-	d := dec{p: p}
+	d := scan{p: p}
 	d.uvarint() // shard
 	t := d.varint()
 	n := d.uvarint()
@@ -63,7 +90,7 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 	for i := uint64(0); i < n && d.err == nil; {
 		v := d.uvarint()
 		op := v & 3
-		if op == opSwitch {
+		if op == wire.OpSwitch {
 			g = v >> 2
 			continue
 		}
@@ -71,23 +98,23 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 		t += int64(dt>>1) ^ -int64(dt&1)
 		i++
 		switch op {
-		case opEnter:
-			fn(ScanEvent{G: g, Kind: EnterEvent, Func: uint32(v >> 2), Ticks: t})
-		case opExit:
-			fn(ScanEvent{G: g, Kind: ExitEvent, Exit: ExitKind(v >> 2), Err: errID, Ticks: t})
+		case wire.OpEnter:
+			fn(ScanEvent{G: g, Kind: tracefile.EnterEvent, Func: uint32(v >> 2), Ticks: t})
+		case wire.OpExit:
+			fn(ScanEvent{G: g, Kind: tracefile.ExitEvent, Exit: tracefile.ExitKind(v >> 2), Err: errID, Ticks: t})
 			errID = 0
-		case opExt:
-			if v>>2 == extGoroutine { // a goroutine record: parent, creator func and line, start func
+		case wire.OpExt:
+			if v>>2 == wire.ExtGoroutine { // a goroutine record: parent, creator func and line, start func
 				d.uvarint()
 				d.uvarint()
 				d.uvarint()
 				d.uvarint()
-			} else if v>>2 <= MaxErrorID { // an error of the call about to exit
+			} else if v>>2 <= tracefile.MaxErrorID { // an error of the call about to exit
 				errID = uint32(v >> 2)
-			} else if v>>2 == extHeldFrom {
+			} else if v>>2 == wire.ExtHeldFrom {
 				from = t
-			} else if v>>2 == extHeldTo {
-				fn(ScanEvent{G: g, Kind: HeldEvent, From: min(from, t), Ticks: t})
+			} else if v>>2 == wire.ExtHeldTo {
+				fn(ScanEvent{G: g, Kind: tracefile.HeldEvent, From: min(from, t), Ticks: t})
 			} // else a value, whose delta was its bits: the next delta restores the time
 		}
 	}

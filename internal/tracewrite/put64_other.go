@@ -1,6 +1,6 @@
 //go:build !(386 || amd64 || arm64 || ppc64le)
 
-package tracefile
+package tracewrite
 
 import (
 	"encoding/binary"

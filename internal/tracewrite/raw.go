@@ -1,9 +1,12 @@
-package tracefile
+package tracewrite
 
 import (
 	"encoding/binary"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/calltrail/calltrail/internal/wire"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Raw is an event as the runtime records it in its rings, before
@@ -29,28 +32,28 @@ const RawOpMask = 1<<RawOpBits - 1
 
 // RawGoroutineOp is the op of a goroutine record, which the runtime
 // encodes itself (Batch.Goroutine) and which stops AppendRaw.
-const RawGoroutineOp = extGoroutine<<2 | opExt
+const RawGoroutineOp = wire.ExtGoroutine<<2 | wire.OpExt
 
 // RawEnter returns the Raw.Word of goroutine g entering function fn.
-func RawEnter(g uint64, fn uint32) uint64 { return g<<RawOpBits | uint64(fn)<<2 | opEnter }
+func RawEnter(g uint64, fn uint32) uint64 { return g<<RawOpBits | uint64(fn)<<2 | wire.OpEnter }
 
 // RawError returns the Raw.Word of goroutine g's innermost call returning
-// error id (1 to MaxErrorID) of the error table: it goes just before the
+// error id (1 to tracefile.MaxErrorID) of the error table: it goes just before the
 // call's exit, with the exit's time.
-func RawError(g uint64, id uint32) uint64 { return g<<RawOpBits | uint64(id)<<2 | opExt }
+func RawError(g uint64, id uint32) uint64 { return g<<RawOpBits | uint64(id)<<2 | wire.OpExt }
 
 // RawHeld returns the Raw.Word of goroutine g starting (to false) or
 // ending (to true) a wait for the trace writer, with the time it did: the
 // two go together, after the event whose recording waited.
 func RawHeld(g uint64, to bool) uint64 {
 	if to {
-		return g<<RawOpBits | extHeldTo<<2 | opExt
+		return g<<RawOpBits | wire.ExtHeldTo<<2 | wire.OpExt
 	}
-	return g<<RawOpBits | extHeldFrom<<2 | opExt
+	return g<<RawOpBits | wire.ExtHeldFrom<<2 | wire.OpExt
 }
 
 // RawExit returns the Raw.Word of goroutine g leaving its innermost call.
-func RawExit(g uint64, k ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | opExit }
+func RawExit(g uint64, k tracefile.ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | wire.OpExit }
 
 // maxRawEvent bounds the bytes one raw event takes: a goroutine switch,
 // an op and a time delta, each a uvarint of at most ten bytes.
@@ -63,7 +66,7 @@ const rawBlock = 256
 // AppendRaw encodes the events of raw into b, in order, up to the first
 // goroutine record, the first slot not yet written (a zero Word), or the
 // end of raw, and returns how many it encoded. A goroutine record stops
-// it for the caller to encode with Goroutine.
+// it for the caller to encode with Batch.Goroutine.
 //
 // raw may be a ring that other goroutines are writing: AppendRaw reads
 // each Word atomically before the Time beside it, so a writer that stores
@@ -104,7 +107,7 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 				return done
 			}
 			b.put(w>>RawOpBits, op, raw[done].Time)
-			if op&3 == opEnter {
+			if op&3 == wire.OpEnter {
 				b.enters++
 			}
 			done++
@@ -153,7 +156,7 @@ func encodeRunGeneric(buf []byte, o int, raw []Raw, last int64, g uint64) (n, en
 				z2 := uint64(d2<<1) ^ uint64(d2>>63)
 				if z|z2 < 1<<14 {
 					last = r2.Time
-					exits += op&opExit + op2&opExit // an exit's op is odd, an enter's even
+					exits += op&wire.OpExit + op2&wire.OpExit // an exit's op is odd, an enter's even
 					s, c := quad(op | z<<16 | op2<<32 | z2<<48)
 					// Four overlapping stores, each field's
 					// bytes written over the previous store's
@@ -180,7 +183,7 @@ func encodeRunGeneric(buf []byte, o int, raw []Raw, last int64, g uint64) (n, en
 			break
 		}
 		last = r.Time
-		exits += op & opExit
+		exits += op & wire.OpExit
 		x, xn := pair(op | z<<24)
 		put64(unsafe.Add(out, o), x)
 		o += int(xn)

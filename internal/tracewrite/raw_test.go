@@ -1,10 +1,13 @@
-package tracefile
+package tracewrite
 
 import (
 	"bytes"
 	"encoding/binary"
 	"math/rand"
 	"testing"
+
+	"github.com/calltrail/calltrail/internal/wire"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // randomRaw makes n raw events of a few goroutines with function ids and
@@ -52,9 +55,9 @@ func randomRaw(rng *rand.Rand, n int) []Raw {
 		case 9:
 			// An error, before its call's exit: ids of every length.
 			id := uint32(1 + rng.Intn(1<<uint(1+rng.Intn(20))))
-			raw = append(raw, Raw{Word: RawError(g, min(id, MaxErrorID)), Time: t}, Raw{Word: RawExit(g, Return), Time: t})
+			raw = append(raw, Raw{Word: RawError(g, min(id, tracefile.MaxErrorID)), Time: t}, Raw{Word: RawExit(g, tracefile.Return), Time: t})
 		case 1, 2, 3, 4, 5, 6, 7, 8:
-			raw = append(raw, Raw{Word: RawExit(g, ExitKind(rng.Intn(3))), Time: t})
+			raw = append(raw, Raw{Word: RawExit(g, tracefile.ExitKind(rng.Intn(3))), Time: t})
 		default:
 			raw = append(raw, Raw{Word: RawEnter(g, fn), Time: t})
 		}
@@ -74,10 +77,10 @@ func TestAppendRaw(t *testing.T) {
 			for _, r := range raw[i : i+n] {
 				g, op := r.Word>>RawOpBits, r.Word&RawOpMask
 				switch op & 3 {
-				case opEnter:
+				case wire.OpEnter:
 					slow.Enter(g, uint32(op>>2), r.Time)
-				case opExit:
-					slow.Exit(g, ExitKind(op>>2), r.Time)
+				case wire.OpExit:
+					slow.Exit(g, tracefile.ExitKind(op>>2), r.Time)
 				default:
 					slow.Error(g, uint32(op>>2), r.Time)
 				}
@@ -87,7 +90,7 @@ func TestAppendRaw(t *testing.T) {
 				if op := raw[i].Word & RawOpMask; op != RawGoroutineOp {
 					t.Fatalf("AppendRaw stopped at an event with op %d", op)
 				}
-				gr := Goroutine{ID: raw[i].Word >> RawOpBits, Parent: 7}
+				gr := tracefile.Goroutine{ID: raw[i].Word >> RawOpBits, Parent: 7}
 				fast.Goroutine(gr, raw[i].Time)
 				slow.Goroutine(gr, raw[i].Time)
 				i++

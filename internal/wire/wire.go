@@ -1,0 +1,70 @@
+package wire
+
+import "hash/crc32"
+
+// Chunk types. Each chunk is: type byte, uvarint payload length, payload,
+// CRC-32C of the type byte and payload (4 bytes, little endian).
+const (
+	ChunkMeta   = 'M' // key/value strings describing the program
+	ChunkFuncs  = 'F' // function table entries
+	ChunkClock  = 'C' // clock calibration point
+	ChunkEvents = 'E' // events of one shard
+	ChunkStats  = 'S' // cumulative counters
+	ChunkEnd    = 'Z' // tracing ended; the reason
+	ChunkPprof  = 'P' // a profile of the Go runtime, gzipped profile.proto
+	ChunkErrors = 'R' // error table entries: the errors calls returned
+	// what the build traced of a package, and what it left out and why
+	ChunkCoverage = 'V'
+)
+
+// Castagnoli is the table of the chunks' CRC-32C.
+var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Event opcodes inside an events chunk. Every op starts with a uvarint v
+// whose low two bits select the op; the rest of v is the op's argument.
+const (
+	OpEnter  = 0 // v>>2 = function id; then zigzag time delta
+	OpExit   = 1 // v>>2 = exit kind; then zigzag time delta
+	OpSwitch = 2 // v>>2 = goroutine id of the events that follow
+	OpExt    = 3 // v>>2 = extended op below
+)
+
+// Extended ops. An extended op from 1 to MaxErrorID is an error: the call
+// about to exit returned error v>>2 of the error table. ExtHeldFrom and
+// ExtHeldTo, each with a time, say the goroutine waited for the trace
+// writer between the two; they follow the event whose recording waited.
+// From ExtValue up, it is a value.
+const (
+	ExtGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
+	ExtHeldFrom  = ExtValue - 2
+	ExtHeldTo    = ExtValue - 1
+)
+
+// MaxErrorID bounds error table ids, so that an error's op fits the
+// runtime's raw event words.
+const MaxErrorID = ExtHeldFrom - 1
+
+// Values: with calltrail's --args, a call's arguments follow its enter,
+// and its results come just before its exit (and its error), each as an
+// extended op of ExtValue and up. The op's time delta carries the value's
+// 64 bits instead of a time: the delta is taken from the time before, and
+// the next event's delta from the value, so times stay exact around it.
+// A string is its length, then up to MaxValueString bytes in ops of eight.
+const (
+	ExtValue = 1 << 21 // ext ops from here are values: ExtValue + kind<<1 + (1 for a result)
+	// MaxValueString is the most bytes of a string value a trace keeps.
+	MaxValueString = 32
+	// ValueBytes is the value kind of eight bytes of the string before.
+	ValueBytes = 9
+)
+
+// StringBytes is how many bytes of a string of length n a trace keeps.
+func StringBytes(n int) int { return min(n, MaxValueString) }
+
+// MaxChunk bounds a chunk's payload, so that a corrupt length cannot make
+// a reader allocate without limit.
+const MaxChunk = 64 << 20
+
+// MaxFuncID bounds function ids; ids are dense, so anything larger is
+// corruption rather than a big program.
+const MaxFuncID = 1 << 22
