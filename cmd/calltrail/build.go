@@ -160,7 +160,7 @@ func goFlagsHelp(command string) string {
 // prepare instruments the packages and returns the flags for the go
 // command: the user's, with the overlay, the tags and the linker flag the
 // exit hook needs.
-func prepare(a tracedArgs, tests bool) (*gobuild.Build, []string, gobuild.Stats, error) {
+func (sess *session) prepare(a tracedArgs, tests bool) (*gobuild.Build, []string, gobuild.Stats, error) {
 	patterns := a.packages
 	if len(patterns) == 0 {
 		patterns = []string{"."}
@@ -176,7 +176,7 @@ func prepare(a tracedArgs, tests bool) (*gobuild.Build, []string, gobuild.Stats,
 		if n > 8 {
 			names += fmt.Sprintf(" and %d more", n-8)
 		}
-		fmt.Fprintf(errOut, "calltrail: --pkgs: %d packages of the standard library left untraced, which calltrail's runtime uses or cannot trace: %s\n", n, names)
+		fmt.Fprintf(sess.errOut, "calltrail: --pkgs: %d packages of the standard library left untraced, which calltrail's runtime uses or cannot trace: %s\n", n, names)
 	}
 	return b, flags, st, nil
 }
@@ -189,10 +189,10 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // goCommand runs the go command with the standard streams and the
 // environment a build needs, and returns its exit status as an exitError.
-func goCommand(b *gobuild.Build, args ...string) error {
+func (sess *session) goCommand(b *gobuild.Build, args ...string) error {
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), b.Env...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, sess.out, sess.errOut
 	return runForwarding(cmd)
 }
 
@@ -251,11 +251,11 @@ func buildVerb() *verb {
 		custom:  true,
 		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the program to `BIN` (as go build -o)", false) },
 		more:    goFlagsHelp("go build"),
-		run: func(fs *flag.FlagSet, args []string) error {
+		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err
 			}
-			b, flags, _, err := prepare(a, false)
+			b, flags, _, err := sess.prepare(a, false)
 			if err != nil {
 				return err
 			}
@@ -263,7 +263,7 @@ func buildVerb() *verb {
 			if a.out != "" {
 				flags = append(flags, "-o", a.out)
 			}
-			return goCommand(b, append(append([]string{"build"}, flags...), a.packages...)...)
+			return sess.goCommand(b, append(append([]string{"build"}, flags...), a.packages...)...)
 		},
 	}
 }
@@ -272,12 +272,12 @@ func buildVerb() *verb {
 // directory and returns its path. The go command names it, as go build
 // would in the user's directory, so that the trace names the program
 // after its package rather than a temporary file.
-func buildProgram(b *gobuild.Build, flags, packages []string) (string, error) {
+func (sess *session) buildProgram(b *gobuild.Build, flags, packages []string) (string, error) {
 	dir := filepath.Join(b.Work, "bin")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := goCommand(b, append(append([]string{"build", "-o", dir + string(filepath.Separator)}, flags...), packages...)...); err != nil {
+	if err := sess.goCommand(b, append(append([]string{"build", "-o", dir + string(filepath.Separator)}, flags...), packages...)...); err != nil {
 		return "", err
 	}
 	ents, err := os.ReadDir(dir)
@@ -361,21 +361,21 @@ func noCalls(st gobuild.Stats, otherwise string) string {
 // failedRun is the error of a run whose program recorded nothing: the
 // program's own exit status if it failed, after saying what happened;
 // else msg, for an exit status of 1.
-func failedRun(msg string, runErr error) error {
+func (sess *session) failedRun(msg string, runErr error) error {
 	if runErr == nil {
 		return errors.New(msg)
 	}
-	fmt.Fprintf(errOut, "calltrail: %s\n", msg)
+	fmt.Fprintf(sess.errOut, "calltrail: %s\n", msg)
 	return runErr
 }
 
 // summarizeRun prints what run recorded, and what to do next, reading
 // the trace once, and returns the number of calls recorded, 1 when the
 // trace cannot be read (said then).
-func summarizeRun(trace string, st gobuild.Stats) uint64 {
-	t, err := load(trace, analysis.Options{})
+func (sess *session) summarizeRun(trace string, st gobuild.Stats) uint64 {
+	t, err := sess.load(trace, analysis.Options{})
 	if err != nil {
-		fmt.Fprintf(errOut, "calltrail: %v\n", err)
+		fmt.Fprintf(sess.errOut, "calltrail: %v\n", err)
 		return 1
 	}
 	p := t.Profile
@@ -383,19 +383,19 @@ func summarizeRun(trace string, st gobuild.Stats) uint64 {
 	if st.Funcs == 0 {
 		instrumented = "no function instrumented (the program traces itself, or --pkgs chose none)" + leftOut(st.Omitted)
 	}
-	fmt.Fprintf(errOut, "\ncalltrail: %s; recorded %s in %s over %s",
+	fmt.Fprintf(sess.errOut, "\ncalltrail: %s; recorded %s in %s over %s",
 		instrumented, words.Count(t.Calls(), "call"), words.Count(p.Goroutines, "goroutine"), indented.Round(p.Duration))
 	if p.Stats.DroppedCalls > 0 {
-		fmt.Fprintf(errOut, " (%d calls dropped)", p.Stats.DroppedCalls)
+		fmt.Fprintf(sess.errOut, " (%d calls dropped)", p.Stats.DroppedCalls)
 	}
 	if p.Stats.Waits > 0 {
-		fmt.Fprintf(errOut, "; held up %s waiting for the trace writer", indented.Round(time.Duration(p.Stats.HeldNs)))
+		fmt.Fprintf(sess.errOut, "; held up %s waiting for the trace writer", indented.Round(time.Duration(p.Stats.HeldNs)))
 	}
-	fmt.Fprintf(errOut, "\n")
-	text.Findings(errOut, t.Findings)
+	fmt.Fprintf(sess.errOut, "\n")
+	text.Findings(sess.errOut, t.Findings)
 	if funcs := t.Functions("self", 5); len(funcs) > 0 {
-		fmt.Fprintf(errOut, "calltrail: top functions by self time:\n")
-		tw := tabwriter.NewWriter(errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(sess.errOut, "calltrail: top functions by self time:\n")
+		tw := tabwriter.NewWriter(sess.errOut, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "\tself\ttotal\tcalls\t\t\n")
 		for _, f := range funcs {
 			fmt.Fprintf(tw, "\t%s\t%s\t%d\t\t%s\n", text.Duration(f.SelfNs), text.Duration(f.TotalNs), f.Calls, f.Name)
@@ -406,18 +406,18 @@ func summarizeRun(trace string, st gobuild.Stats) uint64 {
 	if info, err := os.Stat(trace); err == nil {
 		size = info.Size()
 	}
-	fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes)", trace, size)
+	fmt.Fprintf(sess.errOut, "calltrail: trace written to %s (%d bytes)", trace, size)
 	if p.Err != nil {
-		fmt.Fprintf(errOut, "; %v", p.Err)
+		fmt.Fprintf(sess.errOut, "; %v", p.Err)
 	}
-	fmt.Fprintf(errOut, "\ncalltrail: next: calltrail serve %s (the web UI), calltrail report %s, calltrail replay %s | less\n", trace, trace, trace)
+	fmt.Fprintf(sess.errOut, "\ncalltrail: next: calltrail serve %s (the web UI), calltrail report %s, calltrail replay %s | less\n", trace, trace, trace)
 	return t.Calls()
 }
 
 // listTraces says which traces calltrail test wrote into dir since
 // started, and of which package each is: two packages of one name give
 // their test binaries one name too.
-func listTraces(dir string, started time.Time) {
+func (sess *session) listTraces(dir string, started time.Time) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.trace"))
 	var written, lines []string
 	for _, f := range files {
@@ -432,10 +432,10 @@ func listTraces(dir string, started time.Time) {
 		lines = append(lines, line)
 	}
 	if len(written) == 0 {
-		fmt.Fprintf(errOut, "calltrail: no trace written in %s\n", dir)
+		fmt.Fprintf(sess.errOut, "calltrail: no trace written in %s\n", dir)
 		return
 	}
-	fmt.Fprintf(errOut, "calltrail: %s written, of the tests of:\n%s\ncalltrail: next: calltrail report %s\n",
+	fmt.Fprintf(sess.errOut, "calltrail: %s written, of the tests of:\n%s\ncalltrail: next: calltrail report %s\n",
 		words.Count(uint64(len(written)), "trace"), strings.Join(lines, "\n"), written[0])
 }
 

@@ -29,12 +29,12 @@ func chainsVerb() *verb {
 			fs.BoolVar(&panics, "panics", false, "only calls left by a panic")
 			fs.BoolVar(&failed, "errors", false, "only calls that returned an error, with every message")
 		},
-		run: func(_ *flag.FlagSet, args []string) (err error) {
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if len(args) == 0 {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
 			}
 			fn, rest := args[0], args[1:]
-			ctx, src, finish, err := source(&ff, &sf, rest, false)
+			ctx, src, finish, err := sess.source(&ff, &sf, rest, false)
 			if err != nil {
 				return err
 			}
@@ -44,7 +44,7 @@ func chainsVerb() *verb {
 				return err
 			}
 			if asJSON {
-				return writeJSON(out, struct {
+				return writeJSON(sess.out, struct {
 					Function string        `json:"function"`
 					Chains   []query.Chain `json:"chains"`
 				}{fn, chains})
@@ -53,7 +53,7 @@ func chainsVerb() *verb {
 			if failed {
 				messages = -1
 			}
-			text.Chains(out, chains, messages)
+			text.Chains(sess.out, chains, messages)
 			return nil
 		},
 	}

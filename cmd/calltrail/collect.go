@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func collectVerb() *verb {
 			fs.DurationVar(&every, "every", 10*time.Second, "capture windows of `D`")
 			fs.IntVar(&count, "count", 0, "stop after `N` windows of each endpoint (0: until interrupted)")
 		},
-		run: func(_ *flag.FlagSet, args []string) (err error) {
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if to == "" {
 				return usageError{"name the store: --to clickhouse://HOST:PORT/DB"}
 			}
@@ -63,7 +64,7 @@ func collectVerb() *verb {
 				return err
 			}
 			defer os.RemoveAll(dir)
-			c := &collector{s: s, dir: dir, every: every, count: count, service: service, labels: labels}
+			c := &collector{s: s, log: sess.errOut, dir: dir, every: every, count: count, service: service, labels: labels}
 			var wg sync.WaitGroup
 			for i, addr := range args {
 				wg.Add(1)
@@ -84,6 +85,7 @@ func collectVerb() *verb {
 // collector captures windows of endpoints and pushes them.
 type collector struct {
 	s       *store.Store
+	log     io.Writer // where it tells of each push
 	dir     string
 	every   time.Duration
 	count   int
@@ -118,7 +120,7 @@ func (c *collector) endpoint(ctx context.Context, n int, addr string) {
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(errOut, "calltrail collect: %v\n", err)
+			fmt.Fprintf(c.log, "calltrail collect: %v\n", err)
 			select {
 			case <-time.After(c.every):
 			case <-ctx.Done():
@@ -127,7 +129,7 @@ func (c *collector) endpoint(ctx context.Context, n int, addr string) {
 		}
 		path := filepath.Join(c.dir, fmt.Sprintf("e%d-w%d.trace", n, i))
 		if err := os.WriteFile(path, data, 0o600); err != nil {
-			fmt.Fprintf(errOut, "calltrail collect: %v\n", err)
+			fmt.Fprintf(c.log, "calltrail collect: %v\n", err)
 			continue
 		}
 		windows <- path
@@ -142,14 +144,14 @@ func (c *collector) push(ctx context.Context, addr, path string) {
 		return
 	}
 	if err != nil {
-		fmt.Fprintf(errOut, "calltrail collect: %s: %v\n", addr, err)
+		fmt.Fprintf(c.log, "calltrail collect: %s: %v\n", addr, err)
 		return
 	}
 	if p.Warning != "" {
-		fmt.Fprintf(errOut, "calltrail collect: warning: %s: %s\n", addr, p.Warning)
+		fmt.Fprintf(c.log, "calltrail collect: warning: %s: %s\n", addr, p.Warning)
 	}
 	c.mu.Lock()
 	c.pushed++
 	c.mu.Unlock()
-	fmt.Fprintf(errOut, "calltrail collect: %s: pushed %d calls (trace %s)\n", addr, p.Calls, p.Trace)
+	fmt.Fprintf(c.log, "calltrail collect: %s: pushed %d calls (trace %s)\n", addr, p.Calls, p.Trace)
 }

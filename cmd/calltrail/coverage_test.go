@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -128,7 +129,7 @@ func TestEveryFunctionByDefault(t *testing.T) {
 		t.Errorf("chains of main.D:\n%s\nwant\n%s", strings.Join(paths, "\n"), strings.Join(want, "\n"))
 	}
 
-	tr, err := load("calltrail.out", analysis.Options{})
+	tr, err := (&session{out: io.Discard, errOut: io.Discard}).load("calltrail.out", analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func diffVerb() *verb {
 			lf.register(fs, 20, "show the `N` largest changes of each kind (0: all)")
 		},
 		more: "With --from, BASE and NEW are labels the traces were pushed with, service=NAME for a service: version=1.3 version=1.4.",
-		run: func(_ *flag.FlagSet, args []string) (err error) {
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if len(args) != 2 {
 				if sf.from != "" {
 					return usageError{"name the two sets of traces by their labels: version=1.3 version=1.4"}
@@ -39,14 +39,14 @@ func diffVerb() *verb {
 			var srcs [2]query.Source
 			ctx, finish := context.Background(), func(err error) error { return err }
 			if sf.from == "" {
-				f, err := ff.filter()
+				f, err := ff.filter(sess)
 				if err != nil {
 					return err
 				}
 				for i, name := range args {
 					srcs[i] = query.NewFile(name, func(o analysis.Options) (*query.Trace, error) {
 						o.Filter = f
-						return load(name, o)
+						return sess.load(name, o)
 					})
 				}
 			} else {
@@ -83,14 +83,14 @@ func diffVerb() *verb {
 			}
 			d := sides[0].Compare(sides[1], lf.top)
 			if lf.json {
-				return writeJSON(out, d)
+				return writeJSON(sess.out, d)
 			}
-			text.Diff(out, "function (self time)", d.Functions)
-			fmt.Fprintln(out)
-			text.Diff(out, "chain (total time)", d.Chains)
+			text.Diff(sess.out, "function (self time)", d.Functions)
+			fmt.Fprintln(sess.out)
+			text.Diff(sess.out, "chain (total time)", d.Chains)
 			if len(d.Errors) > 0 {
-				fmt.Fprintln(out)
-				text.ErrorDiff(out, d.Errors)
+				fmt.Fprintln(sess.out)
+				text.ErrorDiff(sess.out, d.Errors)
 			}
 			return nil
 		},

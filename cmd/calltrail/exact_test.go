@@ -155,7 +155,7 @@ func TestAllocsUnchanged(t *testing.T) {
 	}
 	// The trace says the helper was kept inlined, and why; Norm, which
 	// inlines it and allocates nothing, is traced.
-	tr, err := load(filepath.Join(traces, "allocs.test.trace"), analysis.Options{})
+	tr, err := (&session{out: io.Discard, errOut: io.Discard}).load(filepath.Join(traces, "allocs.test.trace"), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

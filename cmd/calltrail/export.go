@@ -30,8 +30,8 @@ func exportVerb() *verb {
 			fs.StringVar(&format, "format", "", "`FORMAT`: pprof, folded, speedscope, chrome or otlp (OTLP JSON spans of the calls --spans, --slower and --failed choose)")
 			fs.StringVar(&output, "o", "", "write to `OUT` instead of standard output")
 		},
-		run: func(_ *flag.FlagSet, args []string) (err error) {
-			name, f, err := ff.traceAndFilter(args)
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
+			name, f, err := ff.traceAndFilter(sess, args)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func exportVerb() *verb {
 				if err != nil {
 					return err
 				}
-				td, err := spans(name, o)
+				td, err := sess.spans(name, o)
 				if err != nil {
 					return err
 				}
@@ -84,7 +84,7 @@ func exportVerb() *verb {
 					return err
 				}
 			case "pprof", "folded":
-				t, err := load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
+				t, err := sess.load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
 				if err != nil {
 					return err
 				}
@@ -97,7 +97,7 @@ func exportVerb() *verb {
 					return err
 				}
 			case "speedscope", "chrome":
-				err := readTrace(name, func(r *tracefile.Reader) (err error) {
+				err := sess.readTrace(name, func(r *tracefile.Reader) (err error) {
 					if format == "chrome" {
 						cut, err = export.Chrome(w, r, f)
 					} else {
@@ -114,13 +114,13 @@ func exportVerb() *verb {
 			}
 			if cut > 0 {
 				if what == "chains" {
-					fmt.Fprintf(errOut, "calltrail: %d chains deeper than %d calls were cut to their innermost %d, as Go's profiler cuts its stacks\n", cut, export.MaxStack, export.MaxStack)
+					fmt.Fprintf(sess.errOut, "calltrail: %d chains deeper than %d calls were cut to their innermost %d, as Go's profiler cuts its stacks\n", cut, export.MaxStack, export.MaxStack)
 				} else {
-					fmt.Fprintf(errOut, "calltrail: %d calls nested deeper than %d were left out, as Go's profiler cuts its stacks\n", cut, export.MaxStack)
+					fmt.Fprintf(sess.errOut, "calltrail: %d calls nested deeper than %d were left out, as Go's profiler cuts its stacks\n", cut, export.MaxStack)
 				}
 			}
 			if output == "" {
-				_, err := out.Write(buf.Bytes())
+				_, err := sess.out.Write(buf.Bytes())
 				return err
 			}
 			return nil

@@ -37,7 +37,7 @@ func flameVerb() *verb {
 			fs.StringVar(&base, "diff", "", "colour by change from the `BASE` trace: red slower, blue faster")
 			fs.BoolVar(&icicle, "icicle", false, "draw the root at the top (the page can switch)")
 		},
-		run: func(_ *flag.FlagSet, args []string) (err error) {
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if self && total {
 				return usageError{"--self and --total do not go together"}
 			}
@@ -63,7 +63,7 @@ func flameVerb() *verb {
 					return err
 				}
 			}
-			t, err := analysed(&ff, &sf, args, true)
+			t, err := sess.analysed(&ff, &sf, args, true)
 			if err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ func flameVerb() *verb {
 			title := fmt.Sprintf("%s: %s", t.Name, kind)
 			var bt *query.Trace
 			if base != "" {
-				if bt, err = ff.loadBase(base); err != nil {
+				if bt, err = ff.loadBase(sess, base); err != nil {
 					return err
 				}
 				title = fmt.Sprintf("%s against %s: %s", t.Name, base, kind)
@@ -101,7 +101,7 @@ func flameVerb() *verb {
 				return err
 			}
 			if output == "" {
-				_, err = out.Write(buf.Bytes())
+				_, err = sess.out.Write(buf.Bytes())
 				return err
 			}
 			return writeFile(output, buf.Bytes())

@@ -20,20 +20,20 @@ func goroutinesVerb() *verb {
 			ff.register(fs)
 			lf.register(fs, 10, "show the first `N` chains that started goroutines (0: all)")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
-			name, f, err := ff.traceAndFilter(args)
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
+			name, f, err := ff.traceAndFilter(sess, args)
 			if err != nil {
 				return err
 			}
-			t, err := ff.focused(load(name, analysis.Options{Filter: f}))
+			t, err := ff.focused(sess.load(name, analysis.Options{Filter: f}))
 			if err != nil {
 				return err
 			}
 			g := t.Goroutines(60, lf.top)
 			if lf.json {
-				return writeJSON(out, g)
+				return writeJSON(sess.out, g)
 			}
-			text.Goroutines(out, t.Profile.Duration, g)
+			text.Goroutines(sess.out, t.Profile.Duration, g)
 			return nil
 		},
 	}

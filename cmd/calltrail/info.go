@@ -12,15 +12,15 @@ func infoVerb() *verb {
 		name:    "info",
 		args:    "[FILE]",
 		summary: "describe a trace: program, Go version, duration, goroutines, calls, drops, size",
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			name, err := traceArg(args)
 			if err != nil {
 				return err
 			}
-			return readTrace(name, func(r *tracefile.Reader) error {
+			return sess.readTrace(name, func(r *tracefile.Reader) error {
 				s, err := tracefile.Summarize(r)
 				if err == nil || tracefile.IsIncomplete(err) {
-					text.Info(out, name, s)
+					text.Info(sess.out, name, s)
 				}
 				return err
 			})

@@ -39,7 +39,7 @@ func instrumentVerb() *verb {
 			fs.StringVar(&values, "args", "", "record the arguments and results of functions whose name matches `REGEX`")
 			fs.BoolVar(&inlined, "inlined", false, "trace the functions kept inlined by default, whose inlining keeps a value off the heap, too")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			if len(args) == 0 {
 				return usageError{"name the files, directories or packages (./...) to instrument"}
 			}
@@ -134,11 +134,11 @@ func instrumentVerb() *verb {
 				switch {
 				case list:
 					if changed {
-						fmt.Fprintln(out, r.path)
+						fmt.Fprintln(sess.out, r.path)
 					}
 				case diff:
 					if changed {
-						out.Write(lineDiff(r.path, r.src, r.res))
+						sess.out.Write(lineDiff(r.path, r.src, r.res))
 					}
 				case write:
 					if !changed {
@@ -149,7 +149,7 @@ func instrumentVerb() *verb {
 						// original after a formatter has moved the
 						// instrumentation.
 						if err := originalFiles.Save(r.path, r.orig); err != nil && !warned {
-							fmt.Fprintf(errOut, "calltrail: the originals of the files changed are not kept (%v): --undo gives them back exactly only if no formatter runs over them first\n", err)
+							fmt.Fprintf(sess.errOut, "calltrail: the originals of the files changed are not kept (%v): --undo gives them back exactly only if no formatter runs over them first\n", err)
 							warned = true
 						}
 					}
@@ -160,12 +160,12 @@ func instrumentVerb() *verb {
 						originalFiles.Remove(r.path)
 					}
 				default:
-					out.Write(r.res)
+					sess.out.Write(r.res)
 				}
 			}
 			for _, r := range results {
 				if write && !undo && !bytes.Equal(r.src, r.res) {
-					adviseRequire(filepath.Dir(r.path))
+					sess.adviseRequire(filepath.Dir(r.path))
 					break
 				}
 			}
@@ -178,7 +178,7 @@ func instrumentVerb() *verb {
 				if len(ignored) > 3 {
 					more = fmt.Sprintf(" and %d more", len(ignored)-3)
 				}
-				fmt.Fprintf(errOut, "calltrail: left alone %s this build leaves out by their build constraints: %s%s (--tags chooses others)\n", plural(len(ignored), "file"), strings.Join(names, ", "), more)
+				fmt.Fprintf(sess.errOut, "calltrail: left alone %s this build leaves out by their build constraints: %s%s (--tags chooses others)\n", plural(len(ignored), "file"), strings.Join(names, ", "), more)
 			}
 			return nil
 		},
@@ -230,7 +230,7 @@ func lineDiff(name string, a, b []byte) []byte {
 // adviseRequire tells how to build the instrumented files with the go
 // command when the module in dir does not require the runtime they now
 // import.
-func adviseRequire(dir string) {
+func (sess *session) adviseRequire(dir string) {
 	cmd := exec.Command("go", "list", "-m", instrument.RuntimePath)
 	cmd.Dir = dir
 	if cmd.Run() == nil {
@@ -246,7 +246,7 @@ func adviseRequire(dir string) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(errOut, "calltrail: %s does not require %s, which the instrumented files import: go build fails until it does. This calltrail's runtime is in %s:\n\tgo mod edit -require=%[2]s@v0.0.0 -replace=%[2]s=%[3]s\n(calltrail build, run and test need no change to go.mod.)\n",
+	fmt.Fprintf(sess.errOut, "calltrail: %s does not require %s, which the instrumented files import: go build fails until it does. This calltrail's runtime is in %s:\n\tgo mod edit -require=%[2]s@v0.0.0 -replace=%[2]s=%[3]s\n(calltrail build, run and test need no change to go.mod.)\n",
 		strings.TrimSpace(string(mod)), instrument.RuntimePath, rt)
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/calltrail/calltrail/filter"
 )
 
 // A verb is one subcommand.
@@ -16,7 +18,7 @@ type verb struct {
 	name    string
 	args    string
 	summary string
-	run     func(fs *flag.FlagSet, args []string) error
+	run     func(sess *session, fs *flag.FlagSet, args []string) error
 	flags   func(fs *flag.FlagSet)
 	// custom verbs take their arguments unparsed: they pass most of
 	// them on to the go command. Their flags are registered for the help
@@ -63,19 +65,39 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
-	if dieBy != 0 {
-		reraise(dieBy)
+	sess := &session{out: os.Stdout, errOut: os.Stderr}
+	code := sess.run(os.Args[1:])
+	if sess.dieBy != 0 {
+		reraise(sess.dieBy)
 	}
 	os.Exit(code)
 }
 
-// dieBy is the signal that killed a program calltrail ran: calltrail,
-// having cleaned up and said what it has to, ends by the same signal.
-var dieBy syscall.Signal
+// A session is one run of calltrail: where its verb writes, and what the
+// verb learned on the way that the end of the run reports.
+type session struct {
+	out, errOut io.Writer
 
-func run(args []string, stdout, stderr io.Writer) (code int) {
-	out, errOut, damage, goroutineFilter, dieBy = stdout, stderr, nil, nil, 0
+	// damage is the damage met reading a trace (see tracefile.Health),
+	// told when the verb is done: it shows what came before it first.
+	damage error
+	// goroutines is the filter of a verb given -g, asked when the verb
+	// is done whether the goroutine was there at all.
+	goroutines *filter.Filter
+	// dieBy is the signal that killed a program calltrail ran:
+	// calltrail, having cleaned up and said what it has to, ends by the
+	// same signal.
+	dieBy syscall.Signal
+}
+
+// run runs calltrail with args, writing to stdout and stderr, and
+// returns its exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	return (&session{out: stdout, errOut: stderr}).run(args)
+}
+
+func (sess *session) run(args []string) (code int) {
+	stdout, stderr := sess.out, sess.errOut
 	defer func() {
 		// A bug must not show as a Go panic trace: one line says what
 		// happened, unless CALLTRAIL_DEBUG asks for the whole story.
@@ -142,10 +164,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		// A report of a million functions is a million lines: one
 		// write each would cost more than the analysis.
 		bw = bufio.NewWriterSize(stdout, 64<<10)
-		out = bw
+		sess.out = bw
 		defer bw.Flush()
 	}
-	err := v.run(fs, rest)
+	err := v.run(sess, fs, rest)
 	if bw != nil {
 		bw.Flush() // what was written goes before any error message
 	}
@@ -156,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 		var se signalled
 		if errors.As(err, &se) {
-			dieBy = se.sig
+			sess.dieBy = se.sig
 			return 128 + int(se.sig)
 		}
 		var ue usageError
@@ -165,19 +187,19 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			return 2
 		}
 		msg := err.Error()
-		if damage != nil {
+		if sess.damage != nil {
 			// What was missing may be missing for the damage: say both.
-			msg += "; " + damage.Error()
+			msg += "; " + sess.damage.Error()
 		}
 		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(msg))
 		return 1
 	}
-	if damage != nil {
-		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(damage.Error()))
+	if sess.damage != nil {
+		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(sess.damage.Error()))
 		return 1
 	}
-	if goroutineFilter != nil && goroutineFilter.Unseen() {
-		fmt.Fprintf(stderr, "calltrail: -g %d: no traced call ran in goroutine %d (calltrail goroutines lists those that ran some)\n", goroutineFilter.G, goroutineFilter.G)
+	if sess.goroutines != nil && sess.goroutines.Unseen() {
+		fmt.Fprintf(stderr, "calltrail: -g %d: no traced call ran in goroutine %d (calltrail goroutines lists those that ran some)\n", sess.goroutines.G, sess.goroutines.G)
 		return 1
 	}
 	return 0
@@ -203,9 +225,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
-
-// out and errOut are where verbs print; tests replace them.
-var out, errOut io.Writer = os.Stdout, os.Stderr
 
 func hasFlags(fs *flag.FlagSet) bool {
 	n := 0

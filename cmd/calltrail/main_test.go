@@ -261,7 +261,7 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("replay -g 7: exit %d, %q, %q", code, stderr, out)
 	}
 
-	verbs["crash"] = &verb{name: "crash", run: func(_ *flag.FlagSet, args []string) error {
+	verbs["crash"] = &verb{name: "crash", run: func(_ *session, _ *flag.FlagSet, args []string) error {
 		var none []int
 		return fmt.Errorf("%d", none[len(args)])
 	}}

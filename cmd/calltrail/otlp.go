@@ -49,14 +49,14 @@ func (sf *spanFlags) options(f *filter.Filter) (otlp.Options, error) {
 
 // spans reads the trace file name and returns the spans o chooses, with
 // the file's id as their ids' seed.
-func spans(name string, o otlp.Options) (ptrace.Traces, error) {
+func (sess *session) spans(name string, o otlp.Options) (ptrace.Traces, error) {
 	id, err := store.TraceID(name)
 	if err != nil {
 		return ptrace.Traces{}, err
 	}
 	o.ID = id
 	var td ptrace.Traces
-	err = readTrace(name, func(r *tracefile.Reader) (err error) {
+	err = sess.readTrace(name, func(r *tracefile.Reader) (err error) {
 		td, err = otlp.Spans(r, o)
 		return err
 	})
@@ -64,21 +64,21 @@ func spans(name string, o otlp.Options) (ptrace.Traces, error) {
 }
 
 // pushSpans sends the spans of traces to the OTLP receiver at to.
-func pushSpans(to string, o otlp.Options, traces []string) error {
+func (sess *session) pushSpans(to string, o otlp.Options, traces []string) error {
 	endpoint, err := otlp.Endpoint(to)
 	if err != nil {
 		return usageError{"--to " + err.Error()}
 	}
 	client := &http.Client{Timeout: time.Minute}
 	for _, name := range traces {
-		td, err := spans(name, o)
+		td, err := sess.spans(name, o)
 		if err != nil {
 			return err
 		}
 		if err := otlp.Post(context.Background(), client, endpoint, td); err != nil {
 			return err
 		}
-		fmt.Fprintf(errOut, "calltrail: %s: sent %d spans to %s\n", name, td.SpanCount(), endpoint)
+		fmt.Fprintf(sess.errOut, "calltrail: %s: sent %d spans to %s\n", name, td.SpanCount(), endpoint)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func pushVerb() *verb {
 			fs.StringVar(&service, "service", "", "the service the traces came from (default: each trace's program)")
 			fs.Var(&labels, "label", "a label of the traces, `KEY=VALUE` (repeat for more): version, host, run")
 		},
-		run: func(_ *flag.FlagSet, args []string) (err error) {
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if to == "" {
 				return usageError{"name the store: --to clickhouse://HOST:PORT/DB"}
 			}
@@ -46,7 +46,7 @@ func pushVerb() *verb {
 					return err
 				}
 				o.Service, o.Labels = service, labels
-				return pushSpans(to, o, args)
+				return sess.pushSpans(to, o, args)
 			}
 			if sf != (spanFlags{}) {
 				return usageError{"--spans, --slower and --failed choose spans for otlp://; ClickHouse stores every call"}
@@ -63,13 +63,13 @@ func pushVerb() *verb {
 				var progress func(done, size int64)
 				if tty {
 					progress = func(done, size int64) {
-						fmt.Fprintf(errOut, "\r%s %s", bar(done, size), a)
+						fmt.Fprintf(sess.errOut, "\r%s %s", bar(done, size), a)
 					}
 				}
 				t0 := time.Now()
 				p, err := s.Push(ctx, a, store.Meta{Service: service, Labels: labels}, progress)
 				if tty {
-					fmt.Fprintf(errOut, "\r\033[K")
+					fmt.Fprintf(sess.errOut, "\r\033[K")
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -77,19 +77,19 @@ func pushVerb() *verb {
 						if errors.Is(err, store.ErrRowsLeft) {
 							left = "; " + store.ErrRowsLeft.Error() + " (docs/store.md says how to drop them)"
 						}
-						fmt.Fprintf(errOut, "calltrail: %s: interrupted before its commit: nothing stored%s\n", a, left)
+						fmt.Fprintf(sess.errOut, "calltrail: %s: interrupted before its commit: nothing stored%s\n", a, left)
 					}
 					return err
 				}
 				if p.Warning != "" {
-					fmt.Fprintf(errOut, "calltrail: warning: %s: %s; pushed the calls before that point\n", a, p.Warning)
+					fmt.Fprintf(sess.errOut, "calltrail: warning: %s: %s; pushed the calls before that point\n", a, p.Warning)
 				}
 				if p.Already {
-					fmt.Fprintf(errOut, "calltrail: %s: in the store already (trace %s): nothing pushed\n", a, p.Trace)
+					fmt.Fprintf(sess.errOut, "calltrail: %s: in the store already (trace %s): nothing pushed\n", a, p.Trace)
 					continue
 				}
 				el := time.Since(t0)
-				fmt.Fprintf(errOut, "calltrail: %s: pushed %d calls in %s (%.0f calls/s), trace %s\n", a, p.Calls, el.Round(time.Millisecond), float64(p.Calls)/el.Seconds(), p.Trace)
+				fmt.Fprintf(sess.errOut, "calltrail: %s: pushed %d calls in %s (%.0f calls/s), trace %s\n", a, p.Calls, el.Round(time.Millisecond), float64(p.Calls)/el.Seconds(), p.Trace)
 			}
 			return nil
 		},

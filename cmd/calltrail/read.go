@@ -22,41 +22,37 @@ func traceArg(args []string) (string, error) {
 	return "", usageError{fmt.Sprintf("want one trace file, got %d arguments", len(args))}
 }
 
-// damage is the damage met reading a trace (see tracefile.Health), told
-// when the verb is done: it shows what came before it first.
-var damage error
-
 // told says on stderr what h, the health of trace name, warns of, and
 // returns the verb's error for its damage: none for a damaged trace,
 // whose readable part the verb shows before main says what was wrong
-// (see damage), the error itself for an unreadable input.
-func told(name string, h tracefile.Health) error {
+// (see session.damage), the error itself for an unreadable input.
+func (sess *session) told(name string, h tracefile.Health) error {
 	switch {
 	case !h.Partial():
 		return h.DamageError(name)
 	case h.Damage != nil:
 		// One line says what is wrong: a cut trace has no end record
 		// either.
-		if damage == nil {
-			damage = h.DamageError(name)
+		if sess.damage == nil {
+			sess.damage = h.DamageError(name)
 		}
 		return nil
 	}
 	for _, w := range h.Warnings() {
-		fmt.Fprintf(errOut, "calltrail: warning: %s: %s\n", name, w)
+		fmt.Fprintf(sess.errOut, "calltrail: warning: %s: %s\n", name, w)
 	}
 	return nil
 }
 
 // readTrace opens a trace, hands its reader to use, and closes it; what
 // use met reading is told as tracefile.Health says.
-func readTrace(name string, use func(*tracefile.Reader) error) error {
+func (sess *session) readTrace(name string, use func(*tracefile.Reader) error) error {
 	f, err := tracefile.Open(name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return told(name, f.Health(use(f.Reader)))
+	return sess.told(name, f.Health(use(f.Reader)))
 }
 
 // topFlags are the flags of the verbs that list the largest of
@@ -72,10 +68,6 @@ func (lf *topFlags) register(fs *flag.FlagSet, top int, usage string) {
 	fs.IntVar(&lf.top, "top", top, usage)
 	fs.BoolVar(&lf.json, "json", false, "print JSON")
 }
-
-// goroutineFilter is the filter of a verb given -g, asked when the verb
-// is done whether the goroutine was there at all.
-var goroutineFilter *filter.Filter
 
 // filterFlags are the filters every command that reads calls accepts:
 // filter.Settings, as flags.
@@ -110,23 +102,25 @@ func (ff *filterFlags) given() bool {
 
 // traceAndFilter returns the trace file named in args and the filter the
 // flags describe: how every command that reads calls starts.
-func (ff *filterFlags) traceAndFilter(args []string) (string, *filter.Filter, error) {
+func (ff *filterFlags) traceAndFilter(sess *session, args []string) (string, *filter.Filter, error) {
 	name, err := traceArg(args)
 	if err != nil {
 		return "", nil, err
 	}
-	f, err := ff.filter()
+	f, err := ff.filter(sess)
 	return name, f, err
 }
 
-// filter parses the flags as the web UI parses its URLs' parameters.
-func (ff *filterFlags) filter() (*filter.Filter, error) {
+// filter parses the flags as the web UI parses its URLs' parameters; a
+// filter of one goroutine is kept in sess, to tell at the end if the
+// goroutine ran at all.
+func (ff *filterFlags) filter(sess *session) (*filter.Filter, error) {
 	f, err := filter.Parse(ff.get)
 	if err != nil {
 		return nil, usageError{"-" + err.Error()}
 	}
 	if f.G != 0 {
-		goroutineFilter = f
+		sess.goroutines = f
 	}
 	return f, nil
 }

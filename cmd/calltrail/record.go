@@ -37,7 +37,7 @@ func recordVerb() *verb {
 			fs.DurationVar(&last, "last", 0, "take only the last `D` of the window (5s)")
 			fs.BoolVar(&cpu, "cpu", false, "with --seconds, take the Go runtime's CPU profile of that time too (on-CPU and waiting time per function)")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Sprintf("want one address, got %d arguments", len(args))}
 			}
@@ -77,7 +77,7 @@ func recordVerb() *verb {
 			if err := writeFile(output, data); err != nil {
 				return err
 			}
-			fmt.Fprintf(errOut, "calltrail: trace written to %s (%d bytes); next: calltrail chains FUNC %s, calltrail serve %s\n", output, len(data), output, output)
+			fmt.Fprintf(sess.errOut, "calltrail: trace written to %s (%d bytes); next: calltrail chains FUNC %s, calltrail serve %s\n", output, len(data), output, output)
 			return nil
 		},
 	}

@@ -20,13 +20,13 @@ func replayVerb() *verb {
 			opts = replay.Options{}
 			fs.BoolVar(&opts.Parents, "parents", false, "before each goroutine, say which goroutine created it, where")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
-			name, f, err := ff.traceAndFilter(args)
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
+			name, f, err := ff.traceAndFilter(sess, args)
 			if err != nil {
 				return err
 			}
-			return readTrace(name, func(r *tracefile.Reader) error {
-				if err := replay.Write(out, r, f, opts); err != nil && err != io.EOF {
+			return sess.readTrace(name, func(r *tracefile.Reader) error {
+				if err := replay.Write(sess.out, r, f, opts); err != nil && err != io.EOF {
 					return err
 				}
 				return focusMatched(r, ff.get("F"), f)

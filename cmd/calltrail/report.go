@@ -17,14 +17,14 @@ import (
 
 // load opens a trace and analyses it, telling what was wrong with it as
 // tracefile.Health says.
-func load(name string, o analysis.Options) (*query.Trace, error) {
+func (sess *session) load(name string, o analysis.Options) (*query.Trace, error) {
 	f, err := tracefile.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	p := analysis.Analyze(f.Reader, o)
-	if err := told(name, p.Health()); err != nil {
+	if err := sess.told(name, p.Health()); err != nil {
 		return nil, err
 	}
 	return query.New(name, p), nil
@@ -47,12 +47,12 @@ func (ff *filterFlags) focused(t *query.Trace, err error) (*query.Trace, error) 
 
 // loadBase loads a base trace, compared with another, with the flags'
 // filter: its focus may be a function only the other has.
-func (ff *filterFlags) loadBase(name string) (*query.Trace, error) {
-	f, err := ff.filter()
+func (ff *filterFlags) loadBase(sess *session, name string) (*query.Trace, error) {
+	f, err := ff.filter(sess)
 	if err != nil {
 		return nil, err
 	}
-	return load(name, analysis.Options{Filter: f})
+	return sess.load(name, analysis.Options{Filter: f})
 }
 
 // writeJSON prints v as indented JSON: every --json output.
@@ -80,11 +80,11 @@ func reportVerb() *verb {
 			fs.StringVar(&sortBy, "sort", "self", "order functions by `KEY`: "+strings.Join(query.SortKeys, ", "))
 			lf.register(fs, 0, "show only the first `N` functions (0: all)")
 		},
-		run: func(_ *flag.FlagSet, args []string) (err error) {
+		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if !contains(query.SortKeys, sortBy) {
 				return usageError{fmt.Sprintf("--sort %q: want one of %s", sortBy, strings.Join(query.SortKeys, ", "))}
 			}
-			t, err := analysed(&ff, &sf, args, false)
+			t, err := sess.analysed(&ff, &sf, args, false)
 			if err != nil {
 				return err
 			}
@@ -94,17 +94,17 @@ func reportVerb() *verb {
 				if findings == nil {
 					findings = []diagnose.Finding{}
 				}
-				return writeJSON(out, struct {
+				return writeJSON(sess.out, struct {
 					Findings  []diagnose.Finding `json:"findings"`
 					Functions []query.Function   `json:"functions"`
 				}{findings, funcs})
 			}
 			if len(funcs) == 0 {
-				fmt.Fprintln(out, "no calls")
+				fmt.Fprintln(sess.out, "no calls")
 				return nil
 			}
-			text.Findings(out, t.Findings)
-			text.Report(out, funcs, t.Profile.HasCPU)
+			text.Findings(sess.out, t.Findings)
+			text.Report(sess.out, funcs, t.Profile.HasCPU)
 			return nil
 		},
 	}

@@ -16,7 +16,7 @@ func runVerb() *verb {
 		custom:  true,
 		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the trace to `TRACE`", true) },
 		more:    goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
-		run: func(fs *flag.FlagSet, args []string) error {
+		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if err := parseTraced(fs, &a, args, true); err != nil {
 				return err
 			}
@@ -35,17 +35,17 @@ func runVerb() *verb {
 			if err := replaceable(trace); err != nil {
 				return err
 			}
-			b, flags, st, err := prepare(a, false)
+			b, flags, st, err := sess.prepare(a, false)
 			if err != nil {
 				return err
 			}
 			defer b.Close()
-			bin, err := buildProgram(b, flags, a.packages)
+			bin, err := sess.buildProgram(b, flags, a.packages)
 			if err != nil {
 				return err
 			}
 			cmd := exec.Command(bin, a.progArgs...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, errOut
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, sess.out, sess.errOut
 			cmd.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace, "CALLTRAIL_PROFILES="+a.profiles, "CALLTRAIL_PROGRAM="+programPath(a.packages[0], bin)), a.env...)
 			before, _ := os.Stat(trace)
 			runErr := runForwarding(cmd)
@@ -54,10 +54,10 @@ func runVerb() *verb {
 				if err == nil && after.Mode().IsRegular() && os.Remove(trace) == nil {
 					msg += "; the previous trace there is removed, so that no verb reads it as this run's"
 				}
-				return failedRun(msg, runErr)
+				return sess.failedRun(msg, runErr)
 			}
-			if summarizeRun(trace, st) == 0 {
-				return failedRun(fmt.Sprintf("%s: the program recorded no call (%s)", trace, noCalls(st, "none of the functions instrumented was called")), runErr)
+			if sess.summarizeRun(trace, st) == 0 {
+				return sess.failedRun(fmt.Sprintf("%s: the program recorded no call (%s)", trace, noCalls(st, "none of the functions instrumented was called")), runErr)
 			}
 			return runErr
 		},

@@ -31,7 +31,7 @@ func serveVerb() *verb {
 			fs.BoolVar(&open, "open", false, "open the page in a web browser")
 			sf.register(fs)
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			var name, base string
 			switch {
 			case sf.from != "":
@@ -48,7 +48,7 @@ func serveVerb() *verb {
 			var calls uint64
 			if sf.from != "" {
 				began := time.Now()
-				qt, err := analysed(nil, &sf, args, true)
+				qt, err := sess.analysed(nil, &sf, args, true)
 				if err != nil {
 					return err
 				}
@@ -70,19 +70,19 @@ func serveVerb() *verb {
 			// that is how it is meant to be stopped, from the moment it
 			// says where it listens.
 			ctx, done := interruptible()
-			srv := web.New(t, bt, log.New(errOut, "calltrail serve: ", 0))
+			srv := web.New(t, bt, log.New(sess.errOut, "calltrail serve: ", 0))
 			srv.AnyHost = !web.Loopback(ln)
 			if srv.AnyHost {
-				fmt.Fprintf(errOut, "calltrail serve: warning: listening on %s, beyond this machine: anyone who can reach it can read the trace\n", ln.Addr())
+				fmt.Fprintf(sess.errOut, "calltrail serve: warning: listening on %s, beyond this machine: anyone who can reach it can read the trace\n", ln.Addr())
 			}
 			url := "http://" + ln.Addr().String() + "/"
-			fmt.Fprintf(out, "calltrail serve: %s (%s: %d calls, ready in %dms)\n", url, name, calls, t.LoadTime.Milliseconds())
+			fmt.Fprintf(sess.out, "calltrail serve: %s (%s: %d calls, ready in %dms)\n", url, name, calls, t.LoadTime.Milliseconds())
 			if t.Warning != "" {
-				fmt.Fprintf(errOut, "calltrail: warning: %s: %s\n", name, t.Warning)
+				fmt.Fprintf(sess.errOut, "calltrail: warning: %s: %s\n", name, t.Warning)
 			}
 			if open {
 				if err := openBrowser(url); err != nil {
-					fmt.Fprintf(errOut, "calltrail serve: cannot open a browser (%v); open %s\n", err, url)
+					fmt.Fprintf(sess.errOut, "calltrail serve: cannot open a browser (%v); open %s\n", err, url)
 				}
 			}
 			return done(web.Serve(ctx, ln, srv.Handler()))

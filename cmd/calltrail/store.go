@@ -91,15 +91,15 @@ func (sf *storeFlags) name(sel store.Selection) string {
 // error through finish, which closes the store and makes an interrupt
 // of work on it the verb's end (see interruptible). A verb that draws
 // the calls (flame, serve) refuses a selection of none.
-func source(ff *filterFlags, sf *storeFlags, args []string, draws bool) (ctx context.Context, src query.Source, finish func(error) error, err error) {
+func (sess *session) source(ff *filterFlags, sf *storeFlags, args []string, draws bool) (ctx context.Context, src query.Source, finish func(error) error, err error) {
 	if sf.from == "" {
-		name, f, err := ff.traceAndFilter(args)
+		name, f, err := ff.traceAndFilter(sess, args)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		return context.Background(), query.NewFile(name, func(o analysis.Options) (*query.Trace, error) {
 			o.Filter = f
-			return ff.focused(load(name, o))
+			return ff.focused(sess.load(name, o))
 		}), func(err error) error { return err }, nil
 	}
 	ctx, done := interruptible()
@@ -120,8 +120,8 @@ func source(ff *filterFlags, sf *storeFlags, args []string, draws bool) (ctx con
 
 // analysed is source for the verbs that ask the source's analysis: its
 // Trace, read once; the store, if it is one, closed after.
-func analysed(ff *filterFlags, sf *storeFlags, args []string, draws bool) (*query.Trace, error) {
-	ctx, src, finish, err := source(ff, sf, args, draws)
+func (sess *session) analysed(ff *filterFlags, sf *storeFlags, args []string, draws bool) (*query.Trace, error) {
+	ctx, src, finish, err := sess.source(ff, sf, args, draws)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ func testVerb() *verb {
 			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true)
 		},
 		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
-		run: func(fs *flag.FlagSet, args []string) error {
+		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err
 			}
@@ -24,7 +24,7 @@ func testVerb() *verb {
 			if dir == "" {
 				dir = "calltrail-traces"
 			}
-			b, flags, _, err := prepare(a, true)
+			b, flags, _, err := sess.prepare(a, true)
 			if err != nil {
 				return err
 			}
@@ -37,8 +37,8 @@ func testVerb() *verb {
 			// environment; calltrail's own stays as it was.
 			b.Env = append(append(b.Env, "CALLTRAIL_OUT="+abs, "CALLTRAIL_PROFILES="+a.profiles), a.env...)
 			started := time.Now()
-			err = goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
-			listTraces(dir, started)
+			err = sess.goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
+			sess.listTraces(dir, started)
 			return err
 		},
 	}

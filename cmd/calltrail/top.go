@@ -40,7 +40,7 @@ func topVerb() *verb {
 			fs.StringVar(&key, "sort", "self", "order by `KEY`: "+strings.Join(query.SortKeys, ", "))
 			fs.IntVar(&count, "count", 0, "stop after `N` refreshes (0: until interrupted)")
 		},
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Sprintf("want one address, got %d arguments", len(args))}
 			}
@@ -64,11 +64,11 @@ func topVerb() *verb {
 					return err
 				}
 				if tty {
-					out.Write([]byte("\x1b[H\x1b[2J")) // home, clear
+					sess.out.Write([]byte("\x1b[H\x1b[2J")) // home, clear
 				} else if i > 0 {
-					out.Write([]byte("\n"))
+					sess.out.Write([]byte("\n"))
 				}
-				out.Write(buf.Bytes())
+				sess.out.Write(buf.Bytes())
 			}
 			return nil
 		},

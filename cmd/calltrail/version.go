@@ -12,11 +12,11 @@ func versionVerb() *verb {
 		name:    "version",
 		args:    "",
 		summary: "print calltrail's version, and the Go it was built with",
-		run: func(_ *flag.FlagSet, args []string) error {
+		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			if len(args) > 0 {
 				return usageError{"takes no arguments"}
 			}
-			fmt.Fprintln(out, version())
+			fmt.Fprintln(sess.out, version())
 			return nil
 		},
 	}
