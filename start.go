@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/endpoint"
 	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
@@ -404,6 +405,16 @@ func start() error {
 	if err := begin(o, f, text, textCloser, true); err != nil {
 		f.Close()
 		return err
+	}
+	if addr := os.Getenv("CALLTRAIL_HTTP"); addr != "" {
+		// Package live, which serves it, is initialised after this
+		// package: look once the program's initialisation is likely
+		// over.
+		time.AfterFunc(time.Second, func() {
+			if !endpoint.Linked.Load() {
+				fmt.Fprintf(os.Stderr, "calltrail: CALLTRAIL_HTTP=%s: this program was built without the control endpoint (calltrail build --live links it): nothing serves its calls\n", addr)
+			}
+		})
 	}
 	return nil
 }

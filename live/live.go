@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail"
+	"github.com/calltrail/calltrail/internal/endpoint"
 	"github.com/calltrail/calltrail/internal/httpguard"
 )
 
@@ -207,6 +208,7 @@ func get(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func init() {
+	endpoint.Linked.Store(true)
 	if addr := os.Getenv("CALLTRAIL_HTTP"); addr != "" {
 		if _, err := Listen(addr, os.Getenv("CALLTRAIL_HTTP_TOKEN")); err != nil {
 			fmt.Fprintf(os.Stderr, "calltrail: CALLTRAIL_HTTP=%s: %v\n", addr, err)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -36,6 +37,7 @@ type tracedArgs struct {
 	env      []string // for the program: profile rates
 	pkgs     []string // --pkgs
 	inlined  bool     // --inlined: trace the functions kept inlined too
+	endpoint gobuild.Endpoint
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
 	packages []string // package arguments
@@ -44,8 +46,9 @@ type tracedArgs struct {
 
 // tracedFlags registers on fs calltrail's own flags of build, run and
 // test, bound to a: the help lists them and parseTraced takes them. -o
-// says what it writes; runs adds the flags of a running program.
-func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
+// says what it writes; runs adds the flags of a running program, links
+// those of a program linked (not a test binary).
+func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs, links bool) {
 	*a = tracedArgs{profiles: "cpu,mutex,block"}
 	fs.StringVar(&a.out, "o", "", oUsage)
 	fs.Func("pkgs", "trace the packages matching `PATTERNS` (space-separated, as go list takes them) instead of the main module's", func(v string) error {
@@ -63,6 +66,9 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
 	regexpFlag("args", "record the arguments and results of functions whose qualified name matches `REGEX`: numbers, bools, strings (32 bytes), lengths, types", &a.opts.Args)
 	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions kept inlined by default, whose inlining keeps a value off the heap, too, at the cost of that allocation")
 	fs.BoolVar(&a.opts.Errors, "errors", true, "record the error each call of a function with an error result returns, its type and message (--errors=false to leave them out)")
+	if links {
+		fs.Var(endpointFlag{&a.endpoint}, "live", "link the control endpoint (CALLTRAIL_HTTP; see calltrail record) into the program: by default only into one that imports net/http already; --live=false into none")
+	}
 	if !runs {
 		return
 	}
@@ -75,6 +81,42 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs bool) {
 	}
 	envFlag("mutex-fraction", "CALLTRAIL_MUTEX_FRACTION", "record one in `N` mutex contention events (default 10)")
 	envFlag("block-rate", "CALLTRAIL_BLOCK_RATE", "record a blocking event every `NS` nanoseconds spent blocked (default 10000)")
+}
+
+// endpointFlag is --live: when to link the control endpoint. Alone, it
+// says yes.
+type endpointFlag struct{ e *gobuild.Endpoint }
+
+func (f endpointFlag) IsBoolFlag() bool { return true }
+
+func (f endpointFlag) String() string {
+	if f.e == nil {
+		return ""
+	}
+	switch *f.e {
+	case gobuild.EndpointOn:
+		return "true"
+	case gobuild.EndpointOff:
+		return "false"
+	}
+	return "auto"
+}
+
+func (f endpointFlag) Set(v string) error {
+	switch v {
+	case "auto":
+		*f.e = gobuild.EndpointAuto
+		return nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("want true, false or auto")
+	}
+	*f.e = gobuild.EndpointOff
+	if on {
+		*f.e = gobuild.EndpointOn
+	}
+	return nil
 }
 
 // profilesFlag is --profiles: a list of the runtime's profiles.
@@ -165,7 +207,10 @@ func (sess *session) prepare(a tracedArgs, tests bool) (*gobuild.Build, []string
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Live: !tests}
+	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Endpoint: a.endpoint}
+	if tests {
+		b.Endpoint = gobuild.EndpointOff
+	}
 	flags, st, err := b.Prepare()
 	if err != nil {
 		b.Close()
@@ -249,8 +294,10 @@ func buildVerb() *verb {
 		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
-		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the program to `BIN` (as go build -o)", false) },
-		more:    goFlagsHelp("go build"),
+		flags: func(fs *flag.FlagSet) {
+			tracedFlags(fs, &a, "write the program to `BIN` (as go build -o)", false, true)
+		},
+		more: goFlagsHelp("go build"),
 		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err

@@ -476,7 +476,7 @@ func TestTracedHelp(t *testing.T) {
 			arg := "--" + f.Name + "=" + v
 			var a tracedArgs
 			own := flag.NewFlagSet(name, flag.ContinueOnError)
-			tracedFlags(own, &a, "", name != "build")
+			tracedFlags(own, &a, "", name != "build", name != "test")
 			if err := parseTraced(own, &a, []string{arg, "-race", "."}, name == "run"); err != nil || len(a.goFlags) != 1 || len(a.packages) != 1 {
 				t.Errorf("%s %s -race .: %v, go flags %q, packages %q; want it taken by calltrail", name, arg, err, a.goFlags, a.packages)
 			}
@@ -540,5 +540,64 @@ func main() {
 	}
 	if s := readSummary(t, "t.out"); s.Calls != 2 {
 		t.Errorf("%d calls, want main.main and main.hello", s.Calls)
+	}
+}
+
+// TestEndpointLinked checks which programs get the control endpoint: by
+// default those that import net/http already; --live links it into any,
+// --live=false into none. A program asked to serve on CALLTRAIL_HTTP
+// without it says so.
+func TestEndpointLinked(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/app\n\ngo 1.22\n",
+		// Alive long enough for the runtime to look for the endpoint.
+		"plain/main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc main() {\n\ttime.Sleep(1500 * time.Millisecond)\n\tfmt.Println(\"done\")\n}\n",
+		"svc/main.go":   "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\nfunc main() { fmt.Println(http.StatusText(http.StatusOK)) }\n",
+	})
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(wd)
+	linked := func(bin string) bool {
+		t.Helper()
+		out, err := exec.Command("go", "tool", "nm", bin).Output()
+		if err != nil {
+			t.Fatalf("go tool nm %s: %v", bin, err)
+		}
+		return strings.Contains(string(out), "github.com/calltrail/calltrail/live.Listen")
+	}
+	for _, tt := range []struct {
+		pkg  string
+		args []string
+		want bool
+	}{
+		{"./plain", nil, false},
+		{"./plain", []string{"--live"}, true},
+		{"./svc", nil, true},
+		{"./svc", []string{"--live=false"}, false},
+	} {
+		bin := filepath.Join(t.TempDir(), "app")
+		args := append(append([]string{"build", "-o", bin}, tt.args...), tt.pkg)
+		if code, _, stderr := runCmd(args...); code != 0 {
+			t.Fatalf("calltrail %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		if got := linked(bin); got != tt.want {
+			t.Errorf("calltrail %s: endpoint linked %v, want %v", strings.Join(args, " "), got, tt.want)
+		}
+		if tt.pkg != "./plain" {
+			continue
+		}
+		// The runtime looks a second after it starts; the program runs
+		// for one and a half.
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), "CALLTRAIL_HTTP=127.0.0.1:0")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", bin, err, stderr.String())
+		}
+		if warned := strings.Contains(stderr.String(), "built without the control endpoint (calltrail build --live links it)"); warned == tt.want {
+			t.Errorf("calltrail %s, run with CALLTRAIL_HTTP: endpoint linked %v, warned %v: %q", strings.Join(args, " "), tt.want, warned, stderr.String())
+		}
 	}
 }

@@ -13,7 +13,7 @@ func testVerb() *verb {
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {
-			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true)
+			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true, false)
 		},
 		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
 		run: func(sess *session, fs *flag.FlagSet, args []string) error {

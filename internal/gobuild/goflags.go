@@ -107,6 +107,12 @@ func selecting(fs []goFlag) []goFlag {
 
 // tags returns the build tags the flags set, with extra added, as one
 // -tags flag: the go command heeds only the last -tags it is given.
+// buildTags are the tags of a traced build: the runtime's, and its use
+// of the Go runtime's exit hooks. The packages are listed, and the
+// compiler's inlining asked, with the same, so that the build finds what
+// they compiled in the go command's cache.
+var buildTags = []string{"calltrail", "calltrail_exithook"}
+
 func tags(fs []goFlag, extra ...string) goFlag {
 	var all []string
 	for _, v := range values(fs, "tags") {
@@ -133,7 +139,7 @@ func ownFlags(user []goFlag) error {
 func buildFlags(user []goFlag, goMinor int, given ...string) []string {
 	out := flagArgs(without(user, "tags", "ldflags"))
 	out = append(out, given...)
-	out = append(out, tags(user, "calltrail", "calltrail_exithook").String())
+	out = append(out, tags(user, buildTags...).String())
 	ld := values(user, "ldflags")
 	if goMinor >= 23 {
 		ld = append(ld, "-checklinkname=0")

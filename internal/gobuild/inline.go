@@ -31,6 +31,12 @@ type InlineQuery struct {
 	Files   []string
 	Tests   bool   // with their test files
 	Overlay string // an overlay file for the go command, or ""
+	// Warm are more packages to compile, without -m: the build that
+	// follows, with the same flags, finds them in the go command's
+	// cache, compiled while the compiler reported on the others (the
+	// runtime, beside the program's packages). Not with Files, which the
+	// go command takes alone.
+	Warm []string
 }
 
 // targets are the go command's arguments naming what q asks about.
@@ -38,7 +44,7 @@ func (q InlineQuery) targets() []string {
 	if len(q.Files) > 0 {
 		return q.Files
 	}
-	return append(append([]string(nil), q.Packages...), q.Importers...)
+	return append(append(append([]string(nil), q.Packages...), q.Importers...), q.Warm...)
 }
 
 // KeepInlined returns the functions of q.Packages that are better left

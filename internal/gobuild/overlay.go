@@ -41,10 +41,10 @@ type Build struct {
 	// those otherwise kept inlined to keep a value off the heap (see
 	// KeepInlined).
 	TraceInlined bool
-	// Live adds to each main package instrumented an import of the
-	// runtime's control endpoint (package live), which serves the
+	// Endpoint says which main packages instrumented get an import of
+	// the runtime's control endpoint (package live), which serves the
 	// program's calls on CALLTRAIL_HTTP when that is set.
-	Live bool
+	Endpoint Endpoint
 
 	Work string   // temporary directory for the overlay; set by Prepare
 	Env  []string // environment the go command needs (GOWORK); set by Prepare
@@ -88,7 +88,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	flags := flagArgs(append([]goFlag{tags(user, "calltrail")}, selecting(without(user, "tags"))...))
+	flags := flagArgs(append([]goFlag{tags(user, buildTags...)}, selecting(without(user, "tags"))...))
 	b.Work, err = os.MkdirTemp("", "calltrail-build-")
 	if err != nil {
 		return nil, st, err
@@ -214,6 +214,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		q := InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests}
 		if slices.Contains(paths, "command-line-arguments") {
 			q.Files = b.Patterns
+		} else if !b.Tests && !slices.Contains(paths, instrument.RuntimePath) {
+			// The runtime is compiled beside the report, on the other
+			// core, rather than after it. (Not for tests: the go
+			// command would list the runtime's own tests.)
+			q.Warm = []string{instrument.RuntimePath}
 		}
 		opts.KeepInlined, err = KeepInlined(q)
 		if err != nil {
@@ -298,7 +303,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			return nil, st, err
 		}
 		st.Packages++
-		if b.Live && p.Name == "main" && p.ImportPath != "command-line-arguments" {
+		if p.Name == "main" && p.ImportPath != "command-line-arguments" && b.Endpoint.links(p) {
 			if err := b.addLive(p.Dir, replace); err != nil {
 				return nil, st, err
 			}
@@ -791,6 +796,32 @@ func RuntimeModule(src fs.FS) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// Endpoint says when a build links the runtime's control endpoint,
+// package live, into a program. The endpoint brings net/http and
+// crypto/tls: in a program without them, it doubles the binary and its
+// first build compiles them.
+type Endpoint int
+
+const (
+	// EndpointAuto links the endpoint into programs that import
+	// net/http already (services, which the endpoint is for), where it
+	// costs little.
+	EndpointAuto Endpoint = iota
+	EndpointOn            // every program
+	EndpointOff           // none
+)
+
+// links reports whether main package p gets the endpoint.
+func (e Endpoint) links(p Package) bool {
+	switch e {
+	case EndpointOn:
+		return true
+	case EndpointAuto:
+		return slices.Contains(p.Deps, "net/http")
+	}
+	return false
 }
 
 // LivePath is the import path of the runtime's control endpoint.
