@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
@@ -32,9 +31,9 @@ type Options struct {
 	// view of a trace.
 	Filter *filter.Filter
 
-	Service string   // service.name; default: the trace's program
-	Labels  []string // KEY=VALUE attributes of the process
-	ID      string   // the trace file's id, for span ids; default: from its metadata
+	Service string            // service.name; default: the trace's program
+	Labels  map[string]string // more attributes of the process, as labels of a push (see store.ParseLabel)
+	ID      string            // the trace file's id, for span ids; default: from its metadata
 
 	Limit int // most spans; 0 means MaxSpans
 }
@@ -349,10 +348,13 @@ func (b *builder) traces() ptrace.Traces {
 	if m.Go != "" {
 		res.PutStr("process.runtime.version", m.Go)
 	}
-	for _, l := range b.o.Labels {
-		if k, v, ok := strings.Cut(l, "="); ok && k != "" {
-			res.PutStr(k, v)
-		}
+	keys := make([]string, 0, len(b.o.Labels))
+	for k := range b.o.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		res.PutStr(k, b.o.Labels[k])
 	}
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(Scope)

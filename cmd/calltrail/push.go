@@ -45,7 +45,11 @@ func pushVerb() *verb {
 				if err != nil {
 					return err
 				}
-				o.Service, o.Labels = service, labels
+				o.Service, o.Labels = service, map[string]string{}
+				for _, l := range labels {
+					k, v, _ := store.ParseLabel(l) // the flag checked it
+					o.Labels[k] = v
+				}
 				return sess.pushSpans(to, o, args)
 			}
 			if sf != (spanFlags{}) {
