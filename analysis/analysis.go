@@ -61,6 +61,11 @@ type Node struct {
 
 	hit   *Node            // the child found last: chains repeat
 	index map[uint32]*Node // children by function, once there are many
+	// nested says a call of the same function is among its callers: a
+	// call of this chain is inside one of that function's. A node is
+	// its chain, so this is known once, when it is made, rather than
+	// counted per goroutine on every call.
+	nested bool
 }
 
 // Shares split a chain's calls by goroutine.
@@ -120,6 +125,12 @@ func (n *Node) child(fn uint32) *Node {
 		}
 	}
 	c := &Node{Func: fn, Parent: n}
+	for a := n; a.Parent != nil; a = a.Parent {
+		if a.Func == fn {
+			c.nested = true
+			break
+		}
+	}
 	n.Children = append(n.Children, c)
 	n.hit = c
 	if n.index != nil {
@@ -395,7 +406,6 @@ type frame struct {
 
 type goroutine struct {
 	stack   []frame
-	open    map[uint32]int32 // open calls by function, for recursion
 	tracker filter.Tracker
 	pending spawn.Pending[*Node] // goroutines it started, waiting for their chains
 }
@@ -486,10 +496,6 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			n := parent.child(ev.Func)
 			links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n, g)
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
-			if g.open == nil {
-				g.open = map[uint32]int32{}
-			}
-			g.open[ev.Func]++
 		case tracefile.ExitEvent:
 			g := get(ev.G, false)
 			if g == nil || len(g.stack) == 0 {
@@ -499,9 +505,8 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			g.tracker.Exit()
 			fr := g.stack[len(g.stack)-1]
 			g.stack = g.stack[:len(g.stack)-1]
-			g.open[fr.node.Func]--
 			d := int64(ev.Duration())
-			outermost := !g.recursing(fr.node.Func)
+			outermost := !fr.node.nested
 			if len(g.stack) == 0 {
 				sp, _ := spans.Put(ev.G)
 				if !sp.ended {
@@ -609,10 +614,6 @@ func (s *Shares) of(g uint64) *Share {
 	}
 	return &s.Each[len(s.Each)-1]
 }
-
-// recursing reports whether a call of fn is still open below the frame
-// just popped: then that frame's time is inside an outer call of fn.
-func (g *goroutine) recursing(fn uint32) bool { return g.open[fn] > 0 }
 
 // Len and At make a goroutine's open calls a spawn.Stack.
 func (g *goroutine) Len() int { return len(g.stack) }
