@@ -33,6 +33,9 @@ type options struct {
 	full   fullPolicy    // CALLTRAIL_FULL: wait (the default) or drop
 	flight bool          // CALLTRAIL_MODE=flight: keep the last calls in memory, write no file
 	paused bool          // CALLTRAIL=paused: start with recording off
+	// CALLTRAIL_HTTP: the control endpoint's address, which package live
+	// serves; here, it chooses flight mode
+	http string
 	// CALLTRAIL_TRIGGER: calls whose window is written to a file, in
 	// CALLTRAIL_TRIGGER_DIR, at most one file every CALLTRAIL_TRIGGER_EVERY.
 	triggers     []rule
@@ -67,11 +70,12 @@ func optionsFromEnv() (options, error) {
 	default:
 		return o, fmt.Errorf("CALLTRAIL_FULL=%q: want wait (the default: a goroutine whose ring is full waits for the writer) or drop (the call is dropped and counted)", v)
 	}
+	o.http = os.Getenv("CALLTRAIL_HTTP")
 	switch v := os.Getenv("CALLTRAIL_MODE"); v {
 	case "":
 		// A program with a control endpoint is asked for its calls
 		// there, not in a file.
-		o.flight = os.Getenv("CALLTRAIL_HTTP") != ""
+		o.flight = o.http != ""
 	case "file":
 	case "flight":
 		o.flight = true
@@ -406,7 +410,7 @@ func start() error {
 		f.Close()
 		return err
 	}
-	if addr := os.Getenv("CALLTRAIL_HTTP"); addr != "" {
+	if addr := o.http; addr != "" {
 		// Package live, which serves it, is initialised after this
 		// package: look once the program's initialisation is likely
 		// over.
