@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"time"
 
@@ -66,6 +67,52 @@ type Node struct {
 	// its chain, so this is known once, when it is made, rather than
 	// counted per goroutine on every call.
 	nested bool
+	depth  int32           // its calls' depth: 1 for a goroutine's first
+	funcs  map[uint32]bool // for a deep node, once asked: the functions of its chain (see chainHas)
+}
+
+// shallow is the depth to which chainHas walks a chain: below it, the
+// functions of a chain are kept in a set, shared along a recursion, so
+// that a chain a million calls deep costs no walk of a million nodes for
+// each of its nodes.
+const shallow = 32
+
+// chainHas reports whether fn is the function of n or of one of its
+// callers.
+func (n *Node) chainHas(fn uint32) bool {
+	if n.depth <= shallow {
+		for a := n; a.Parent != nil; a = a.Parent {
+			if a.Func == fn {
+				return true
+			}
+		}
+		return false
+	}
+	if n.funcs == nil {
+		// The set of the nearest node that has one, or of the chain down
+		// to depth shallow, grown by the functions of the nodes below it.
+		var path []*Node
+		a := n
+		for a.funcs == nil && a.depth > shallow {
+			path = append(path, a)
+			a = a.Parent
+		}
+		set := a.funcs
+		if set == nil {
+			set = map[uint32]bool{}
+			for b := a; b.Parent != nil; b = b.Parent {
+				set[b.Func] = true
+			}
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			if b := path[i]; !set[b.Func] {
+				set = maps.Clone(set)
+				set[b.Func] = true
+			}
+			path[i].funcs = set
+		}
+	}
+	return n.funcs[fn]
 }
 
 // Shares split a chain's calls by goroutine.
@@ -124,13 +171,7 @@ func (n *Node) child(fn uint32) *Node {
 			}
 		}
 	}
-	c := &Node{Func: fn, Parent: n}
-	for a := n; a.Parent != nil; a = a.Parent {
-		if a.Func == fn {
-			c.nested = true
-			break
-		}
-	}
+	c := &Node{Func: fn, Parent: n, depth: n.depth + 1, nested: n.chainHas(fn)}
 	n.Children = append(n.Children, c)
 	n.hit = c
 	if n.index != nil {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -273,5 +274,39 @@ func TestHeldUp(t *testing.T) {
 	}
 	if f["main"].Total != 58 || f["main"].Self != 42 || f["b"].Total != 6 || f["a"].Total != 10 {
 		t.Errorf("main total %d self %d, a %d, b %d; want 58, 42, 10, 6", f["main"].Total, f["main"].Self, f["a"].Total, f["b"].Total)
+	}
+}
+
+// TestDeepRecursion has main call a and b in turn, each calling leaf
+// first, far deeper than the chains whose callers are walked: a call is
+// counted in its function's total only when no call of the same function
+// is among its callers, at every depth.
+func TestDeepRecursion(t *testing.T) {
+	const depth = 3 * shallow
+	var script strings.Builder
+	at := 0
+	tick := func() int { at += 10; return at }
+	fmt.Fprintf(&script, "1 +main %d\n", tick())
+	for i := 0; i < depth; i++ {
+		fmt.Fprintf(&script, "1 +%s %d\n1 +leaf %d\n1 - %d\n", []string{"a", "b"}[i%2], tick(), tick(), tick())
+	}
+	for i := 0; i <= depth; i++ {
+		fmt.Fprintf(&script, "1 - %d\n", tick())
+	}
+	p := Analyze(build(t, script.String()), Options{})
+	if p.Err != nil {
+		t.Fatal(p.Err)
+	}
+	got := funcsOf(p)
+	// The first a began at 20, the first b at 50; both end with the
+	// innermost calls unwound, main's exit last at at.
+	if w := int64(at - 10 - 20); got["a"].Total != w || got["a"].Calls != depth/2 {
+		t.Errorf("a: %+v, want %d calls, total %d (the outermost call's)", got["a"], depth/2, w)
+	}
+	if w := int64(at - 20 - 50); got["b"].Total != w {
+		t.Errorf("b: total %d, want %d (the outermost call's)", got["b"].Total, w)
+	}
+	if got["leaf"].Total != 10*depth {
+		t.Errorf("leaf: total %d, want %d: no call of it is inside another", got["leaf"].Total, 10*depth)
 	}
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,3 +93,41 @@ func BenchmarkAnalyze1M(b *testing.B) { benchAnalyze(b, 1_000_000) }
 
 // BenchmarkAnalyze100M is a hundred million calls.
 func BenchmarkAnalyze100M(b *testing.B) { benchAnalyze(b, 100_000_000) }
+
+// BenchmarkAnalyzeDeep is a mutual recursion 50,000 calls deep, a call
+// of a leaf at each level: a chain whose callers are walked for every
+// new node costs the square of its depth.
+func BenchmarkAnalyzeDeep(b *testing.B) {
+	const depth = 50_000
+	var buf bytes.Buffer
+	e, _ := tracewrite.NewEncoder(&buf, nil)
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.a"}, {Name: "main.b"}, {Name: "main.leaf"}})
+	var w tracewrite.Batch
+	t := int64(0)
+	tick := func() int64 { t += 10; return t }
+	w.Enter(1, 1, tick())
+	for i := 0; i < depth; i++ {
+		w.Enter(1, uint32(2+i%2), tick())
+		w.Enter(1, 4, tick())
+		w.Exit(1, tracefile.Return, tick())
+	}
+	for i := 0; i <= depth; i++ {
+		w.Exit(1, tracefile.Return, tick())
+	}
+	e.Clock(t+1, t+1)
+	e.Events(&w)
+	e.Flush()
+	data := buf.Bytes()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p := Analyze(r, Options{}); p.Err != nil {
+			b.Fatal(p.Err)
+		}
+	}
+	b.ReportMetric(float64(2*depth+1)*float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
