@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"sort"
 	"time"
 
@@ -64,56 +63,18 @@ type Node struct {
 	index map[uint32]*Node // children by function, once there are many
 	// nested says a call of the same function is among its callers: a
 	// call of this chain is inside one of that function's. A node is
-	// its chain, so this is known once, when it is made, rather than
-	// counted per goroutine on every call.
+	// its chain, so this is known once, when it is made (from the
+	// stack of the goroutine that made it), rather than looked up on
+	// every call.
 	nested bool
-	depth  int32           // its calls' depth: 1 for a goroutine's first
-	funcs  map[uint32]bool // for a deep node, once asked: the functions of its chain (see chainHas)
 }
 
-// shallow is the depth to which chainHas walks a chain: below it, the
-// functions of a chain are kept in a set, shared along a recursion, so
-// that a chain a million calls deep costs no walk of a million nodes for
-// each of its nodes.
+// shallow is how many of a goroutine's outermost open calls are walked
+// to tell whether a new chain is nested: the calls deeper than that are
+// counted by function (goroutine.deep), so that a chain a million calls
+// deep costs no walk of a million calls for each new node, and a call
+// that shallow pays no count.
 const shallow = 32
-
-// chainHas reports whether fn is the function of n or of one of its
-// callers.
-func (n *Node) chainHas(fn uint32) bool {
-	if n.depth <= shallow {
-		for a := n; a.Parent != nil; a = a.Parent {
-			if a.Func == fn {
-				return true
-			}
-		}
-		return false
-	}
-	if n.funcs == nil {
-		// The set of the nearest node that has one, or of the chain down
-		// to depth shallow, grown by the functions of the nodes below it.
-		var path []*Node
-		a := n
-		for a.funcs == nil && a.depth > shallow {
-			path = append(path, a)
-			a = a.Parent
-		}
-		set := a.funcs
-		if set == nil {
-			set = map[uint32]bool{}
-			for b := a; b.Parent != nil; b = b.Parent {
-				set[b.Func] = true
-			}
-		}
-		for i := len(path) - 1; i >= 0; i-- {
-			if b := path[i]; !set[b.Func] {
-				set = maps.Clone(set)
-				set[b.Func] = true
-			}
-			path[i].funcs = set
-		}
-	}
-	return n.funcs[fn]
-}
 
 // Shares split a chain's calls by goroutine.
 type Shares struct {
@@ -154,24 +115,25 @@ func (n *Node) Root() *Node {
 	return n
 }
 
-func (n *Node) child(fn uint32) *Node {
+// child returns n's child of function fn, made if it is new.
+func (n *Node) child(fn uint32) (c *Node, made bool) {
 	if n.hit != nil && n.hit.Func == fn {
-		return n.hit
+		return n.hit, false
 	}
 	if n.index != nil {
 		if c := n.index[fn]; c != nil {
 			n.hit = c
-			return c
+			return c, false
 		}
 	} else {
 		for _, c := range n.Children {
 			if c.Func == fn {
 				n.hit = c
-				return c
+				return c, false
 			}
 		}
 	}
-	c := &Node{Func: fn, Parent: n, depth: n.depth + 1, nested: n.chainHas(fn)}
+	c = &Node{Func: fn, Parent: n}
 	n.Children = append(n.Children, c)
 	n.hit = c
 	if n.index != nil {
@@ -182,7 +144,7 @@ func (n *Node) child(fn uint32) *Node {
 			n.index[c.Func] = c
 		}
 	}
-	return c
+	return c, true
 }
 
 // Func holds the figures of one function over the whole trace.
@@ -449,6 +411,18 @@ type goroutine struct {
 	stack   []frame
 	tracker filter.Tracker
 	pending spawn.Pending[*Node] // goroutines it started, waiting for their chains
+	deep    map[uint32]int32     // open calls deeper than shallow, by function
+}
+
+// inside reports whether g has an open call of fn: whether a new chain
+// of fn, called now, is nested in a call of its own function.
+func (g *goroutine) inside(fn uint32) bool {
+	for i := range min(len(g.stack), shallow) {
+		if g.stack[i].node.Func == fn {
+			return true
+		}
+	}
+	return g.deep[fn] > 0
 }
 
 // span is what Analyze keeps of every goroutine: from its first root
@@ -534,8 +508,17 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if len(g.stack) > 0 {
 				parent = g.stack[len(g.stack)-1].node
 			}
-			n := parent.child(ev.Func)
+			n, made := parent.child(ev.Func)
+			if made {
+				n.nested = g.inside(ev.Func)
+			}
 			links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n, g)
+			if len(g.stack) >= shallow {
+				if g.deep == nil {
+					g.deep = map[uint32]int32{}
+				}
+				g.deep[ev.Func]++
+			}
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
 		case tracefile.ExitEvent:
 			g := get(ev.G, false)
@@ -546,6 +529,11 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			g.tracker.Exit()
 			fr := g.stack[len(g.stack)-1]
 			g.stack = g.stack[:len(g.stack)-1]
+			if len(g.stack) >= shallow {
+				if g.deep[fr.node.Func]--; g.deep[fr.node.Func] == 0 {
+					delete(g.deep, fr.node.Func)
+				}
+			}
 			d := int64(ev.Duration())
 			outermost := !fr.node.nested
 			if len(g.stack) == 0 {

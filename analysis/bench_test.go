@@ -94,25 +94,45 @@ func BenchmarkAnalyze1M(b *testing.B) { benchAnalyze(b, 1_000_000) }
 // BenchmarkAnalyze100M is a hundred million calls.
 func BenchmarkAnalyze100M(b *testing.B) { benchAnalyze(b, 100_000_000) }
 
-// BenchmarkAnalyzeDeep is a mutual recursion 50,000 calls deep, a call
-// of a leaf at each level: a chain whose callers are walked for every
-// new node costs the square of its depth.
+// BenchmarkAnalyzeDeep has chains 50,000 calls deep: a mutual recursion
+// calling a leaf at each level, and a chain of as many functions, each
+// called once. A chain whose callers are walked, or whose functions are
+// copied, for every new node costs the square of its depth.
 func BenchmarkAnalyzeDeep(b *testing.B) {
 	const depth = 50_000
+	b.Run("mutual", func(b *testing.B) {
+		benchDeep(b, 4, depth, func(w *tracewrite.Batch, i int, t func() int64) {
+			w.Enter(1, uint32(2+i%2), t())
+			w.Enter(1, 4, t())
+			w.Exit(1, tracefile.Return, t())
+		})
+	})
+	b.Run("distinct", func(b *testing.B) {
+		benchDeep(b, depth+1, depth, func(w *tracewrite.Batch, i int, t func() int64) {
+			w.Enter(1, uint32(2+i), t())
+		})
+	})
+}
+
+// benchDeep analyses main calling level(i) for each of depth levels, in
+// a trace of funcs functions, then returning from all.
+func benchDeep(b *testing.B, funcs, depth int, level func(w *tracewrite.Batch, i int, t func() int64)) {
 	var buf bytes.Buffer
 	e, _ := tracewrite.NewEncoder(&buf, nil)
 	e.Clock(0, 0)
-	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.a"}, {Name: "main.b"}, {Name: "main.leaf"}})
+	fs := make([]tracefile.Func, funcs)
+	for i := range fs {
+		fs[i].Name = fmt.Sprintf("main.f%d", i)
+	}
+	e.Funcs(1, fs)
 	var w tracewrite.Batch
 	t := int64(0)
 	tick := func() int64 { t += 10; return t }
 	w.Enter(1, 1, tick())
 	for i := 0; i < depth; i++ {
-		w.Enter(1, uint32(2+i%2), tick())
-		w.Enter(1, 4, tick())
-		w.Exit(1, tracefile.Return, tick())
+		level(&w, i, tick)
 	}
-	for i := 0; i <= depth; i++ {
+	for i := 0; i <= depth; i++ { // every open call returns
 		w.Exit(1, tracefile.Return, tick())
 	}
 	e.Clock(t+1, t+1)
@@ -120,14 +140,17 @@ func BenchmarkAnalyzeDeep(b *testing.B) {
 	e.Flush()
 	data := buf.Bytes()
 	b.ResetTimer()
+	n := 0
 	for i := 0; i < b.N; i++ {
 		r, err := tracefile.NewReader(bytes.NewReader(data))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if p := Analyze(r, Options{}); p.Err != nil {
+		p := Analyze(r, Options{})
+		if p.Err != nil {
 			b.Fatal(p.Err)
 		}
+		n = int(r.Calls())
 	}
-	b.ReportMetric(float64(2*depth+1)*float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
