@@ -50,13 +50,14 @@ type goroutineRecord struct {
 	ticks int64
 }
 
-// A segment is one writer cycle's encoded chunks: its events, a clock
-// point and the counters.
+// A segment is one writer cycle's encoded chunks: a clock point, its
+// events and the counters.
 type segment struct {
 	data       []byte
-	start, end int64 // nanoseconds since tracing started
-	ticks      int64 // the clock at end, in trace units
-	calls      int   // calls entered
+	start, end int64           // nanoseconds since tracing started
+	ticks      int64           // the clock at end, in trace units
+	calls      int             // calls entered
+	stats      tracefile.Stats // the counters at its end, as its chunks give them
 }
 
 type openCall struct {
@@ -214,7 +215,9 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	for _, c := range allCoverage() {
 		enc.Coverage(c)
 	}
+	var totals tracewrite.Totals
 	enc.Clock(f.t0, 0)
+	totals.Clock(f.t0, 0)
 	if len(segs) > 0 {
 		// A reader converts ticks at the rate of the clock points it
 		// has read: the newest goes first, so that the goroutine
@@ -222,6 +225,7 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		// are read at the true rate rather than a tick a nanosecond.
 		last := segs[len(segs)-1]
 		enc.Clock(last.ticks, last.end)
+		totals.Clock(last.ticks, last.end)
 	}
 	// The open calls and the goroutine records go in one batch, in
 	// order of time, a call before a record of the same tick: a reader
@@ -253,11 +257,14 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	for _, it := range items {
 		if it.fn != 0 {
 			b.Enter(it.g, it.fn, it.ticks)
+			totals.Enter(it.g, it.fn, it.ticks)
 		} else {
 			b.Goroutine(gs[it.g].Goroutine, it.ticks)
+			totals.Goroutine(it.g, it.ticks)
 		}
 	}
 	enc.Events(&b)
+	totals.Fold()
 	if err := enc.Flush(); err != nil {
 		return w, err
 	}
@@ -266,11 +273,21 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		if err := enc.Flush(); err != nil {
 			return w, err
 		}
+		// The summary's totals, as a reader of the snapshot would
+		// count them: one pass over the window, off the writer. The
+		// segment's clock point comes first in it.
+		totals.Clock(s.ticks, s.end)
+		tracewrite.ScanEvents(s.data, totals.Count)
+		totals.Fold()
 	}
 	for name, data := range profiles {
 		enc.Profile(name, data)
 	}
+	if len(segs) > 0 {
+		enc.Stats(segs[len(segs)-1].stats) // as the last segment's: for the summary
+	}
 	enc.End(reason, time.Now())
+	enc.Summary(&totals)
 	return w, enc.Flush()
 }
 
@@ -306,6 +323,10 @@ func (w *writer) writeFlight() {
 	w.t.errs.unwritten()
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns, ticks: now}
+	// The clock point goes first, as in a trace file: a reader converts
+	// the cycle's events at the rate it gives, as the summary of a
+	// snapshot does its last event's.
+	w.seg.Clock(now, ns)
 	// Goroutine records go before the events of the cycle, as in a
 	// trace file (see write).
 	w.seg.Events(&w.gbatch)
@@ -314,9 +335,9 @@ func (w *writer) writeFlight() {
 		w.calls.Add(uint64(w.batches[i].Enters()))
 		w.seg.Events(&w.batches[i])
 	}
-	w.seg.Clock(now, ns)
 	w.flushes++
-	w.seg.Stats(w.stats())
+	s.stats = w.stats()
+	w.seg.Stats(s.stats)
 	w.seg.Flush()
 	s.data = bytes.Clone(w.segBuf.Bytes())
 	w.segBuf.Reset()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -82,7 +83,31 @@ func readTrace(t *testing.T, path string) trace {
 	tr.names = func(id uint32) string { return r.Func(id).Name }
 	tr.stats = r.Stats()
 	tr.end, _ = r.End()
+	checkSummary(t, path)
 	return tr
+}
+
+// checkSummary checks that the summary chunk a trace ends with, which
+// info reads instead of the events, says what reading every event does;
+// and that a trace whose tracing ended has one.
+func checkSummary(t *testing.T, path string) {
+	t.Helper()
+	f, err := tracefile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum, ok := f.Summary()
+	scan, err := tracefile.Summarize(f.Reader)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	switch _, ended := f.End(); {
+	case !ok && ended:
+		t.Errorf("%s: tracing ended (%s), but the trace has no summary", path, scan.End)
+	case ok && !reflect.DeepEqual(sum, scan):
+		t.Errorf("%s: the summary says\n%+v\nreading every event says\n%+v", path, sum, scan)
+	}
 }
 
 // record runs fn with a fresh tracer and returns its trace.

@@ -220,6 +220,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	w.startNs = clock.Nanotime()
 	t0 := clock.Now()
 	enc.Clock(t0, 0)
+	w.totals.Clock(t0, 0)
 	if o.flight {
 		budget := max(o.buffer-nshards*per*slotSize, 64<<10)
 		w.flight = newFlight(budget, t0, func() map[string]string { return maps.Clone(meta) })

@@ -35,6 +35,7 @@ type writer struct {
 	sites    map[uintptr]pcSite
 	calls    atomic.Uint64 // calls written; read by Counters too
 	flushes  uint64
+	totals   tracewrite.Totals // of the events in the file, for its summary chunk
 
 	// The flight recorder, when there is one (CALLTRAIL_MODE=flight):
 	// each cycle's chunks go through seg into segBuf, then into flight,
@@ -173,6 +174,7 @@ func (w *writer) serve(r flushReq) (closed bool) {
 				w.enc.Profile(name, data)
 			}
 			w.enc.End(r.end, time.Now())
+			w.enc.Summary(&w.totals)
 			w.flushFile()
 		}
 		if r.stop {
@@ -237,6 +239,9 @@ func (w *writer) drainShard(s *ring.Ring, b *tracewrite.Batch, lag uint64) int {
 	for avail > 0 {
 		run := s.Run(tail, avail)
 		n := b.AppendRaw(run)
+		if w.flight == nil {
+			w.totals.CountRaw(run[:n])
+		}
 		if w.text != nil {
 			w.textEvents(run[:n])
 		}
@@ -290,6 +295,8 @@ func (w *writer) goroutine(b *tracewrite.Batch, g uint64, ts int64, pb, pc *ring
 		// Kept for snapshots whose window begins after the record:
 		// the segment dropped with it.
 		w.flight.goroutine(gr, ts)
+	} else {
+		w.totals.Goroutine(g, ts)
 	}
 	b.Goroutine(gr, ts)
 }
@@ -331,7 +338,10 @@ func (w *writer) write() {
 	for _, c := range unwrittenCoverage() {
 		w.enc.Coverage(c)
 	}
-	w.enc.Clock(clock.Now(), clock.Nanotime()-w.startNs)
+	now, ns := clock.Now(), clock.Nanotime()-w.startNs
+	w.enc.Clock(now, ns)
+	w.totals.Clock(now, ns) // the events drained since the last write follow it
+	w.totals.Fold()
 	// Goroutine records go before the events of the cycle, so that a
 	// reader knows of a goroutine's parent before it reads the parent's
 	// events of the cycle, whatever the order of the rings.

@@ -62,3 +62,8 @@ func (h Health) DamageError(name string) error {
 	}
 	return fmt.Errorf("%s: %w", name, h.Damage)
 }
+
+// Health is what the summary of a trace (ReadSummary) says is wrong with
+// it: the calls dropped. A trace with a summary has an end record; damage
+// before the summary goes unseen, where Summarize would find it.
+func (s Summary) Health() Health { return Health{Dropped: s.Stats.DroppedCalls} }

@@ -395,6 +395,11 @@ func (rd *Reader) fail(err error) {
 }
 
 func (rd *Reader) handle(typ byte, p []byte) error {
+	if typ == wire.ChunkSummary {
+		// It repeats what the chunks before it said: nothing to do,
+		// and the trace still ends with the end chunk before it.
+		return nil
+	}
 	rd.ended = false
 	d := dec{p: p}
 	switch typ {
@@ -432,9 +437,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		}
 		rd.tl, rd.nsl = t, ns
 		rd.clocks++
-		if rd.tl > rd.t0 && rd.nsl > rd.ns0 {
-			rd.rate = float64(rd.nsl-rd.ns0) / float64(rd.tl-rd.t0)
-		}
+		rd.setRate()
 		return nil
 	case wire.ChunkEvents:
 		d.uvarint() // shard: not needed to decode
@@ -491,11 +494,14 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 	return nil // a chunk type from a later minor revision: skip it
 }
 
+// setRate sets the rate of the clock from its first and latest points.
+func (rd *Reader) setRate() { rd.rate = wire.Rate(rd.t0, rd.ns0, rd.tl, rd.nsl, rd.rate) }
+
 // nanos converts a time in ticks to nanoseconds since the trace started,
 // reporting false for one beyond MaxNanos. A time before the start (the
 // cores' clocks differ by a few ticks) is the start.
 func (rd *Reader) nanos(ticks int64) (int64, bool) {
-	ns := float64(rd.ns0) + float64(ticks-rd.t0)*rd.rate
+	ns := wire.Nanos(rd.t0, rd.ns0, rd.rate, ticks)
 	switch {
 	case ns <= MaxNanos:
 		return int64(max(ns, 0)), true

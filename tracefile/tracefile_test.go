@@ -241,7 +241,13 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(tracefile.Magic + "\x01"))
 	f.Add(valueTrace("a string of values"))
 	f.Add(coverageTrace(f, sampleCoverage))
+	f.Add(summarized(f, "main returned"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The summary of whatever the input ends with is read without
+		// a panic and within its bounds.
+		if s, ok, _ := tracefile.ReadSummary(bytes.NewReader(data), int64(len(data))); ok && (uint64(s.Unfinished) > s.Calls || s.Called > s.Funcs || s.Duration < 0 || s.Duration > tracefile.MaxNanos) {
+			t.Fatalf("summary out of bounds: %+v", s)
+		}
 		r, err := tracefile.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return

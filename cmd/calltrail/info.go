@@ -8,19 +8,37 @@ import (
 )
 
 func infoVerb() *verb {
+	var scan bool
 	return &verb{
 		name:    "info",
-		args:    "[FILE]",
+		args:    "[--scan] [FILE]",
 		summary: "describe a trace: program, Go version, duration, goroutines, calls, drops, size",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&scan, "scan", false, "read every event, checking the whole trace, rather than the summary it ends with")
+		},
 		run: func(sess *session, _ *flag.FlagSet, args []string) error {
 			name, err := traceArg(args)
 			if err != nil {
 				return err
 			}
+			if !scan {
+				// A trace whose tracing ended says what info shows in
+				// its last chunk: no need to read its calls.
+				f, err := tracefile.Open(name)
+				if err != nil {
+					return err
+				}
+				s, ok := f.Summary()
+				f.Close()
+				if ok {
+					text.Info(sess.out, name, s, false)
+					return sess.told(name, s.Health())
+				}
+			}
 			return sess.readTrace(name, func(r *tracefile.Reader) error {
 				s, err := tracefile.Summarize(r)
 				if err == nil || tracefile.IsIncomplete(err) {
-					text.Info(sess.out, name, s)
+					text.Info(sess.out, name, s, true)
 				}
 				return err
 			})

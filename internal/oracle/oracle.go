@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,8 +205,14 @@ func (c *checker) check(data []byte) {
 	c.replay(data, ev)
 	c.report(t, ev)
 	if r, err := tracefile.NewReader(bytes.NewReader(data)); err == nil {
-		if s, err := tracefile.Summarize(r); err == nil && s.Called != len(t.Functions("calls", 0)) {
+		s, err := tracefile.Summarize(r)
+		if err == nil && s.Called != len(t.Functions("calls", 0)) {
 			c.errorf("info and report", "info counts %d functions called, report lists %d", s.Called, len(t.Functions("calls", 0)))
+		}
+		// info reads the summary a trace ends with, when it has one,
+		// instead of its events.
+		if sum, ok, _ := tracefile.ReadSummary(bytes.NewReader(data), int64(len(data))); ok && err == nil && !reflect.DeepEqual(sum, s) {
+			c.errorf("info and info --scan", "the trace's summary says %+v, its events %+v", sum, s)
 		}
 	}
 	c.chains(t, ev)

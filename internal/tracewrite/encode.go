@@ -16,6 +16,11 @@ import (
 type Encoder struct {
 	w   io.Writer
 	buf []byte // chunks not yet written
+
+	// What the summary chunk repeats of the chunks before it.
+	funcs  uint64 // the highest function id defined
+	stats  tracefile.Stats
+	reason string // of the last end chunk
 }
 
 // NewEncoder writes the header and the metadata chunk to w. Metadata keys
@@ -64,6 +69,9 @@ func (e *Encoder) end(p []byte) {
 
 // Funcs appends a function table chunk defining ids first, first+1, ...
 func (e *Encoder) Funcs(first uint32, fs []tracefile.Func) {
+	if len(fs) > 0 {
+		e.funcs = max(e.funcs, uint64(first)+uint64(len(fs))-1)
+	}
 	e.table(wire.ChunkFuncs, first, len(fs), func(p []byte, i int) []byte {
 		p = appendString(p, fs[i].Name)
 		p = appendString(p, fs[i].File)
@@ -121,6 +129,7 @@ func (e *Encoder) Events(b *Batch) {
 
 // Stats appends the cumulative counters.
 func (e *Encoder) Stats(s tracefile.Stats) {
+	e.stats = s
 	p := e.begin(wire.ChunkStats)
 	p = binary.AppendUvarint(p, s.Calls)
 	p = binary.AppendUvarint(p, s.DroppedCalls)
@@ -148,6 +157,32 @@ func (e *Encoder) End(reason string, wall time.Time) {
 	p := e.begin(wire.ChunkEnd)
 	p = appendString(p, reason)
 	p = binary.AppendVarint(p, wall.UnixNano())
+	e.end(p)
+	e.reason = reason
+}
+
+// Summary appends a summary chunk, which lets a reader describe the
+// trace from its last bytes (tracefile.File.Summary): the Totals of the
+// events written before it, and what it repeats of the chunks before it
+// (the function count, the counters and the reason of the last end
+// chunk). Its payload ends with its own
+// length, two bytes little endian, so that a reader finds its start from
+// the end. It goes right after an end chunk: a reader trusts it only as
+// the trace's last chunk.
+func (e *Encoder) Summary(t *Totals) {
+	p := e.begin(wire.ChunkSummary)
+	start := len(p)
+	for _, v := range [...]uint64{t.Calls, t.Exits, t.Panics, t.Called, t.Goroutines, e.funcs} {
+		p = binary.AppendUvarint(p, v)
+	}
+	t.Fold()
+	p = binary.AppendVarint(p, t.maxNs)
+	s := e.stats
+	for _, v := range [...]uint64{s.Calls, s.DroppedCalls, s.Flushes, s.Waits, s.HeldNs, s.LostErrors} {
+		p = binary.AppendUvarint(p, v)
+	}
+	p = appendString(p, e.reason[:min(len(e.reason), wire.MaxSummaryReason)])
+	p = binary.LittleEndian.AppendUint16(p, uint16(len(p)-start+2))
 	e.end(p)
 }
 

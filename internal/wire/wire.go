@@ -15,7 +15,14 @@ const (
 	ChunkErrors = 'R' // error table entries: the errors calls returned
 	// what the build traced of a package, and what it left out and why
 	ChunkCoverage = 'V'
+	// the totals of the whole trace, after its end chunk: its payload
+	// ends with its length as two bytes, little endian
+	ChunkSummary = 'I'
 )
+
+// MaxSummaryReason bounds the bytes of the end reason a summary chunk
+// repeats, so that the chunk's payload is always under 1<<16 bytes.
+const MaxSummaryReason = 1 << 15
 
 // Castagnoli is the table of the chunks' CRC-32C.
 var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -68,3 +75,19 @@ const MaxChunk = 64 << 20
 // MaxFuncID bounds function ids; ids are dense, so anything larger is
 // corruption rather than a big program.
 const MaxFuncID = 1 << 22
+
+// Rate is the nanoseconds per clock unit a reader converts event times
+// at, from a trace's first clock point (t0, ns0) and the latest it has
+// read (tl, nsl): rate, the one before, when the latest makes no sense.
+func Rate(t0, ns0, tl, nsl int64, rate float64) float64 {
+	if tl > t0 && nsl > ns0 {
+		return float64(nsl-ns0) / float64(tl-t0)
+	}
+	return rate
+}
+
+// Nanos converts a time in clock units to nanoseconds since the trace
+// started, at rate from its first clock point (t0, ns0).
+func Nanos(t0, ns0 int64, rate float64, ticks int64) float64 {
+	return float64(ns0) + float64(ticks-t0)*rate
+}
