@@ -150,7 +150,7 @@ func siteFor(pc uintptr) *site {
 		return nil
 	}
 	file, line := f.FileLine(f.Entry())
-	id := tr.reg.id(f.Name(), file, line)
+	id := tr.reg.enter(f.Name(), file, line)
 	if id == 0 {
 		return nil
 	}

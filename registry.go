@@ -3,6 +3,7 @@ package calltrail
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -14,12 +15,37 @@ type registry struct {
 	ids     map[string]uint32
 	funcs   []tracefile.Func // index is id; funcs[0] is unused
 	written int              // funcs[1:written] are in the file; writer only
+
+	// entered marks the ids looked up to record a call, not only to
+	// name a goroutine's creator; nEntered counts them. A function is
+	// looked up before its first call is recorded, so the writer, once
+	// it has seen the calls of nEntered functions, knows that it has
+	// seen every function a call it reads can be of (see
+	// tracewrite.Totals.Entered).
+	entered  []bool
+	nEntered atomic.Uint64
 }
 
 func (r *registry) init() {
 	r.ids = make(map[string]uint32)
 	r.funcs = []tracefile.Func{{}}
+	r.entered = []bool{false}
 	r.written = 1
+}
+
+// enter returns the id of the named function, about to be called, as id
+// does, marking it entered.
+func (r *registry) enter(name, file string, line int) uint32 {
+	id := r.id(name, file, line)
+	if id != 0 {
+		r.mu.Lock()
+		if !r.entered[id] {
+			r.entered[id] = true
+			r.nEntered.Add(1)
+		}
+		r.mu.Unlock()
+	}
+	return id
 }
 
 // id returns the id of the named function, adding it if needed. It returns
@@ -35,6 +61,7 @@ func (r *registry) id(name, file string, line int) uint32 {
 	}
 	id := uint32(len(r.funcs))
 	r.funcs = append(r.funcs, tracefile.Func{Name: name, File: file, Line: line})
+	r.entered = append(r.entered, false)
 	r.ids[name] = id
 	return id
 }

@@ -206,6 +206,9 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	w.batches = make([]tracewrite.Batch, nshards)
 	for i := range w.batches {
 		w.batches[i].Shard = i
+		if !o.flight {
+			w.batches[i].Totals = &w.totals // a snapshot counts its own
+		}
 	}
 	w.gbatch.Shard = nshards
 	enc, err := tracewrite.NewEncoder(w.out, meta)
@@ -221,6 +224,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	t0 := clock.Now()
 	enc.Clock(t0, 0)
 	w.totals.Clock(t0, 0)
+	w.totals.Entered = &t.reg.nEntered
 	if o.flight {
 		budget := max(o.buffer-nshards*per*slotSize, 64<<10)
 		w.flight = newFlight(budget, t0, func() map[string]string { return maps.Clone(meta) })

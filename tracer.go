@@ -168,7 +168,7 @@ const (
 )
 
 func (t *tracer) register(f *Func) uint32 {
-	id := t.reg.id(f.Name, f.File, f.Line)
+	id := t.reg.enter(f.Name, f.File, f.Line)
 	if id != 0 && f.Name == "main.main" {
 		id |= idMain
 	}

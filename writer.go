@@ -239,9 +239,6 @@ func (w *writer) drainShard(s *ring.Ring, b *tracewrite.Batch, lag uint64) int {
 	for avail > 0 {
 		run := s.Run(tail, avail)
 		n := b.AppendRaw(run)
-		if w.flight == nil {
-			w.totals.CountRaw(run[:n])
-		}
 		if w.text != nil {
 			w.textEvents(run[:n])
 		}

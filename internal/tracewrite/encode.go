@@ -172,7 +172,7 @@ func (e *Encoder) End(reason string, wall time.Time) {
 func (e *Encoder) Summary(t *Totals) {
 	p := e.begin(wire.ChunkSummary)
 	start := len(p)
-	for _, v := range [...]uint64{t.Calls, t.Exits, t.Panics, t.Called, t.Goroutines, e.funcs} {
+	for _, v := range [...]uint64{t.Calls, t.Exits, t.Panics, t.Called(), t.Goroutines, e.funcs} {
 		p = binary.AppendUvarint(p, v)
 	}
 	t.Fold()
@@ -210,7 +210,9 @@ func appendString(p []byte, s string) []byte {
 // Enter and Exit are the runtime writer's inner loop, so they write
 // varints straight into spare capacity rather than through append.
 type Batch struct {
-	Shard  int
+	Shard int
+	// Totals, when set, counts the events AppendRaw encodes.
+	Totals *Totals
 	buf    []byte
 	n      int    // events in buf
 	enters int    // enter events in buf

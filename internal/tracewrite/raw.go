@@ -86,6 +86,7 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 		}
 		buf := b.buf[:cap(b.buf)]
 		end := done + m
+		start, enters := done, b.enters
 		for done < end {
 			if b.g != 0 {
 				n, o, last, enters := encodeRun(buf, len(b.buf), raw[done:end], b.last, b.g)
@@ -104,6 +105,7 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 			w := atomic.LoadUint64(&raw[done].Word)
 			op := w & RawOpMask
 			if w == 0 || op == RawGoroutineOp {
+				b.count(raw[start:done], enters)
 				return done
 			}
 			b.put(w>>RawOpBits, op, raw[done].Time)
@@ -112,8 +114,18 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 			}
 			done++
 		}
+		b.count(raw[start:done], enters) // while the block is in cache
 	}
 	return done
+}
+
+// count counts raw, just encoded, in b.Totals, if set: b had counted
+// enters enters before them.
+func (b *Batch) count(raw []Raw, enters int) {
+	if b.Totals != nil {
+		b.Totals.Calls += uint64(b.enters - enters)
+		b.Totals.CountRaw(raw)
+	}
 }
 
 // encodeRunGeneric encodes the leading events of raw that are enters and exits

@@ -2,13 +2,14 @@ package tracewrite
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/calltrail/calltrail/internal/wire"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Totals counts what the events of a trace hold, as they are written,
-// for the summary chunk that ends the trace (see Encoder.End): the
+// for the summary chunk that ends the trace (see Encoder.Summary): the
 // figures a reader would otherwise find only by reading every event.
 //
 // The zero Totals counts nothing yet. Its memory is a bit per function
@@ -18,8 +19,25 @@ type Totals struct {
 	Calls      uint64 // enter events
 	Exits      uint64 // exit events
 	Panics     uint64 // exits of calls left by a panic
-	Called     uint64 // functions with at least one enter
 	Goroutines uint64 // goroutines with events
+
+	// Entered, when set, counts the functions that may have calls
+	// among the events, each counted before its first call is recorded.
+	// While it equals the functions whose calls CountRaw has seen, no
+	// event can be of another, and CountRaw skips the function bitmap.
+	Entered *atomic.Uint64
+	nCalled uint64 // bits set in called
+
+	// called has a bit per function id entered, every id a raw event
+	// can hold (RawOpBits less the op's two): 512 KiB of address space,
+	// of which a program touches an eighth of a byte per function. Bit 0
+	// of word 0, which no function has, is where countCalled sets the
+	// bit of other events.
+	called *[1 << (RawOpBits - 2 - 6)]uint64
+
+	gs     map[uint64]*[64]uint64 // bit per goroutine id, in pages of 4096 ids
+	page   *[64]uint64            // gs[pageOf], the page of the last goroutine counted
+	pageOf uint64
 
 	// The latest time of an event in nanoseconds, as a reader converts
 	// it: at the rate of the clock points read before the event. maxNs
@@ -31,37 +49,72 @@ type Totals struct {
 	t0, ns0  int64 // the first clock point
 	rate     float64
 	clocks   int
-
-	called []uint64               // bit per function id
-	gs     map[uint64]*[64]uint64 // bit per goroutine id, in pages of 4096 ids
-	page   *[64]uint64            // gs[pageOf], the page of the last goroutine counted
-	pageOf uint64
 }
 
-// CountRaw counts the raw events AppendRaw encoded: enters, exits, errors
-// and waits for the writer. Goroutine records are counted by Goroutine.
+// Called returns the number of functions entered.
+func (t *Totals) Called() uint64 { return t.nCalled }
+
+// CountRaw counts the raw events AppendRaw encoded (enters, exits, errors
+// and waits for the writer) but for the number of enters, which AppendRaw
+// counts itself (see Batch.Enters). Goroutine records are counted by
+// Goroutine.
+//
+// It runs in the writer's inner loop, after AppendRaw, so it does not
+// branch on the kind of an event, which a program's calls make
+// unpredictable.
 func (t *Totals) CountRaw(raw []Raw) {
-	max := t.maxTicks
-	if !t.any && len(raw) > 0 {
-		max, t.any = math.MinInt64, true
+	if len(raw) == 0 {
+		return
 	}
+	mx := t.maxTicks
+	if !t.any {
+		mx, t.any = math.MinInt64, true
+	}
+	var exits, panics uint64
 	for i := range raw {
-		w := raw[i].Word
-		switch w & 3 {
-		case wire.OpEnter:
-			t.enter(uint32(w&RawOpMask) >> 2)
-		case wire.OpExit:
-			t.exit(tracefile.ExitKind(w & RawOpMask >> 2))
-		case wire.OpExt:
-			if w&RawOpMask>>2 >= wire.ExtValue {
-				continue // a value: its time field holds its bits
+		op := raw[i].Word & RawOpMask
+		ts := raw[i].Time
+		if op >= wire.ExtValue<<2 && op&3 == wire.OpExt {
+			continue // a value: its time field holds its bits
+		}
+		mx = max(mx, ts)
+		exits += (op &^ (op >> 1)) & 1 // ops 1 (an exit) and 3 (an extended op) are odd
+		if op == uint64(tracefile.Panic)<<2|wire.OpExit {
+			panics++ // rare: predicted
+		}
+	}
+	t.maxTicks = mx
+	t.Exits += exits
+	t.Panics += panics
+	// Entered is read after AppendRaw loaded the events' words: a
+	// function counted before its first call's event was written is
+	// counted here.
+	if t.Entered == nil || t.Entered.Load() != t.nCalled {
+		t.countCalled(raw)
+	}
+}
+
+// countCalled sets the bits of the functions raw enters: every event sets
+// a bit, an enter its function's, any other bit 0, which no function has.
+func (t *Totals) countCalled(raw []Raw) {
+	if t.called == nil {
+		t.called = new([1 << (RawOpBits - 2 - 6)]uint64)
+	}
+	called := t.called
+	for i := range raw {
+		op := raw[i].Word & RawOpMask
+		// An enter's function, 0 for another event, without a branch:
+		// op&3 - 1 wraps around, setting the top bit, for an enter only.
+		fn := op >> 2 & -((op&3 - 1) >> 63)
+		// Set only when unset: a store each time would chain every
+		// event to the one before through the same word.
+		if b := uint64(1) << (fn & 63); called[fn>>6%uint64(len(called))]&b == 0 {
+			called[fn>>6%uint64(len(called))] |= b
+			if fn != 0 {
+				t.nCalled++
 			}
 		}
-		if raw[i].Time > max {
-			max = raw[i].Time
-		}
 	}
-	t.maxTicks = max
 }
 
 // Clock notes a clock point (see Encoder.Clock): the rate at which the
@@ -90,7 +143,10 @@ func (t *Totals) Count(e ScanEvent) {
 	case tracefile.EnterEvent:
 		t.enter(e.Func)
 	case tracefile.ExitEvent:
-		t.exit(e.Exit)
+		t.Exits++
+		if e.Exit == tracefile.Panic {
+			t.Panics++
+		}
 	}
 	t.Goroutine(e.G, e.Ticks)
 }
@@ -104,20 +160,12 @@ func (t *Totals) Enter(g uint64, fn uint32, ticks int64) {
 
 func (t *Totals) enter(fn uint32) {
 	t.Calls++
-	i := int(fn >> 6)
-	if i >= len(t.called) {
-		t.called = append(t.called, make([]uint64, i+1-len(t.called))...)
+	if t.called == nil {
+		t.called = new([1 << (RawOpBits - 2 - 6)]uint64)
 	}
-	if b := uint64(1) << (fn & 63); t.called[i]&b == 0 {
-		t.called[i] |= b
-		t.Called++
-	}
-}
-
-func (t *Totals) exit(k tracefile.ExitKind) {
-	t.Exits++
-	if k == tracefile.Panic {
-		t.Panics++
+	if b := uint64(1) << (fn & 63); t.called[fn>>6%uint32(len(t.called))]&b == 0 {
+		t.called[fn>>6%uint32(len(t.called))] |= b
+		t.nCalled++
 	}
 }
 
