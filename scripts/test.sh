@@ -11,29 +11,58 @@
 # The store's tests run against ClickHouse (Debian's clickhouse-server,
 # installed when missing): two servers as the shards of a cluster; the
 # OTLP tests against an OpenTelemetry Collector built from its modules.
+#
+# Steps that do not depend on each other run two at a time, the output of
+# the one in the background shown when it ends: most of them leave a core
+# idle much of the time (a test waiting for the program it built, a
+# download, an install), and the machine has two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
-# The web UI's browser tests drive Debian's chromium; here they must run,
-# not skip.
-if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
-command -v chromium >/dev/null || ($sudo apt-get update && $sudo apt-get install -y chromium)
-export CALLTRAIL_BROWSER=required
-
-# The store's tests start Debian's clickhouse-server themselves, with a
-# configuration of their own under a temporary directory, loopback only.
-command -v clickhouse-server >/dev/null || [ -x /usr/sbin/clickhouse-server ] || ($sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y clickhouse-server)
-export CALLTRAIL_CLICKHOUSE=required
-
-# The OTLP tests send spans to a real OpenTelemetry Collector, built once
-# here from the Collector's released modules (scripts/otelcol, a module
-# of its own: calltrail does not depend on the Collector).
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -C scripts/otelcol -o "$tmp/otelcol" .
-export CALLTRAIL_OTELCOL="$tmp/otelcol"
+trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# background NAME FUNCTION runs FUNCTION in the background, its output
+# kept for finish NAME, which waits for it, shows what it printed and
+# stops the script if it failed.
+background() {
+	( set -euo pipefail; "$2" ) >"$tmp/$1.log" 2>&1 &
+	printf '%s' $! >"$tmp/$1.pid"
+}
+finish() {
+	local status=0
+	wait "$(cat "$tmp/$1.pid")" || status=$?
+	cat "$tmp/$1.log"
+	if [ "$status" != 0 ]; then
+		echo "FAILED: $1 (exit $status)"
+		exit "$status"
+	fi
+}
+
+if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+
+# What the tests run, installed when missing: Debian's chromium (the web
+# UI's browser tests drive it, and here they must run, not skip),
+# clickhouse-server (the store's tests start it themselves, with a
+# configuration of their own under a temporary directory, loopback only)
+# and qemu-user; and the OpenTelemetry Collector, built from its modules.
+install() {
+	need=()
+	command -v chromium >/dev/null || need+=(chromium)
+	command -v clickhouse-server >/dev/null || [ -x /usr/sbin/clickhouse-server ] || need+=(clickhouse-server)
+	{ command -v qemu-aarch64 >/dev/null && command -v qemu-riscv64 >/dev/null; } || need+=(qemu-user)
+	if [ ${#need[@]} -gt 0 ]; then
+		$sudo apt-get update -qq
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+	fi
+	go build -C scripts/otelcol -o "$tmp/otelcol" .
+}
+export CALLTRAIL_BROWSER=required CALLTRAIL_CLICKHOUSE=required CALLTRAIL_OTELCOL="$tmp/otelcol"
+
+step "installing what the tests run (chromium, clickhouse-server, qemu-user, the OpenTelemetry Collector), beside the static checks"
+background install install
 
 step gofmt
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -52,20 +81,59 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags calltrail,calltrail_exithook .
 
+step "installed"
+finish install
+
 # Every go test has an explicit limit, well above what it takes here. The
 # long tests (TestRealModules, TestCaseStudies, TestHugeInputs, which
-# CALLTRAIL_LONG lets run) run in the first pass only, beside the other
-# packages' tests: they build calltrail and the programs they trace
-# themselves, whatever the tags, and under the race detector reading
-# their traces of tens of millions of calls would take most of the run.
-step "tests (without the calltrail tag: guards compiled out), the long ones included"
+# CALLTRAIL_LONG lets run) run in the first pass only: they build
+# calltrail and the programs they trace themselves, whatever the tags,
+# and under the race detector reading their traces of tens of millions
+# of calls would take most of the run.
+tagged() { go test -count=1 -timeout 10m -tags calltrail ./...; }
+step "tests (without the calltrail tag: guards compiled out), the long ones included; beside them, the tests with the calltrail tag"
+background tagged tagged
 CALLTRAIL_LONG=1 go test -count=1 -timeout 15m ./...
 
 step "tests (with the calltrail tag)"
-go test -count=1 -timeout 10m -tags calltrail ./...
+finish tagged
 
-step "tests under the race detector"
+# The runtime (with its internal packages) on every supported Go
+# release, toolchains from the Go module proxy; and on linux/arm64 and
+# linux/riscv64 under qemu, and cross-built for darwin/arm64 and
+# windows/amd64.
+others() {
+	echo "-- the runtime on every supported Go release"
+	for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
+		echo "-- $v"
+		GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile ./internal/gstate ./internal/clock ./internal/ring ./internal/gtable
+	done
+	echo "-- other platforms"
+	for arch in arm64 riscv64; do
+		echo "-- linux/$arch under qemu"
+		GOARCH=$arch go test -c -tags calltrail -o "$tmp/calltrail-$arch.test" .
+		qemu_arch=$arch
+		[ "$arch" = arm64 ] && qemu_arch=aarch64
+		# The process tests build and run host binaries; the rest run here.
+		(cd "$tmp" && "qemu-$qemu_arch" "./calltrail-$arch.test" -test.count=1 -test.skip 'TestProcess|TestCompiledOut')
+		for pkg in tracefile internal/gstate internal/clock internal/ring internal/gtable; do
+			GOARCH=$arch go test -c -o "$tmp/pkg-$arch.test" "./$pkg"
+			(cd "./$pkg" && "qemu-$qemu_arch" "$tmp/pkg-$arch.test" -test.count=1)
+		done
+	done
+	for target in darwin/arm64 windows/amd64; do
+		echo "-- $target: build"
+		GOOS=${target%/*} GOARCH=${target#*/} go vet -tags calltrail ./...
+		GOOS=${target%/*} GOARCH=${target#*/} go test -c -tags calltrail -o "$tmp/calltrail-${target%/*}.test" .
+		GOOS=${target%/*} GOARCH=${target#*/} go build -o "$tmp/calltrail-cmd-${target%/*}" ./cmd/calltrail
+	done
+}
+step "tests under the race detector; beside them, the runtime on every supported Go release and on other platforms"
+background others others
 go test -count=1 -timeout 15m -race -tags calltrail ./...
+
+step "the runtime on every supported Go release, and on other platforms"
+finish others
 
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
@@ -81,38 +149,5 @@ go test -run '^$' -fuzz FuzzReader -fuzzminimizetime 1000x -fuzztime "${FUZZTIME
 go test -run '^$' -fuzz FuzzParams -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-25000x}" ./web
 go test -run '^$' -fuzz FuzzUndo -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-150000x}" ./instrument
 go test -run '^$' -fuzz FuzzViews -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-2000x}" ./cmd/calltrail
-
-step "the runtime on every supported Go release"
-for v in go1.22.12 go1.23.12 go1.24.13 go1.25.14; do
-	echo "-- $v"
-	GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile ./internal/gstate ./internal/clock ./internal/ring ./internal/gtable
-done
-
-step "other platforms"
-if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null; then
-	if [ "$(id -u)" = 0 ]; then
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
-	else
-		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
-	fi
-fi
-for arch in arm64 riscv64; do
-	echo "-- linux/$arch under qemu"
-	GOARCH=$arch go test -c -tags calltrail -o "$tmp/calltrail-$arch.test" .
-	qemu_arch=$arch
-	[ "$arch" = arm64 ] && qemu_arch=aarch64
-	# The process tests build and run host binaries; the rest run here.
-	(cd "$tmp" && "qemu-$qemu_arch" "./calltrail-$arch.test" -test.count=1 -test.skip 'TestProcess|TestCompiledOut')
-	for pkg in tracefile internal/gstate internal/clock internal/ring internal/gtable; do
-		GOARCH=$arch go test -c -o "$tmp/pkg-$arch.test" "./$pkg"
-		(cd "./$pkg" && "qemu-$qemu_arch" "$tmp/pkg-$arch.test" -test.count=1)
-	done
-done
-for target in darwin/arm64 windows/amd64; do
-	echo "-- $target: build"
-	GOOS=${target%/*} GOARCH=${target#*/} go vet -tags calltrail ./...
-	GOOS=${target%/*} GOARCH=${target#*/} go test -c -tags calltrail -o "$tmp/calltrail-${target%/*}.test" .
-	GOOS=${target%/*} GOARCH=${target#*/} go build -o "$tmp/calltrail-cmd-${target%/*}" ./cmd/calltrail
-done
 
 step "all tests passed"
