@@ -418,14 +418,23 @@ func start() error {
 	if addr := o.http; addr != "" {
 		// Package live, which serves it, is initialised after this
 		// package: look once the program's initialisation is likely
-		// over.
-		time.AfterFunc(time.Second, func() {
-			if !endpoint.Linked.Load() {
-				fmt.Fprintf(os.Stderr, "calltrail: CALLTRAIL_HTTP=%s: this program was built without the control endpoint (calltrail build --live links it): nothing serves its calls\n", addr)
-			}
-		})
+		// over, or when tracing ends, if sooner.
+		endpointWanted.Store(&addr)
+		time.AfterFunc(time.Second, checkEndpoint)
 	}
 	return nil
+}
+
+// endpointWanted is CALLTRAIL_HTTP's address until checkEndpoint has
+// looked for the control endpoint.
+var endpointWanted atomic.Pointer[string]
+
+// checkEndpoint says, once, that the program was asked to serve the
+// control endpoint but was built without it.
+func checkEndpoint() {
+	if addr := endpointWanted.Swap(nil); addr != nil && !endpoint.Linked.Load() {
+		fmt.Fprintf(os.Stderr, "calltrail: CALLTRAIL_HTTP=%s: this program was built without the control endpoint (calltrail build --live links it): nothing serves its calls\n", *addr)
+	}
 }
 
 // discard is the flight recorder's trace file: it writes none.

@@ -178,6 +178,7 @@ func (w *writer) serve(r flushReq) (closed bool) {
 			w.flushFile()
 		}
 		if r.stop {
+			checkEndpoint() // a program that ends within a second
 			// Nothing more will be written: goroutines waiting for
 			// room give up, and none waits from now on.
 			w.t.stopping.Store(true)
