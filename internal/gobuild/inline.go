@@ -79,7 +79,7 @@ func KeepInlined(q InlineQuery) (map[instrument.Pos]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"list", "-export", "-f", "{{.Name}} {{.ImportPath}}"}
+	args := []string{"list", "-export", "-f", "{{.Name}} {{.ImportPath}} {{.Dir}}"}
 	if q.Tests {
 		args = append(args, "-test")
 	}
@@ -123,12 +123,15 @@ func KeepInlined(q InlineQuery) (map[instrument.Pos]string, error) {
 		return nil, fmt.Errorf("the compiler cannot say what it inlines in packages that do not build: %s", strings.Join(lines, "; "))
 	}
 	names := map[string]string{} // import path -> package name
+	dirs := map[string]string{}  // import path -> directory
 	for _, line := range strings.Split(string(out), "\n") {
-		if name, path, ok := strings.Cut(line, " "); ok {
+		if name, rest, ok := strings.Cut(line, " "); ok {
+			path, pdir, _ := strings.Cut(rest, " ")
 			names[basePath(path)] = name
+			dirs[basePath(path)] = pdir
 		}
 	}
-	r := parseInlining(dir, stderr.Bytes())
+	r := parseInlining(dir, dirs, stderr.Bytes())
 	return r.keep(r.inlined(names), readOverlay(q.Overlay))
 }
 
@@ -154,9 +157,28 @@ var (
 	constRE = regexp.MustCompile(`^("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?[0-9][0-9a-fA-FxX._eEpPi+-]*|true|false) escapes to heap$`)
 )
 
-func parseInlining(dir string, stderr []byte) inlineReport {
+// parseInlining reads the compiler's report. A file it names by a
+// relative path is relative to where the go command ran, dir, unless the
+// report is one the go command cached from a run elsewhere and replays as
+// it was: then it is the file of that name in the directory of the
+// package reported (dirs, by import path).
+func parseInlining(dir string, dirs map[string]string, stderr []byte) inlineReport {
 	r := inlineReport{decls: map[string]map[instrument.Pos]string{}, calls: map[string]map[string]bool{}, heap: map[string][]escape{}}
 	pkg := ""
+	abs := func(file string) string {
+		if filepath.IsAbs(file) {
+			return filepath.Clean(file)
+		}
+		joined := filepath.Join(dir, file)
+		if _, err := os.Stat(joined); err != nil && dirs[pkg] != "" {
+			if in := filepath.Join(dirs[pkg], filepath.Base(file)); in != joined {
+				if _, err := os.Stat(in); err == nil {
+					return in
+				}
+			}
+		}
+		return joined
+	}
 	sc := bufio.NewScanner(bytes.NewReader(stderr))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -166,24 +188,17 @@ func parseInlining(dir string, stderr []byte) inlineReport {
 			continue
 		}
 		if m := canInlineRE.FindStringSubmatch(line); m != nil {
-			file := m[1]
-			if !filepath.IsAbs(file) {
-				file = filepath.Join(dir, file)
-			}
+			file := abs(m[1])
 			l, _ := strconv.Atoi(m[2])
 			c, _ := strconv.Atoi(m[3])
 			if r.decls[pkg] == nil {
 				r.decls[pkg] = map[instrument.Pos]string{}
 			}
-			r.decls[pkg][instrument.Pos{File: filepath.Clean(file), Line: l, Col: c}] = plainName(m[4])
+			r.decls[pkg][instrument.Pos{File: file, Line: l, Col: c}] = plainName(m[4])
 			continue
 		}
 		if m := heapRE.FindStringSubmatch(line); m != nil && !constRE.MatchString(m[4]) {
-			file := m[1]
-			if !filepath.IsAbs(file) {
-				file = filepath.Join(dir, file)
-			}
-			file = filepath.Clean(file)
+			file := abs(m[1])
 			l, _ := strconv.Atoi(m[2])
 			c, _ := strconv.Atoi(m[3])
 			r.heap[file] = append(r.heap[file], escape{l, c, m[4]})

@@ -140,3 +140,34 @@ func TestPlainName(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayedReport: the go command replays a cached report as it was
+// printed, its paths relative to where the run that compiled it ran (a
+// build from cmd/calltrail of ../../examples/rpc, replayed to one from
+// the module's root): the files are found in their package's directory.
+func TestReplayedReport(t *testing.T) {
+	root := t.TempDir()
+	pkgDir := filepath.Join(root, "examples", "rpc")
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkgDir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := "# example.com/m/examples/rpc\n" +
+		"../../examples/rpc/main.go:28:6: can inline service.Echo\n" +
+		"../../examples/rpc/main.go:30:9: moved to heap: s\n" +
+		"examples/rpc/main.go:41:6: can inline nowhere.Write\n" +
+		"/usr/local/go/src/sync/atomic/type.go:58:6: can inline atomic.(*Pointer[string]).Load\n"
+	r := parseInlining(root, map[string]string{"example.com/m/examples/rpc": pkgDir}, []byte(report))
+	file := filepath.Join(pkgDir, "main.go")
+	decls := r.decls["example.com/m/examples/rpc"]
+	for _, want := range []instrument.Pos{{File: file, Line: 28, Col: 6}, {File: file, Line: 41, Col: 6}, {File: "/usr/local/go/src/sync/atomic/type.go", Line: 58, Col: 6}} {
+		if _, ok := decls[want]; !ok {
+			t.Errorf("no declaration at %v: %v", want, decls)
+		}
+	}
+	if len(r.heap[file]) != 1 {
+		t.Errorf("escapes by file: %v", r.heap)
+	}
+}
