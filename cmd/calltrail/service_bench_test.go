@@ -86,7 +86,9 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.ReportMetric(float64(rss(b, cmd.Process.Pid)), "rss-last-KB")
 }
 
-// rpcBinaries builds examples/rpc untraced and with calltrail build, once.
+// rpcBinaries builds examples/rpc untraced and with calltrail build, once;
+// with the control endpoint, which a program that does not import net/http
+// gets only when asked.
 func rpcBinaries(b *testing.B) (untraced, traced string) {
 	b.Helper()
 	dir := b.TempDir()
@@ -97,7 +99,7 @@ func rpcBinaries(b *testing.B) (untraced, traced string) {
 	wd, _ := os.Getwd()
 	os.Chdir("../..")
 	defer os.Chdir(wd)
-	if code, _, stderr := runCmd("build", "-o", traced, "./examples/rpc"); code != 0 {
+	if code, _, stderr := runCmd("build", "--live", "-o", traced, "./examples/rpc"); code != 0 {
 		b.Fatalf("calltrail build: %s", stderr)
 	}
 	return untraced, traced
