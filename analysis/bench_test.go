@@ -1,69 +1,23 @@
 package analysis
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
+	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// writeSynthetic writes a trace of n calls: 64 goroutines, each running
-// chains four calls deep over 1,000 functions, 1µs per leaf call.
-func writeSynthetic(tb testing.TB, path string, n int) {
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	e, err := tracewrite.NewEncoder(w, map[string]string{"program": "synthetic"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	funcs := make([]tracefile.Func, 1000)
-	for i := range funcs {
-		funcs[i] = tracefile.Func{Name: fmt.Sprintf("pkg.F%d", i), File: "f.go", Line: i + 1}
-	}
-	e.Clock(0, 0)
-	e.Funcs(1, funcs)
-	var b tracewrite.Batch
-	t := int64(0)
-	calls := 0
-	for calls < n {
-		g := uint64(calls/4%64 + 1)
-		base := uint32(calls/4*7%250) * 4
-		for d := uint32(0); d < 4; d++ {
-			b.Enter(g, base+d+1, t)
-			t += 10
-		}
-		for d := 0; d < 4; d++ {
-			t += 1000
-			b.Exit(g, tracefile.Return, t)
-		}
-		calls += 4
-		if b.Len() > 1<<18 {
-			e.Clock(t, t)
-			e.Events(&b)
-			e.Flush()
-		}
-	}
-	e.Clock(t, t)
-	e.Events(&b)
-	e.End("main returned", time.Unix(0, 0))
-	e.Flush()
-	w.Flush()
-	f.Close()
-}
-
 func benchAnalyze(b *testing.B, n int) {
 	path := filepath.Join(b.TempDir(), "synthetic.trace")
-	writeSynthetic(b, path, n)
+	if err := tracetest.WriteSynthetic(path, n); err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	var peak uint64
 	for i := 0; i < b.N; i++ {

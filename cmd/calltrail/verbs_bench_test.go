@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calltrail/calltrail/internal/tracetest"
+)
+
+// BenchmarkVerbs runs each verb that reads a trace over a generated one of
+// ten million calls (tracetest.WriteSynthetic: 64 goroutines, 1,000
+// functions), and reports calls/s and its time as a multiple of a bare
+// uvarint scan of the same file (x-scan), the floor of any reader, timed
+// in the same run. CALLTRAIL_BENCH_CALLS sets another number of calls.
+//
+//	go test -run '^$' -bench Verbs -benchtime 1x ./cmd/calltrail
+func BenchmarkVerbs(b *testing.B) {
+	calls := 10_000_000
+	if s := os.Getenv("CALLTRAIL_BENCH_CALLS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls = n
+	}
+	dir := b.TempDir()
+	path := filepath.Join(dir, "synthetic.trace")
+	if err := tracetest.WriteSynthetic(path, calls); err != nil {
+		b.Fatal(err)
+	}
+	scan := time.Duration(1 << 62)
+	for range 3 {
+		scan = min(scan, uvarintScan(b, path))
+	}
+	// info reads the summary the trace ends with; --scan every event:
+	// both say the same.
+	_, quick, _ := runCmd("info", path)
+	_, full, _ := runCmd("info", "--scan", path)
+	if cut := func(s string) string { return s[:strings.LastIndex(s, "read ")] }; cut(quick) != cut(full) {
+		b.Fatalf("info and info --scan differ:\n%s\n%s", quick, full)
+	}
+	for _, v := range []struct {
+		name string
+		args []string
+	}{
+		{"info", []string{"info"}},
+		{"info-scan", []string{"info", "--scan"}},
+		{"report", []string{"report"}},
+		{"chains", []string{"chains", "pkg.F3"}},
+		{"goroutines", []string{"goroutines"}},
+		{"flame", []string{"flame", "-o", filepath.Join(dir, "flame.svg")}},
+		{"export-folded", []string{"export", "--format", "folded", "-o", filepath.Join(dir, "folded.txt")}},
+		{"export-pprof", []string{"export", "--format", "pprof", "-o", filepath.Join(dir, "profile.pb.gz")}},
+		{"replay", []string{"replay", "-D", "1"}},
+	} {
+		args := v.args
+		b.Run(v.name, func(b *testing.B) {
+			for range b.N {
+				if code, _, stderr := runCmd(append(args, path)...); code != 0 {
+					b.Fatalf("calltrail %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+				}
+			}
+			per := b.Elapsed() / time.Duration(b.N)
+			b.ReportMetric(float64(calls)/per.Seconds(), "calls/s")
+			b.ReportMetric(float64(per)/float64(scan), "x-scan")
+			b.ReportMetric(float64(scan.Microseconds())/1e3, "scan-ms")
+		})
+	}
+}
+
+// uvarintScan times decoding every byte of the file at path as uvarints.
+func uvarintScan(tb testing.TB, path string) time.Duration {
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	start := time.Now()
+	buf := make([]byte, 4<<20)
+	var sum uint64
+	carry := 0
+	for {
+		n, err := io.ReadFull(f, buf[carry:])
+		p := buf[:carry+n]
+		for len(p) >= binary.MaxVarintLen64 || err != nil && len(p) > 0 {
+			v, k := binary.Uvarint(p)
+			sum += v
+			p = p[max(k, 1):]
+		}
+		carry = copy(buf, p)
+		if err != nil {
+			break
+		}
+	}
+	d := time.Since(start)
+	if sum == 0 {
+		tb.Fatal("nothing scanned")
+	}
+	return d
+}
