@@ -478,8 +478,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		}
 	})
 	var stack spawn.Stack[*Node] // a parent's open calls, or nil
+	var ev tracefile.Event
 	for {
-		ev, err := r.Next()
+		err := r.Read(&ev)
 		if err != nil {
 			if err != io.EOF {
 				p.Err = err

@@ -223,8 +223,9 @@ func calls(r *tracefile.Reader, f *filter.Filter, format string) (out []call, cu
 	}
 	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
 	var n uint64 // calls selected
+	var ev tracefile.Event
 	for {
-		ev, err := r.Next()
+		err := r.Read(&ev)
 		if err != nil {
 			if err == io.EOF {
 				err = nil

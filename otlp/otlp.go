@@ -115,8 +115,9 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 	})
 	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
 	var readErr error
+	var ev tracefile.Event
 	for {
-		ev, err := r.Next()
+		err := r.Read(&ev)
 		if err != nil {
 			if err != io.EOF {
 				readErr = err

@@ -117,8 +117,9 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	var free []*running // states of goroutines with no open call, to reuse
 	name := func(id uint32) string { return r.Func(id).Name }
 	var readErr error
+	var ev tracefile.Event
 	for {
-		ev, err := r.Next()
+		err := r.Read(&ev)
 		if err != nil {
 			if err != io.EOF {
 				readErr = err

@@ -268,8 +268,9 @@ func (p *pusher) node(c query.Folded) *node {
 
 func (p *pusher) run(progress func(done, size int64), size int64) error {
 	var last time.Time
+	var ev tracefile.Event
 	for {
-		ev, err := p.r.Next()
+		err := p.r.Read(&ev)
 		if err == io.EOF {
 			return nil
 		}

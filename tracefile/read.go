@@ -333,25 +333,35 @@ func (rd *Reader) readMeta(p []byte) error {
 // in order of id), then io.EOF, or the error that stopped reading: one
 // wrapping ErrTruncated for a file cut short, ErrCorrupt for damage.
 func (rd *Reader) Next() (Event, error) {
+	var ev Event
+	err := rd.Read(&ev)
+	return ev, err
+}
+
+// Read is Next, reading the event into *ev: a reader of every event of a
+// large trace spends much of its time copying the Events Next returns.
+// On an error, *ev is the zero Event.
+func (rd *Reader) Read(ev *Event) error {
 	for {
 		if rd.left > 0 {
-			ev, ok, err := rd.decodeOne()
+			ok, err := rd.decodeOne(ev)
 			if err != nil {
 				rd.fail(err)
 				continue
 			}
 			if ok {
-				return ev, nil
+				return nil
 			}
 			continue
 		}
 		if rd.done {
 			if len(rd.pending) > 0 {
-				ev := rd.pending[0]
+				*ev = rd.pending[0]
 				rd.pending = rd.pending[1:]
-				return ev, nil
+				return nil
 			}
-			return Event{}, rd.err
+			*ev = Event{}
+			return rd.err
 		}
 		if len(rd.ev) != 0 {
 			rd.fail(fmt.Errorf("%w: %d stray bytes after the events of a chunk", ErrCorrupt, len(rd.ev)))
@@ -564,32 +574,32 @@ func (rd *Reader) held(st []frame, to bool, t int64) {
 
 // decodeOne decodes one op of the current events chunk. ok is false for
 // ops that change decoder state without producing an event.
-func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
+func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 	d := dec{p: rd.ev}
 	v := d.uvarint()
 	op := v & 3
 	if op == wire.OpSwitch {
 		if d.err != nil || v>>2 == 0 {
-			return ev, false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
+			return false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
 		}
 		rd.switchTo(v >> 2)
 		rd.ev = d.p
-		return ev, false, nil
+		return false, nil
 	}
 	if rd.g == 0 {
-		return ev, false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
+		return false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
 	}
 	dt := d.uvarint()
 	if op == wire.OpExt && v>>2 >= wire.ExtValue {
 		if d.err != nil {
-			return ev, false, d.err
+			return false, d.err
 		}
 		rd.ev = d.p
 		rd.left--
 		// The delta carries the value's bits; the next event's delta
 		// is from them.
 		rd.last += int64(dt>>1) ^ -int64(dt&1)
-		return rd.value(v>>2-wire.ExtValue, uint64(rd.last))
+		return rd.value(ev, v>>2-wire.ExtValue, uint64(rd.last))
 	}
 	var gr Goroutine
 	record := op == wire.OpExt && v>>2 == wire.ExtGoroutine
@@ -597,14 +607,14 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		gr = Goroutine{ID: rd.g, Parent: d.uvarint(), CreatorFunc: uint32(d.uvarint()), CreatorLine: int(d.uvarint() & (1<<31 - 1)), StartFunc: uint32(d.uvarint())}
 	}
 	if d.err != nil {
-		return ev, false, d.err
+		return false, d.err
 	}
 	rd.ev = d.p
 	rd.left--
 	rd.last += int64(dt>>1) ^ -int64(dt&1)
 	t, ok := rd.nanos(rd.last)
 	if !ok {
-		return ev, false, fmt.Errorf("%w: event time beyond %v", ErrCorrupt, time.Duration(MaxNanos))
+		return false, fmt.Errorf("%w: event time beyond %v", ErrCorrupt, time.Duration(MaxNanos))
 	}
 	st := rd.cur
 	if n := len(*st); n > 0 && op != wire.OpExt {
@@ -615,12 +625,12 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 		t = max(t, (*st)[n-1].last)
 	}
 	rd.maxTime = max(rd.maxTime, t)
-	ev = Event{G: rd.g, Time: t}
+	*ev = Event{G: rd.g, Time: t}
 	switch op {
 	case wire.OpEnter:
 		fn := v >> 2
 		if fn == 0 || fn >= uint64(len(rd.funcs)) {
-			return ev, false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
+			return false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
 		}
 		ev.Kind, ev.Func = EnterEvent, uint32(fn)
 		*st = append(*st, frame{fn: uint32(fn), start: t, last: t})
@@ -629,10 +639,10 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	case wire.OpExit:
 		k := ExitKind(v >> 2)
 		if v>>2 > uint64(Goexit) {
-			return ev, false, fmt.Errorf("%w: unknown exit kind %d", ErrCorrupt, v>>2)
+			return false, fmt.Errorf("%w: unknown exit kind %d", ErrCorrupt, v>>2)
 		}
 		if len(*st) == 0 {
-			return ev, false, fmt.Errorf("%w: exit without a call in goroutine %d", ErrCorrupt, rd.g)
+			return false, fmt.Errorf("%w: exit without a call in goroutine %d", ErrCorrupt, rd.g)
 		}
 		top := (*st)[len(*st)-1]
 		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(*st)
@@ -645,37 +655,37 @@ func (rd *Reader) decodeOne() (ev Event, ok bool, err error) {
 	case wire.OpExt:
 		if id := v >> 2; id == wire.ExtHeldFrom || id == wire.ExtHeldTo {
 			rd.held(*st, id == wire.ExtHeldTo, t)
-			return ev, false, nil
+			return false, nil
 		}
 		if !record { // an error: of the call about to exit
 			id := v >> 2
 			if id >= uint64(len(rd.errs)) {
-				return ev, false, fmt.Errorf("%w: unknown error id %d", ErrCorrupt, id)
+				return false, fmt.Errorf("%w: unknown error id %d", ErrCorrupt, id)
 			}
 			if len(*st) == 0 {
-				return ev, false, fmt.Errorf("%w: an error without a call in goroutine %d", ErrCorrupt, rd.g)
+				return false, fmt.Errorf("%w: an error without a call in goroutine %d", ErrCorrupt, rd.g)
 			}
 			(*st)[len(*st)-1].err = uint32(id)
-			return ev, false, nil
+			return false, nil
 		}
 		if uint64(gr.CreatorFunc) >= uint64(len(rd.funcs)) || uint64(gr.StartFunc) >= uint64(len(rd.funcs)) {
-			return ev, false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
+			return false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
 		}
 		gr.FirstSeen = t
 		rec, _ := rd.gs.Put(gr.ID)
 		*rec = goroutineRecord{parent: gr.Parent, firstSeen: t, creatorFunc: gr.CreatorFunc, startFunc: gr.StartFunc, creatorLine: int32(gr.CreatorLine)}
 		ev.Kind = GoroutineEvent
 	}
-	return ev, true, nil
+	return true, nil
 }
 
 // value decodes value op x (kind<<1 | result) with its bits: a value
 // event, or none while a string's bytes are still to come.
-func (rd *Reader) value(x, bits uint64) (Event, bool, error) {
+func (rd *Reader) value(ev *Event, x, bits uint64) (bool, error) {
 	k, result := ValueKind(x>>1), x&1 == 1
 	st := rd.cur
 	if k == 0 || k >= maxValueKind || len(*st) == 0 {
-		return Event{}, false, fmt.Errorf("%w: bad value op %d in goroutine %d", ErrCorrupt, x, rd.g)
+		return false, fmt.Errorf("%w: bad value op %d in goroutine %d", ErrCorrupt, x, rd.g)
 	}
 	if rd.strs == nil {
 		rd.strs = map[uint64]*pendingString{}
@@ -684,34 +694,36 @@ func (rd *Reader) value(x, bits uint64) (Event, bool, error) {
 	switch {
 	case k == bytesValue:
 		if p == nil {
-			return Event{}, false, fmt.Errorf("%w: string bytes without a string in goroutine %d", ErrCorrupt, rd.g)
+			return false, fmt.Errorf("%w: string bytes without a string in goroutine %d", ErrCorrupt, rd.g)
 		}
 		for i := 0; i < 8 && len(p.b) < p.want; i++ {
 			p.b = append(p.b, byte(bits>>(8*i)))
 		}
 		if len(p.b) < p.want {
-			return Event{}, false, nil
+			return false, nil
 		}
 		delete(rd.strs, rd.g)
 		p.v.Str = string(p.b)
-		return Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: p.v}, true, nil
+		*ev = Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: p.v}
+		return true, nil
 	case p != nil:
-		return Event{}, false, fmt.Errorf("%w: a string cut short in goroutine %d", ErrCorrupt, rd.g)
+		return false, fmt.Errorf("%w: a string cut short in goroutine %d", ErrCorrupt, rd.g)
 	}
 	v := Value{Kind: k, Result: result, Bits: bits}
 	switch k {
 	case StringValue:
 		if n := wire.StringBytes(int(min(bits, MaxValueString))); n > 0 {
 			rd.strs[rd.g] = &pendingString{v: v, want: n}
-			return Event{}, false, nil
+			return false, nil
 		}
 	case TypeValue:
 		if bits == 0 || bits >= uint64(len(rd.errs)) {
-			return Event{}, false, fmt.Errorf("%w: unknown type id %d", ErrCorrupt, bits)
+			return false, fmt.Errorf("%w: unknown type id %d", ErrCorrupt, bits)
 		}
 		v.Type = rd.errs[bits].Type
 	}
-	return Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: v}, true, nil
+	*ev = Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: v}
+	return true, nil
 }
 
 // pendingString is a string value whose bytes are being read.

@@ -33,9 +33,9 @@ func Summarize(r *Reader) (Summary, error) {
 	var called []bool // by function id
 	s := Summary{Meta: r.Meta(), Version: r.Version()}
 	var err error
+	var ev Event
 	for {
-		var ev Event
-		ev, err = r.Next()
+		err = r.Read(&ev)
 		if err != nil {
 			break
 		}

@@ -79,8 +79,9 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 	byG := map[uint64]*lane{}
 	var last *lane
 	var err error
+	var ev tracefile.Event
 	for {
-		ev, e := r.Next()
+		e := r.Read(&ev)
 		if e != nil {
 			if e != io.EOF {
 				err = e
