@@ -36,14 +36,12 @@ func (r *registry) init() {
 // enter returns the id of the named function, about to be called, as id
 // does, marking it entered.
 func (r *registry) enter(name, file string, line int) uint32 {
-	id := r.id(name, file, line)
-	if id != 0 {
-		r.mu.Lock()
-		if !r.entered[id] {
-			r.entered[id] = true
-			r.nEntered.Add(1)
-		}
-		r.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.idLocked(name, file, line)
+	if id != 0 && !r.entered[id] {
+		r.entered[id] = true
+		r.nEntered.Add(1)
 	}
 	return id
 }
@@ -53,6 +51,10 @@ func (r *registry) enter(name, file string, line int) uint32 {
 func (r *registry) id(name, file string, line int) uint32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.idLocked(name, file, line)
+}
+
+func (r *registry) idLocked(name, file string, line int) uint32 {
 	if id, ok := r.ids[name]; ok {
 		return id
 	}
