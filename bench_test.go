@@ -176,6 +176,30 @@ func BenchmarkHotPathVsFloor(b *testing.B) {
 		b.Skip("the hot path needs the calltrail tag")
 	}
 	defer hotPath(b)()
+	vsFloor(b, release)
+}
+
+// BenchmarkHotPathVsFloorWriter is BenchmarkHotPathVsFloor with the trace
+// writer running, as in a traced program: on the other core it drains the
+// rings, encodes the events, counts them for the trace's summary and
+// writes them to a file that keeps nothing. Its B/op are the writer's
+// buffers, not the calls'.
+func BenchmarkHotPathVsFloorWriter(b *testing.B) {
+	if !Enabled {
+		b.Skip("the hot path needs the calltrail tag")
+	}
+	setup()
+	defer useTracerOn(b, discard{}, options{})()
+	vsFloor(b, func() {})
+	b.StopTimer()
+	st := tr.ringStats()
+	b.ReportMetric(float64(st.HeldNs)/float64(b.N), "held-ns/op")
+}
+
+// vsFloor runs the floor, an untraced call and a traced call in turns,
+// calling release every 4,096 calls to make room in the rings, and
+// reports them.
+func vsFloor(b *testing.B, release func()) {
 	b.ReportAllocs()
 	var floor, untraced, traced time.Duration
 	// Rounds of each in turn, so that a change in the machine's load
