@@ -625,7 +625,13 @@ func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 		t = max(t, (*st)[n-1].last)
 	}
 	rd.maxTime = max(rd.maxTime, t)
-	*ev = Event{G: rd.g, Time: t}
+	// Field by field: assigning a whole Event, which holds strings,
+	// takes a write barrier's check for each of its pointers.
+	ev.Kind, ev.G, ev.Func, ev.Time, ev.Depth = 0, rd.g, 0, t, 0
+	ev.Exit, ev.Start, ev.Err, ev.Held = 0, 0, 0, 0
+	if ev.Value.Kind != 0 { // only value events set it
+		ev.Value = Value{}
+	}
 	switch op {
 	case wire.OpEnter:
 		fn := v >> 2
