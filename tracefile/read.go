@@ -575,6 +575,10 @@ func (rd *Reader) held(st []frame, to bool, t int64) {
 // decodeOne decodes one op of the current events chunk. ok is false for
 // ops that change decoder state without producing an event.
 func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
+	if v, dt, n := smallCall(rd.ev); n > 0 && rd.g != 0 {
+		rd.ev = rd.ev[n:]
+		return rd.apply(ev, v, dt, Goroutine{})
+	}
 	d := dec{p: rd.ev}
 	v := d.uvarint()
 	op := v & 3
@@ -610,6 +614,42 @@ func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 		return false, d.err
 	}
 	rd.ev = d.p
+	return rd.apply(ev, v, dt, gr)
+}
+
+// smallCall decodes the enter or exit at the start of p when both its
+// varints take one or two bytes, as most events' do, and returns them and
+// their length; n is 0 for any other op, left to the general decoder.
+func smallCall(p []byte) (v, dt uint64, n int) {
+	if len(p) < 4 {
+		return 0, 0, 0
+	}
+	switch {
+	case p[0] < 0x80:
+		v, n = uint64(p[0]), 1
+	case p[1] < 0x80:
+		v, n = uint64(p[0]&0x7f)|uint64(p[1])<<7, 2
+	default:
+		return 0, 0, 0
+	}
+	if v&3 != wire.OpEnter && v&3 != wire.OpExit {
+		return 0, 0, 0
+	}
+	switch q := p[n:]; {
+	case q[0] < 0x80:
+		return v, uint64(q[0]), n + 1
+	case q[1] < 0x80:
+		return v, uint64(q[0]&0x7f) | uint64(q[1])<<7, n + 2
+	}
+	return 0, 0, 0
+}
+
+// apply applies op v, an enter, an exit or an extended op other than a
+// value, with time delta dt (zigzag); gr is the goroutine record of an
+// ExtGoroutine op.
+func (rd *Reader) apply(ev *Event, v, dt uint64, gr Goroutine) (ok bool, err error) {
+	op := v & 3
+	record := op == wire.OpExt && v>>2 == wire.ExtGoroutine
 	rd.left--
 	rd.last += int64(dt>>1) ^ -int64(dt&1)
 	t, ok := rd.nanos(rd.last)
