@@ -577,7 +577,7 @@ func (rd *Reader) held(st []frame, to bool, t int64) {
 func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 	if v, dt, n := smallCall(rd.ev); n > 0 && rd.g != 0 {
 		rd.ev = rd.ev[n:]
-		return rd.apply(ev, v, dt, Goroutine{})
+		return rd.apply(ev, v, dt, nil)
 	}
 	d := dec{p: rd.ev}
 	v := d.uvarint()
@@ -614,7 +614,7 @@ func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 		return false, d.err
 	}
 	rd.ev = d.p
-	return rd.apply(ev, v, dt, gr)
+	return rd.apply(ev, v, dt, &gr)
 }
 
 // smallCall decodes the enter or exit at the start of p when both its
@@ -646,8 +646,8 @@ func smallCall(p []byte) (v, dt uint64, n int) {
 
 // apply applies op v, an enter, an exit or an extended op other than a
 // value, with time delta dt (zigzag); gr is the goroutine record of an
-// ExtGoroutine op.
-func (rd *Reader) apply(ev *Event, v, dt uint64, gr Goroutine) (ok bool, err error) {
+// ExtGoroutine op (nil for the rest).
+func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err error) {
 	op := v & 3
 	record := op == wire.OpExt && v>>2 == wire.ExtGoroutine
 	rd.left--
