@@ -97,10 +97,15 @@ type Reader struct {
 	// heldFrom is when the wait for the writer whose end comes next began.
 	heldFrom int64
 
-	stacks map[uint64]*[]frame // open calls of goroutines with any
-	cur    *[]frame            // stacks[g], kept between goroutine switches
-	free   []*[]frame          // empty stacks to reuse
-	calls  uint64
+	// stacks holds the open calls of goroutines with any, and of some
+	// without: those are swept out when it grows past sweepAt, rather
+	// than at each switch from a goroutine whose calls have all ended,
+	// which programs of short calls in a few goroutines do all the time.
+	stacks  map[uint64]*[]frame
+	sweepAt int
+	cur     *[]frame   // stacks[g], kept between goroutine switches
+	free    []*[]frame // empty stacks to reuse
+	calls   uint64
 
 	// After the input ends: synthetic exits for calls still open, then err.
 	done    bool
@@ -521,21 +526,17 @@ func (rd *Reader) nanos(ticks int64) (int64, bool) {
 	return 0, true // NaN: a clock that makes no sense; read as the start
 }
 
-// switchTo makes g the goroutine of the events that follow, forgetting
-// the one before if it has no open call.
+// switchTo makes g the goroutine of the events that follow.
 func (rd *Reader) switchTo(g uint64) {
-	if rd.cur != nil && len(*rd.cur) == 0 {
-		delete(rd.stacks, rd.g)
-		if len(rd.free) < 1024 {
-			rd.free = append(rd.free, rd.cur)
-		}
-	}
 	rd.g, rd.cur = g, nil
 	if g == 0 {
 		return
 	}
 	rd.cur = rd.stacks[g]
 	if rd.cur == nil {
+		if len(rd.stacks) >= rd.sweepAt {
+			rd.sweep()
+		}
 		if n := len(rd.free); n > 0 {
 			rd.cur, rd.free = rd.free[n-1], rd.free[:n-1]
 		} else {
@@ -543,6 +544,21 @@ func (rd *Reader) switchTo(g uint64) {
 		}
 		rd.stacks[g] = rd.cur
 	}
+}
+
+// sweep forgets the goroutines without open calls, keeping some of their
+// stacks to reuse, and lets stacks grow to twice what is left before the
+// next sweep.
+func (rd *Reader) sweep() {
+	for g, st := range rd.stacks {
+		if len(*st) == 0 {
+			delete(rd.stacks, g)
+			if len(rd.free) < 1024 {
+				rd.free = append(rd.free, st)
+			}
+		}
+	}
+	rd.sweepAt = max(4096, 2*len(rd.stacks))
 }
 
 // held notes a wait for the trace writer: its start, or its end at t.
