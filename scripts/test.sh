@@ -12,10 +12,10 @@
 # installed when missing): two servers as the shards of a cluster; the
 # OTLP tests against an OpenTelemetry Collector built from its modules.
 #
-# Steps that do not depend on each other run two at a time, the output of
-# the one in the background shown when it ends: most of them leave a core
-# idle much of the time (a test waiting for the program it built, a
-# download, an install), and the machine has two.
+# Some steps that do not depend on each other run two at a time, the
+# output of the one in the background shown when it ends: most of them
+# leave a core idle much of the time (a test waiting for the program it
+# built, a download, an install), and the machine has two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,14 +89,11 @@ finish install
 # CALLTRAIL_LONG lets run) run in the first pass only: they build
 # calltrail and the programs they trace themselves, whatever the tags,
 # and under the race detector reading their traces of tens of millions
-# of calls would take most of the run.
-tagged() { go test -count=1 -timeout 10m -tags calltrail ./...; }
-step "tests (without the calltrail tag: guards compiled out), the long ones included; beside them, the tests with the calltrail tag"
-background tagged tagged
+# of calls would take most of the run. That pass runs alone: the case
+# studies check where their programs' time goes, file syncs included,
+# and another pass's builds and servers beside them change the answer.
+step "tests (without the calltrail tag: guards compiled out), the long ones included"
 CALLTRAIL_LONG=1 go test -count=1 -timeout 15m ./...
-
-step "tests (with the calltrail tag)"
-finish tagged
 
 # The runtime (with its internal packages) on every supported Go
 # release, toolchains from the Go module proxy; and on linux/arm64 and
@@ -134,6 +131,9 @@ go test -count=1 -timeout 15m -race -tags calltrail ./...
 
 step "the runtime on every supported Go release, and on other platforms"
 finish others
+
+step "tests (with the calltrail tag)"
+go test -count=1 -timeout 10m -tags calltrail ./...
 
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null
