@@ -165,19 +165,24 @@ var (
 func parseInlining(dir string, dirs map[string]string, stderr []byte) inlineReport {
 	r := inlineReport{decls: map[string]map[instrument.Pos]string{}, calls: map[string]map[string]bool{}, heap: map[string][]escape{}}
 	pkg := ""
+	resolved := map[[2]string]string{} // by package and file as reported: a report names a file on many lines
 	abs := func(file string) string {
 		if filepath.IsAbs(file) {
 			return filepath.Clean(file)
 		}
-		joined := filepath.Join(dir, file)
-		if _, err := os.Stat(joined); err != nil && dirs[pkg] != "" {
-			if in := filepath.Join(dirs[pkg], filepath.Base(file)); in != joined {
+		if f, ok := resolved[[2]string{pkg, file}]; ok {
+			return f
+		}
+		f := filepath.Join(dir, file)
+		if _, err := os.Stat(f); err != nil && dirs[pkg] != "" {
+			if in := filepath.Join(dirs[pkg], filepath.Base(file)); in != f {
 				if _, err := os.Stat(in); err == nil {
-					return in
+					f = in
 				}
 			}
 		}
-		return joined
+		resolved[[2]string{pkg, file}] = f
+		return f
 	}
 	sc := bufio.NewScanner(bytes.NewReader(stderr))
 	sc.Buffer(nil, 1<<20)

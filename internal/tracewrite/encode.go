@@ -165,10 +165,9 @@ func (e *Encoder) End(reason string, wall time.Time) {
 // trace from its last bytes (tracefile.File.Summary): the Totals of the
 // events written before it, and what it repeats of the chunks before it
 // (the function count, the counters and the reason of the last end
-// chunk). Its payload ends with its own
-// length, two bytes little endian, so that a reader finds its start from
-// the end. It goes right after an end chunk: a reader trusts it only as
-// the trace's last chunk.
+// chunk). Its payload ends with its own length, two bytes little endian,
+// so that a reader finds its start from the end. It goes right after an
+// end chunk: a reader trusts it only as the trace's last chunk.
 func (e *Encoder) Summary(t *Totals) {
 	p := e.begin(wire.ChunkSummary)
 	start := len(p)
