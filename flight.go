@@ -42,6 +42,26 @@ type flight struct {
 	gs      map[uint64]goroutineRecord
 	dropped uint64 // segments dropped for room
 	before  int64  // the clock at the end of the last segment dropped, in trace units
+	// spans are the latest spans started, at most maxFlightSpans, for
+	// the span table of a snapshot.
+	spans []tracefile.Span
+}
+
+// maxFlightSpans bounds the span table a flight recorder keeps. A span
+// whose entry is gone reads in a snapshot by its id alone.
+const maxFlightSpans = 1 << 14
+
+// addSpans keeps spans started in the latest cycle.
+func (f *flight) addSpans(ss []tracefile.Span) {
+	if len(ss) == 0 {
+		return
+	}
+	f.mu.Lock()
+	f.spans = append(f.spans, ss...)
+	if n := len(f.spans); n > maxFlightSpans {
+		f.spans = append(f.spans[:0], f.spans[n-maxFlightSpans:]...)
+	}
+	f.mu.Unlock()
 }
 
 // goroutineRecord is a goroutine's creation record, first seen at ticks.
@@ -212,6 +232,9 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	}
 	enc.Funcs(1, funcs)
 	enc.Errors(1, errs)
+	f.mu.Lock()
+	enc.Spans(f.spans)
+	f.mu.Unlock()
 	for _, c := range allCoverage() {
 		enc.Coverage(c)
 	}
@@ -321,6 +344,7 @@ func sortedKeys[V any](m map[uint64]V) []uint64 {
 func (w *writer) writeFlight() {
 	w.t.reg.unwritten() // a snapshot writes the whole tables
 	w.t.errs.unwritten()
+	w.flight.addSpans(w.t.spans.unwritten())
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns, ticks: now}
 	// The clock point goes first, as in a trace file: a reader converts

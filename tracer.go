@@ -26,6 +26,7 @@ type tracer struct {
 	seenMask uint64
 	reg      registry
 	errs     errorTable
+	spans    spanTable
 	w        *writer
 
 	stopping atomic.Bool // the trace is closing: nobody waits for room any more

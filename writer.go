@@ -333,6 +333,7 @@ func (w *writer) write() {
 	w.enc.Funcs(first, fs)
 	efirst, es := w.t.errs.unwritten()
 	w.enc.Errors(efirst, es)
+	w.enc.Spans(w.t.spans.unwritten())
 	for _, c := range unwrittenCoverage() {
 		w.enc.Coverage(c)
 	}
@@ -359,6 +360,9 @@ func (w *writer) write() {
 func (w *writer) stats() tracefile.Stats {
 	st := w.t.ringStats()
 	st.Calls, st.Flushes = w.calls.Load(), w.flushes
+	w.t.spans.mu.Lock()
+	st.LostSpans = w.t.spans.lost
+	w.t.spans.mu.Unlock()
 	return st
 }
 

@@ -17,9 +17,19 @@ type Filter struct {
 	// From and To, when set, keep only calls that start in [From, To),
 	// times since the trace started; To 0 means the end.
 	From, To time.Duration
+	// TraceID and Span, when set, keep only the calls of requests: of
+	// the OpenTelemetry spans of trace TraceID (hex), under a span whose
+	// name Span matches. Package spans applies them, through the
+	// trace's reader.
+	TraceID string
+	Span    *regexp.Regexp
 
 	sawG bool // Goroutine was asked about G
 }
+
+// Requests reports whether the filter selects calls by the requests
+// they ran for (TraceID or Span).
+func (f *Filter) Requests() bool { return f.TraceID != "" || f.Span != nil }
 
 // InWindow reports whether a call starting at start (nanoseconds since the
 // trace started) is in the time window.

@@ -1,11 +1,13 @@
 package filter
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,8 @@ var Settings = []Setting{
 	{"D", "show calls nested at most `DEPTH` deep (0: no limit)"},
 	{"t", "show only calls lasting at least `DURATION` (e.g. 1ms)"},
 	{"window", "show only calls starting in `FROM-TO`, times since the trace started (1s-2.5s, 100ms-, -2s)"},
+	{"trace-id", "show only calls of the request with OpenTelemetry trace id `ID` (32 hex digits), in every goroutine it used"},
+	{"span", "show only calls of OpenTelemetry spans named by `REGEX`, and of the spans under them"},
 }
 
 // MaxRegexp bounds the length of the regular expressions of F and N.
@@ -89,6 +93,16 @@ func (f *Filter) set(name, v string) error {
 		}
 	case "window":
 		if f.From, f.To, err = ParseWindow(v); err != nil {
+			return err
+		}
+	case "trace-id":
+		b, err := hex.DecodeString(v)
+		if err != nil || len(b) != 16 || strings.Count(v, "0") == 32 {
+			return errors.New("want a trace id of 32 hex digits, not all zero, such as 4bf92f3577b34da6a3ce929d0e0e4736")
+		}
+		f.TraceID = strings.ToLower(v)
+	case "span":
+		if f.Span, err = compile(v); err != nil {
 			return err
 		}
 	}

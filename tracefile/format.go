@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"encoding/hex"
 	"errors"
 	"strconv"
 
@@ -67,6 +68,50 @@ type Func struct {
 	File string
 	Line int
 }
+
+// A TraceID is an OpenTelemetry trace id: the request a span is part of.
+type TraceID [16]byte
+
+// String is the id in lower-case hex, as W3C's traceparent writes it.
+func (t TraceID) String() string { return hex.EncodeToString(t[:]) }
+
+// IsValid reports whether t is not all zeros.
+func (t TraceID) IsValid() bool { return t != TraceID{} }
+
+// MarshalText writes the id in hex, as JSON shows it.
+func (t TraceID) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// A SpanID is an OpenTelemetry span id.
+type SpanID [8]byte
+
+// String is the id in lower-case hex.
+func (s SpanID) String() string { return hex.EncodeToString(s[:]) }
+
+// IsValid reports whether s is not all zeros.
+func (s SpanID) IsValid() bool { return s != SpanID{} }
+
+// MarshalText writes the id in hex, as JSON shows it.
+func (s SpanID) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// A Span is an entry of the span table: an OpenTelemetry span the program
+// started, a unit of work of a request. When and on which goroutine it
+// started and ended are events of the trace (SpanStartEvent and
+// SpanEndEvent, with Event.Span).
+type Span struct {
+	ID     SpanID  `json:"span_id"`
+	Trace  TraceID `json:"trace_id"`
+	Parent SpanID  `json:"parent_span_id"` // zero for a request's root span
+	// Remote is set when the parent span is another process's, as an
+	// incoming traceparent header names it.
+	Remote bool `json:"remote,omitempty"`
+	// Kind is OpenTelemetry's SpanKind: 1 internal, 2 server, 3 client,
+	// 4 producer, 5 consumer; 0 unspecified.
+	Kind int    `json:"kind"`
+	Name string `json:"name"`
+}
+
+// MaxSpanName bounds the bytes of a span's name the trace keeps.
+const MaxSpanName = 256
 
 // An Error is an entry of the error table: an error some call returned,
 // by its dynamic type ("*fs.PathError") and its message, which the runtime
@@ -138,4 +183,8 @@ type Stats struct {
 	// LostErrors counts errors of recorded calls left out for want of
 	// room (CALLTRAIL_FULL=drop): those calls read as returning none.
 	LostErrors uint64
+	// LostSpans counts OpenTelemetry spans the trace does not follow:
+	// started past the bound of spans open at once, or with no room in
+	// the buffers. Their calls read as outside them.
+	LostSpans uint64
 }

@@ -20,6 +20,8 @@ type Health struct {
 	NoEnd bool
 	// Dropped counts the calls dropped while recording (buffers full).
 	Dropped uint64
+	// LostSpans counts the OpenTelemetry spans not followed.
+	LostSpans uint64
 	// Profiles are the runtime's profiles in the trace left out of the
 	// analysis, and why.
 	Profiles []error
@@ -29,7 +31,7 @@ type Health struct {
 // error that stopped reading (nil or io.EOF at its end).
 func (rd *Reader) Health(err error) Health {
 	_, ended := rd.End()
-	return Health{Damage: err, NoEnd: !ended, Dropped: rd.Stats().DroppedCalls}
+	return Health{Damage: err, NoEnd: !ended, Dropped: rd.Stats().DroppedCalls, LostSpans: rd.Stats().LostSpans}
 }
 
 // Partial reports whether the damage left a readable part to show: the
@@ -44,6 +46,9 @@ func (h Health) Warnings() []string {
 	}
 	if h.Dropped > 0 {
 		out = append(out, fmt.Sprintf("%d calls were dropped while recording (buffers full); figures leave them out", h.Dropped))
+	}
+	if h.LostSpans > 0 {
+		out = append(out, fmt.Sprintf("%d OpenTelemetry spans were not recorded (too many open at once, or buffers full); their calls read as outside them", h.LostSpans))
 	}
 	for _, err := range h.Profiles {
 		out = append(out, err.Error())
@@ -66,4 +71,6 @@ func (h Health) DamageError(name string) error {
 // Health is what the summary of a trace (ReadSummary) says is wrong with
 // it: the calls dropped. A trace with a summary has an end record; damage
 // before the summary goes unseen, where Summarize would find it.
-func (s Summary) Health() Health { return Health{Dropped: s.Stats.DroppedCalls} }
+func (s Summary) Health() Health {
+	return Health{Dropped: s.Stats.DroppedCalls, LostSpans: s.Stats.LostSpans}
+}

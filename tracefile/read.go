@@ -28,6 +28,11 @@ const (
 	// HeldEvent is a wait for the trace writer, from ScanEvent.From to
 	// its Ticks: ScanEvents gives it; Reader gives exits their Held.
 	HeldEvent
+	SpanStartEvent // the goroutine started span Event.Span (see Reader.Span)
+	// SpanEndEvent: span Event.Span ended. Its goroutine is the one
+	// that started the span, whichever goroutine ended it, so that the
+	// end comes among the events of the goroutine its calls ran in.
+	SpanEndEvent
 )
 
 // Event is one thing that happened in the traced program. Times are
@@ -50,6 +55,13 @@ type Event struct {
 	// For value events only: arguments come after their call's enter,
 	// results before its exit.
 	Value Value
+
+	// Span is, for a span event, its span; for a call's events, the span
+	// the call ran under: the innermost open on its goroutine when it
+	// began or, in a goroutine that had none open, the span the goroutine
+	// was started under, when the reader was told (Reader.InheritSpans).
+	// It is zero for a call outside any span.
+	Span SpanID
 }
 
 // Duration is the time of the call ended by an exit event: its wall time
@@ -106,6 +118,10 @@ type Reader struct {
 	cur     *[]frame   // stacks[g], kept between goroutine switches
 	free    []*[]frame // empty stacks to reuse
 	calls   uint64
+
+	// sp ties calls to spans: nil until the trace names a span or the
+	// reader is asked to select calls by span.
+	sp *spanState
 
 	// After the input ends: synthetic exits for calls still open, then err.
 	done    bool
@@ -403,7 +419,10 @@ func (rd *Reader) fail(err error) {
 		for i := len(st) - 1; i >= 0; i-- {
 			end := max(rd.maxTime, st[i].start)
 			held = min(held+st[i].held, end-st[i].start)
-			rd.pending = append(rd.pending, Event{Kind: ExitEvent, G: g, Func: st[i].fn, Time: end, Depth: i + 1, Exit: Unfinished, Start: st[i].start, Held: held})
+			e := Event{Kind: ExitEvent, G: g, Func: st[i].fn, Time: end, Depth: i + 1, Exit: Unfinished, Start: st[i].start, Held: held}
+			if rd.sp == nil || rd.sp.exit(g, &e) {
+				rd.pending = append(rd.pending, e)
+			}
 		}
 	}
 	rd.stacks, rd.cur = map[uint64]*[]frame{}, nil
@@ -432,6 +451,8 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			rd.funcs = append(rd.funcs, f)
 		}
 		return d.finish("function table")
+	case wire.ChunkSpans:
+		return rd.spans().readTable(&d)
 	case wire.ChunkErrors:
 		first := d.uvarint()
 		n := d.uvarint()
@@ -472,8 +493,11 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		if len(d.p) > 0 { // written since the runtime waits for room
 			s.Waits, s.HeldNs = d.uvarint(), d.uvarint()
 		}
-		if len(d.p) > 0 { // written when errors were lost
+		if len(d.p) > 0 { // written when errors or spans were lost
 			s.LostErrors = d.uvarint()
+		}
+		if len(d.p) > 0 { // written when spans were lost
+			s.LostSpans = d.uvarint()
 		}
 		if err := d.finish("stats"); err != nil {
 			return err
@@ -684,7 +708,7 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 	// Field by field: assigning a whole Event, which holds strings,
 	// takes a write barrier's check for each of its pointers.
 	ev.Kind, ev.G, ev.Func, ev.Time, ev.Depth = 0, rd.g, 0, t, 0
-	ev.Exit, ev.Start, ev.Err, ev.Held = 0, 0, 0, 0
+	ev.Exit, ev.Start, ev.Err, ev.Held, ev.Span = 0, 0, 0, 0, SpanID{}
 	if ev.Value.Kind != 0 { // only value events set it
 		ev.Value = Value{}
 	}
@@ -698,6 +722,9 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 		*st = append(*st, frame{fn: uint32(fn), start: t, last: t})
 		ev.Depth = len(*st)
 		rd.calls++
+		if rd.sp != nil {
+			return rd.sp.enter(rd.g, ev), nil
+		}
 	case wire.OpExit:
 		k := ExitKind(v >> 2)
 		if v>>2 > uint64(Goexit) {
@@ -714,9 +741,16 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 			(*st)[n-1].last = t
 			(*st)[n-1].held += ev.Held
 		}
+		if rd.sp != nil {
+			return rd.sp.exit(rd.g, ev), nil
+		}
 	case wire.OpExt:
-		if id := v >> 2; id == wire.ExtHeldFrom || id == wire.ExtHeldTo {
+		switch id := v >> 2; id {
+		case wire.ExtHeldFrom, wire.ExtHeldTo:
 			rd.held(*st, id == wire.ExtHeldTo, t)
+			return false, nil
+		case wire.ExtSpanStart, wire.ExtSpanEnd:
+			rd.spans().pending(rd.g, id == wire.ExtSpanEnd, t)
 			return false, nil
 		}
 		if !record { // an error: of the call about to exit
@@ -745,6 +779,9 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 // event, or none while a string's bytes are still to come.
 func (rd *Reader) value(ev *Event, x, bits uint64) (bool, error) {
 	k, result := ValueKind(x>>1), x&1 == 1
+	if k == wire.ValueSpan {
+		return rd.spans().id(rd, ev, bits)
+	}
 	st := rd.cur
 	if k == 0 || k >= maxValueKind || len(*st) == 0 {
 		return false, fmt.Errorf("%w: bad value op %d in goroutine %d", ErrCorrupt, x, rd.g)
@@ -767,7 +804,7 @@ func (rd *Reader) value(ev *Event, x, bits uint64) (bool, error) {
 		delete(rd.strs, rd.g)
 		p.v.Str = string(p.b)
 		*ev = Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: p.v}
-		return true, nil
+		return rd.sp == nil || rd.sp.value(rd.g, ev), nil
 	case p != nil:
 		return false, fmt.Errorf("%w: a string cut short in goroutine %d", ErrCorrupt, rd.g)
 	}
@@ -785,7 +822,7 @@ func (rd *Reader) value(ev *Event, x, bits uint64) (bool, error) {
 		v.Type = rd.errs[bits].Type
 	}
 	*ev = Event{Kind: ValueEvent, G: rd.g, Func: (*st)[len(*st)-1].fn, Depth: len(*st), Value: v}
-	return true, nil
+	return rd.sp == nil || rd.sp.value(rd.g, ev), nil
 }
 
 // pendingString is a string value whose bytes are being read.

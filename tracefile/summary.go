@@ -136,6 +136,9 @@ func (rd *Reader) summary(r io.ReaderAt, size int64) (Summary, bool) {
 	maxNs := d.varint()
 	st := Stats{Calls: d.uvarint(), DroppedCalls: d.uvarint(), Flushes: d.uvarint(), Waits: d.uvarint(), HeldNs: d.uvarint(), LostErrors: d.uvarint()}
 	reason := d.string()
+	if len(d.p) > 0 { // written when spans were lost
+		st.LostSpans = d.uvarint()
+	}
 	if d.finish("summary") != nil || exits > calls || called > funcs || funcs > wire.MaxFuncID {
 		return Summary{}, false
 	}

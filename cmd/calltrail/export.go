@@ -97,7 +97,7 @@ func exportVerb() *verb {
 					return err
 				}
 			case "speedscope", "chrome":
-				err := sess.readTrace(name, func(r *tracefile.Reader) (err error) {
+				err := sess.readTrace(name, f, func(r *tracefile.Reader) (err error) {
 					if format == "chrome" {
 						cut, err = export.Chrome(w, r, f)
 					} else {

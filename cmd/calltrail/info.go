@@ -35,7 +35,7 @@ func infoVerb() *verb {
 					return sess.told(name, s.Health())
 				}
 			}
-			return sess.readTrace(name, func(r *tracefile.Reader) error {
+			return sess.readTrace(name, nil, func(r *tracefile.Reader) error {
 				s, err := tracefile.Summarize(r)
 				if err == nil || tracefile.IsIncomplete(err) {
 					text.Info(sess.out, name, s, true)

@@ -37,7 +37,7 @@ func commands() []*verb {
 		// Tracing a program.
 		buildVerb(), runVerb(), testVerb(), instrumentVerb(),
 		// Reading a trace.
-		infoVerb(), replayVerb(), reportVerb(), chainsVerb(), goroutinesVerb(),
+		infoVerb(), replayVerb(), reportVerb(), chainsVerb(), goroutinesVerb(), spansVerb(),
 		flameVerb(), exportVerb(), diffVerb(), serveVerb(),
 		// Leaving it on.
 		recordVerb(), topVerb(),

@@ -56,7 +56,7 @@ func (sess *session) spans(name string, o otlp.Options) (ptrace.Traces, error) {
 	}
 	o.ID = id
 	var td ptrace.Traces
-	err = sess.readTrace(name, func(r *tracefile.Reader) (err error) {
+	err = sess.readTrace(name, o.Filter, func(r *tracefile.Reader) (err error) {
 		td, err = otlp.Spans(r, o)
 		return err
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/spans"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -44,15 +45,43 @@ func (sess *session) told(name string, h tracefile.Health) error {
 	return nil
 }
 
-// readTrace opens a trace, hands its reader to use, and closes it; what
-// use met reading is told as tracefile.Health says.
-func (sess *session) readTrace(name string, use func(*tracefile.Reader) error) error {
-	f, err := tracefile.Open(name)
+// readTrace opens a trace for a view with filter f (nil for none), hands
+// its reader to use, and closes it; what use met reading is told as
+// tracefile.Health says.
+func (sess *session) readTrace(name string, f *filter.Filter, use func(*tracefile.Reader) error) error {
+	file, err := openTrace(name, f)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return sess.told(name, f.Health(use(f.Reader)))
+	defer file.Close()
+	return sess.told(name, file.Health(use(file.Reader)))
+}
+
+// openTrace opens trace name for a view with filter f (nil for none).
+// When f selects requests, a first pass over the trace finds its spans
+// and the span each goroutine was started under, and the reader returned
+// gives only the calls of the requests selected.
+func openTrace(name string, f *filter.Filter) (*tracefile.File, error) {
+	file, err := tracefile.Open(name)
+	if err != nil || f == nil || !f.Requests() {
+		return file, err
+	}
+	ix, err := spans.Read(file.Reader)
+	file.Close()
+	if err != nil && !tracefile.IsIncomplete(err) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	// Damage is told by the second pass, after what it shows.
+	keep, err := ix.Select(f.TraceID, f.Span)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if file, err = tracefile.Open(name); err != nil {
+		return nil, err
+	}
+	file.InheritSpans(ix.Inherit)
+	file.KeepSpans(keep)
+	return file, nil
 }
 
 // topFlags are the flags of the verbs that list the largest of

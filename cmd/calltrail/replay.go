@@ -25,7 +25,7 @@ func replayVerb() *verb {
 			if err != nil {
 				return err
 			}
-			return sess.readTrace(name, func(r *tracefile.Reader) error {
+			return sess.readTrace(name, f, func(r *tracefile.Reader) error {
 				if err := replay.Write(sess.out, r, f, opts); err != nil && err != io.EOF {
 					return err
 				}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/calltrail/calltrail/internal/text"
-	"github.com/calltrail/calltrail/tracefile"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
@@ -18,7 +17,7 @@ import (
 // load opens a trace and analyses it, telling what was wrong with it as
 // tracefile.Health says.
 func (sess *session) load(name string, o analysis.Options) (*query.Trace, error) {
-	f, err := tracefile.Open(name)
+	f, err := openTrace(name, o.Filter)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,9 @@ type Build struct {
 	// the runtime's control endpoint (package live), which serves the
 	// program's calls on CALLTRAIL_HTTP when that is set.
 	Endpoint Endpoint
+	// NoSpans leaves the OpenTelemetry SDK as it is: by default, a
+	// program that links it records the spans it starts (see OTelSDK).
+	NoSpans bool
 
 	Work string   // temporary directory for the overlay; set by Prepare
 	Env  []string // environment the go command needs (GOWORK); set by Prepare
@@ -57,6 +60,10 @@ type Stats struct {
 	// Refused are the packages of the standard library --pkgs matched
 	// that cannot be traced (see stdRefused).
 	Refused []string
+	// Spans says whether the program records its OpenTelemetry spans;
+	// NoSpans, when it links the SDK but cannot, says why.
+	Spans   bool
+	NoSpans string
 }
 
 // count adds a file's omitted functions to st.
@@ -222,6 +229,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 		opts.KeepInlined, err = KeepInlined(q)
 		if err != nil {
+			return nil, st, err
+		}
+	}
+	if !b.NoSpans {
+		if err := b.hookSDK(pkgs, selected, deps, inCache, replace, &st); err != nil {
 			return nil, st, err
 		}
 	}
@@ -604,10 +616,12 @@ func appendReplaces(file []byte, replaces map[string]string) []byte {
 	return file
 }
 
-// depModule is a module outside the main ones with packages to instrument.
+// depModule is a module outside the main ones with packages to instrument
+// or files to add or replace (hook, by path).
 type depModule struct {
 	path, version, dir string
 	pkgs               []Package
+	hook               map[string][]byte
 }
 
 // instrumentModule writes a copy of module d with its chosen packages
@@ -654,6 +668,14 @@ func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string,
 			last.src = append(last.src, instrument.CoverageDecl(cov)...)
 		}
 	}
+	for path, src := range d.hook {
+		rel, err := filepath.Rel(d.dir, path)
+		if err != nil {
+			return "", st, err
+		}
+		edits = append(edits, edit{rel, src})
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].rel < edits[j].rel })
 	h := sha256.New()
 	fmt.Fprintf(h, "%s@%s\n", d.path, d.version)
 	for _, e := range edits {
@@ -845,4 +867,42 @@ func containsPattern(patterns []string, importPath string) bool {
 		}
 	}
 	return false
+}
+
+// hookSDK makes a build that links the OpenTelemetry SDK record its spans
+// (see hookSpans): in a copy of its module when it comes from the module
+// cache, as deps are instrumented, or through the overlay.
+func (b *Build) hookSDK(pkgs, selected []Package, deps map[string]*depModule, inCache func(string) bool, replace map[string]string, st *Stats) error {
+	i := slices.IndexFunc(pkgs, func(p Package) bool { return p.ImportPath == OTelSDK && p.Module != nil })
+	if i < 0 {
+		return nil
+	}
+	p := pkgs[i]
+	if slices.ContainsFunc(selected, func(s Package) bool { return s.ImportPath == OTelSDK }) {
+		st.NoSpans = "--pkgs traces " + OTelSDK + " itself"
+		return nil
+	}
+	edits, why, err := hookSpans(p, instrument.RuntimePath)
+	if err != nil || why != "" {
+		st.NoSpans = why
+		return err
+	}
+	st.Spans = true
+	if !p.Module.Main && inCache(p.Dir) {
+		d := deps[p.Module.Path]
+		if d == nil {
+			d = &depModule{path: p.Module.Path, version: p.Module.Version, dir: p.Module.Dir}
+			deps[p.Module.Path] = d
+		}
+		d.hook = edits
+		return nil
+	}
+	for path, src := range edits {
+		dst := filepath.Join(b.Work, fmt.Sprintf("%d_%s", len(replace), filepath.Base(path)))
+		if err := os.WriteFile(dst, src, 0o644); err != nil {
+			return err
+		}
+		replace[path] = dst
+	}
+	return nil
 }

@@ -87,6 +87,29 @@ func (e *Encoder) Errors(first uint32, es []tracefile.Error) {
 	})
 }
 
+// Spans appends a chunk of span table entries: the spans whose start
+// events follow.
+func (e *Encoder) Spans(ss []tracefile.Span) {
+	if len(ss) == 0 {
+		return
+	}
+	p := e.begin(wire.ChunkSpans)
+	p = binary.AppendUvarint(p, uint64(len(ss)))
+	for _, s := range ss {
+		p = append(p, s.ID[:]...)
+		p = append(p, s.Trace[:]...)
+		p = append(p, s.Parent[:]...)
+		var flags uint64
+		if s.Remote {
+			flags |= 1
+		}
+		p = binary.AppendUvarint(p, flags)
+		p = binary.AppendUvarint(p, uint64(s.Kind))
+		p = appendString(p, s.Name)
+	}
+	e.end(p)
+}
+
 // table appends a chunk of n entries of a table with dense ids from
 // first, each appended by entry; nothing when n is 0.
 func (e *Encoder) table(typ byte, first uint32, n int, entry func(p []byte, i int) []byte) {
@@ -136,8 +159,11 @@ func (e *Encoder) Stats(s tracefile.Stats) {
 	p = binary.AppendUvarint(p, s.Flushes)
 	p = binary.AppendUvarint(p, s.Waits)
 	p = binary.AppendUvarint(p, s.HeldNs)
-	if s.LostErrors > 0 {
+	if s.LostErrors > 0 || s.LostSpans > 0 {
 		p = binary.AppendUvarint(p, s.LostErrors)
+	}
+	if s.LostSpans > 0 {
+		p = binary.AppendUvarint(p, s.LostSpans)
 	}
 	e.end(p)
 }
@@ -181,6 +207,9 @@ func (e *Encoder) Summary(t *Totals) {
 		p = binary.AppendUvarint(p, v)
 	}
 	p = appendString(p, e.reason[:min(len(e.reason), wire.MaxSummaryReason)])
+	if s.LostSpans > 0 {
+		p = binary.AppendUvarint(p, s.LostSpans)
+	}
 	p = binary.LittleEndian.AppendUint16(p, uint16(len(p)-start+2))
 	e.end(p)
 }

@@ -52,6 +52,22 @@ func RawHeld(g uint64, to bool) uint64 {
 	return g<<RawOpBits | wire.ExtHeldFrom<<2 | wire.OpExt
 }
 
+// RawSpan returns the Raw.Word of goroutine g starting (end false) or
+// ending (end true) a span, with the time it did; the span's id follows
+// in the next slot, as RawSpanID's bits.
+func RawSpan(g uint64, end bool) uint64 {
+	if end {
+		return g<<RawOpBits | wire.ExtSpanEnd<<2 | wire.OpExt
+	}
+	return g<<RawOpBits | wire.ExtSpanStart<<2 | wire.OpExt
+}
+
+// RawSpanID returns the Raw.Word of the span id after a RawSpan event:
+// its Time holds the id's eight bytes, little endian, as a value's bits.
+func RawSpanID(g uint64) uint64 {
+	return g<<RawOpBits | (wire.ExtValue+wire.ValueSpan<<1)<<2 | wire.OpExt
+}
+
 // RawExit returns the Raw.Word of goroutine g leaving its innermost call.
 func RawExit(g uint64, k tracefile.ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | wire.OpExit }
 

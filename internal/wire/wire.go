@@ -18,6 +18,8 @@ const (
 	// the totals of the whole trace, after its end chunk: its payload
 	// ends with its length as two bytes, little endian
 	ChunkSummary = 'I'
+	// span table entries: the OpenTelemetry spans the program started
+	ChunkSpans = 'Q'
 )
 
 // MaxSummaryReason bounds the bytes of the end reason a summary chunk
@@ -40,16 +42,20 @@ const (
 // about to exit returned error v>>2 of the error table. ExtHeldFrom and
 // ExtHeldTo, each with a time, say the goroutine waited for the trace
 // writer between the two; they follow the event whose recording waited.
-// From ExtValue up, it is a value.
+// ExtSpanStart and ExtSpanEnd, each with a time, say the goroutine started
+// or ended a span; the value op of kind ValueSpan that follows them on the
+// goroutine carries the span's id. From ExtValue up, it is a value.
 const (
 	ExtGoroutine = 0 // zigzag time delta; then parent id, creator func, creator line, start func
+	ExtSpanStart = ExtValue - 4
+	ExtSpanEnd   = ExtValue - 3
 	ExtHeldFrom  = ExtValue - 2
 	ExtHeldTo    = ExtValue - 1
 )
 
 // MaxErrorID bounds error table ids, so that an error's op fits the
 // runtime's raw event words.
-const MaxErrorID = ExtHeldFrom - 1
+const MaxErrorID = ExtSpanStart - 1
 
 // Values: with calltrail's --args, a call's arguments follow its enter,
 // and its results come just before its exit (and its error), each as an
@@ -63,6 +69,10 @@ const (
 	MaxValueString = 32
 	// ValueBytes is the value kind of eight bytes of the string before.
 	ValueBytes = 9
+	// ValueSpan is the value kind of a span's id, the eight bytes of
+	// OpenTelemetry's span id, little endian: it follows ExtSpanStart
+	// and ExtSpanEnd, and belongs to no call.
+	ValueSpan = 10
 )
 
 // StringBytes is how many bytes of a string of length n a trace keeps.

@@ -1,0 +1,99 @@
+// Command orders is a small HTTP service that uses OpenTelemetry: the
+// SDK, with otelhttp starting a server span for each request, under the
+// caller's span when the request carries a traceparent header. calltrail's
+// tests build it, unchanged, to check that every call is tied to the
+// request it ran for.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+var tracer = otel.Tracer("orders")
+
+func main() {
+	addrFile := flag.String("addr-file", "", "write the address served to this file")
+	flag.Parse()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/orders/", orders)
+	mux.HandleFunc("/quit", func(w http.ResponseWriter, r *http.Request) {
+		go srv.Shutdown(context.Background())
+	})
+	srv.Handler = otelhttp.NewHandler(mux, "GET /orders")
+	if *addrFile != "" {
+		if err := os.WriteFile(*addrFile, []byte(ln.Addr().String()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := srv.Serve(ln); err != http.ErrServerClosed {
+		log.Fatal(err)
+	}
+	tp.Shutdown(context.Background())
+}
+
+// orders answers /orders/N: it loads order N, pricing its N items in
+// goroutines of its own, and writes the total.
+func orders(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.URL.Path[len("/orders/"):])
+	if err != nil || n < 1 || n > 100 {
+		http.Error(w, "bad order", http.StatusBadRequest)
+		return
+	}
+	total := load(r.Context(), n)
+	fmt.Fprintln(w, total)
+}
+
+// load queries order n in a span of its own, then prices its items, one
+// goroutine each.
+func load(ctx context.Context, n int) int {
+	ctx, span := tracer.Start(ctx, "db.query")
+	query(n)
+	span.End()
+	prices := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range prices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prices[i] = price(i)
+		}()
+	}
+	wg.Wait()
+	return sum(prices)
+}
+
+// query stands for a database's time.
+func query(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
+
+func price(i int) int { return i*10 + 1 }
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}

@@ -1,0 +1,132 @@
+package calltrail
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/tracewrite"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// SpanStart records that the calling goroutine started an OpenTelemetry
+// span: span of trace, a child of parent (zero for a root; remote when the
+// parent is another process's), of kind (OpenTelemetry's SpanKind) and
+// named name. The calls the goroutine makes until the span ends, and
+// those of the goroutines it starts meanwhile, ran for it.
+//
+// calltrail build, run and test call it from the OpenTelemetry SDK of a
+// program that uses one (go.opentelemetry.io/otel/sdk/trace), through a
+// span processor they add to every TracerProvider: programs need not call
+// it. It costs a lock and two events, once per span.
+func SpanStart(trace [16]byte, span, parent [8]byte, remote bool, kind int, name string) {
+	if Enabled && recording.Load() && span != [8]byte{} {
+		tr.span(tracefile.Span{ID: span, Trace: trace, Parent: parent, Remote: remote, Kind: kind, Name: name}, false)
+	}
+}
+
+// SpanEnd records that the calling goroutine ended span, which SpanStart
+// recorded.
+func SpanEnd(span [8]byte) {
+	if Enabled && tr != nil && span != [8]byte{} {
+		tr.span(tracefile.Span{ID: span}, true)
+	}
+}
+
+// spanTable holds the spans started since the writer last wrote the span
+// table, and the goroutine of each span open, so that an end is recorded
+// only for a start that was, and in the stream of the goroutine that
+// started the span.
+type spanTable struct {
+	mu      sync.Mutex
+	pending []tracefile.Span
+	open    map[tracefile.SpanID]uint64
+	// lost counts spans not recorded: past maxOpenSpans open, or with
+	// no room in the rings under the drop policy.
+	lost uint64
+}
+
+// maxOpenSpans bounds the spans open at once that the trace follows: a
+// program that starts spans and never ends them cannot grow the table
+// without limit.
+const maxOpenSpans = 1 << 16
+
+// unwritten returns the spans started since the last call.
+func (s *spanTable) unwritten() []tracefile.Span {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := s.pending
+	s.pending = nil
+	return ps
+}
+
+// span records the start (end false) or the end of span sp: two events,
+// the time, then the id as a value's bits. A start is an event of the
+// calling goroutine. An end is an event of the goroutine that started the
+// span, whichever ends it: events of one goroutine are read in the order
+// they were recorded, and a reader must see the end among the events of
+// the goroutine the span's calls ran in, not among another's, which may
+// be read before or after them.
+func (t *tracer) span(sp tracefile.Span, end bool) {
+	g, ts := stamp()
+	if !end && t.seen[g&t.seenMask].Load() == g|quiet {
+		return // calltrail itself is calling an error's Error method
+	}
+	t.spans.mu.Lock()
+	if end {
+		g0, ok := t.spans.open[sp.ID]
+		if !ok {
+			t.spans.mu.Unlock()
+			return // its start was not recorded
+		}
+		delete(t.spans.open, sp.ID)
+		g = g0
+	} else {
+		if t.spans.open == nil {
+			t.spans.open = map[tracefile.SpanID]uint64{}
+		}
+		if _, dup := t.spans.open[sp.ID]; dup || len(t.spans.open) >= maxOpenSpans {
+			t.spans.lost++
+			t.spans.mu.Unlock()
+			return
+		}
+		t.spans.open[sp.ID] = g
+		if len(sp.Name) > tracefile.MaxSpanName {
+			sp.Name = sp.Name[:tracefile.MaxSpanName]
+		}
+		// In the table before its events are in a ring: the writer
+		// writes the table, then the events it drained.
+		t.spans.pending = append(t.spans.pending, sp)
+	}
+	t.spans.mu.Unlock()
+
+	i := g & t.ringMask
+	// The starting goroutine's record goes first, as before its first
+	// call; an end's goroutine has one since its start.
+	first := !end && t.seen[g&t.seenMask].Load() != g
+	n := uint64(2)
+	if first {
+		n += 3
+	}
+	pos, ts, ok := t.take(i, n, ts)
+	if !ok {
+		t.spans.mu.Lock()
+		t.spans.lost++
+		t.spans.mu.Unlock()
+		return
+	}
+	s := &t.rings[i]
+	if first {
+		t.seen[g&t.seenMask].Store(g)
+		parent, gopc, startpc := gstate.Info()
+		ring.Put(s.At(pos+1), parent, int64(gopc))
+		ring.Put(s.At(pos+2), 0, int64(startpc))
+		ring.Put(s.At(pos), g<<opBits|tracewrite.RawGoroutineOp, ts)
+		pos += 3
+	}
+	// The id first, then the event: the writer, which stops at the
+	// first slot not yet written, takes both or neither.
+	ring.Put(s.At(pos+1), tracewrite.RawSpanID(g), int64(binary.LittleEndian.Uint64(sp.ID[:])))
+	ring.Put(s.At(pos), tracewrite.RawSpan(g, end), ts)
+}

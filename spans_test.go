@@ -1,0 +1,90 @@
+//go:build calltrail
+
+package calltrail
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// TestSpansRecorded checks that a span's start and end are events of the
+// goroutines that made them, named in the span table, and that the calls
+// made between them read as the span's, and those after it as no span's.
+func TestSpansRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.out")
+	stop := useTracer(t, path, options{})
+	for i := range funcs {
+		funcs[i].id.Store(0)
+	}
+	trace := [16]byte{1, 2, 3}
+	root, child := [8]byte{9}, [8]byte{10}
+	var wg sync.WaitGroup
+	SpanStart(trace, root, [8]byte{7}, true, 2, "GET /orders")
+	call(&funcs[0], func() {
+		SpanStart(trace, child, root, false, 1, "load")
+		call(&funcs[1], func() {})
+		wg.Add(1)
+		go func() { // ends the span on another goroutine
+			defer wg.Done()
+			SpanEnd(child)
+		}()
+		wg.Wait()
+		call(&funcs[2], func() {})
+	})
+	SpanEnd(root)
+	SpanEnd(root) // ended twice: recorded once
+	call(&funcs[2], func() {})
+	stop()
+	readTrace(t, path) // the summary agrees with the events
+
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func(id tracefile.SpanID) string {
+		if id == (tracefile.SpanID{}) {
+			return "-"
+		}
+		s, _ := r.Span(id)
+		return s.Name
+	}
+	var got []string
+	var ev tracefile.Event
+	for {
+		if err := r.Read(&ev); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case tracefile.EnterEvent:
+			got = append(got, r.Func(ev.Func).Name+"@"+name(ev.Span))
+		case tracefile.SpanStartEvent:
+			got = append(got, "start "+name(ev.Span))
+		case tracefile.SpanEndEvent:
+			got = append(got, "end "+name(ev.Span))
+		}
+	}
+	want := "start GET /orders, test.outer@GET /orders, start load, test.inner@load, end load, test.leaf@GET /orders, end GET /orders, test.leaf@-"
+	if s := strings.Join(got, ", "); s != want {
+		t.Errorf("got  %s\nwant %s", s, want)
+	}
+	s, ok := r.Span(root)
+	if !ok || s.Trace != trace || s.Parent != [8]byte{7} || !s.Remote || s.Kind != 2 {
+		t.Errorf("root span: %+v, %v", s, ok)
+	}
+	if s, _ := r.Span(child); s.Parent != root || s.Remote || s.Kind != 1 {
+		t.Errorf("child span: %+v", s)
+	}
+}
