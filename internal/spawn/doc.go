@@ -6,7 +6,10 @@
 //
 // The rule: a goroutine was started from its parent's innermost open
 // call of the function that holds its go statement (the creator), or,
-// if that function is not traced, from the parent's innermost open call.
+// if that function is not traced, from the parent's innermost open call,
+// when the goroutine began. A goroutine that began after the call of the
+// creator ended, with no call of its parent's open, came from the last
+// call of the creator before it began.
 // The runtime writes a goroutine's record when the goroutine first runs,
 // and emits its buffers in turn, so the record can be read before the
 // parent's call that started it, or after the parent moved on: a child

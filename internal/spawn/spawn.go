@@ -21,6 +21,11 @@ type Link[C any] struct {
 	HasFrom bool // From is known
 
 	orphan bool // no call of the parent's was open when it began
+	// tentative marks a From found at the enter of a call of the
+	// creator: the parent's next event after the child began says
+	// whether that call was still open then, or a later call of the
+	// creator started the child.
+	tentative bool
 }
 
 // A Linker follows a trace's goroutines and calls the function given to
@@ -94,20 +99,17 @@ func (l *Linker[C]) Enter(g uint64, p *Pending[C], fn uint32, at int64, chain C,
 		return
 	}
 	l.settle(p, at, stack)
-	// Children started from fn before its call was read: this is the
-	// chain they came from.
-	kept := p.links[:0]
+	// Children started from fn before its call was read: this call is
+	// the chain they came from if it is still open when they began. A
+	// parent that calls fn again and again (a server's connection
+	// serving request after request) may have started them from a
+	// later call: the parent's first event after they began settles
+	// which (settle), and until then this one stands.
 	for _, k := range p.links {
-		if k.Creator != fn {
-			kept = append(kept, k)
-			continue
-		}
-		if !k.HasFrom && l.links[k.G] == k {
-			k.From, k.HasFrom = chain, true
-			l.done(k)
+		if k.Creator == fn && (!k.HasFrom || k.tentative) && l.links[k.G] == k {
+			k.From, k.HasFrom, k.tentative = chain, true, true
 		}
 	}
-	p.links = kept
 }
 
 // Exit tells of the end of g's innermost call at time at; stack is g's
@@ -148,13 +150,20 @@ func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
 			kept = append(kept, k)
 			continue
 		}
-		if l.links[k.G] != k || k.HasFrom {
+		if l.links[k.G] != k || k.HasFrom && !k.tentative {
 			continue // linked already, or flushed
 		}
-		if stack.Len() > 0 {
+		switch {
+		case stack.Len() > 0:
 			k.From, k.HasFrom = chainOf(stack, k.Creator)
+			k.tentative = false
 			l.done(k)
-		} else {
+		case k.tentative:
+			// The call of the creator it was tied to is the last
+			// open before it began.
+			k.tentative = false
+			l.done(k)
+		default:
 			// No call of the parent's was open when the child began:
 			// none of them started it.
 			k.orphan = true
@@ -166,7 +175,7 @@ func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
 
 // done calls linked with k if its chains are known.
 func (l *Linker[C]) done(k *Link[C]) {
-	if k.HasRoot && (k.HasFrom || k.Parent == 0 || k.orphan) {
+	if k.HasRoot && (k.HasFrom && !k.tentative || k.Parent == 0 || k.orphan) {
 		l.give(k)
 	}
 }

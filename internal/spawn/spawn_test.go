@@ -158,6 +158,38 @@ func TestLinker(t *testing.T) {
 2 enter 9 22
 1 enter 2 20`,
 		want: []string{"2<-f2@20 root f9@22"},
+	}, {
+		// Both children are read before their parent's events, which
+		// call the creator twice, as a connection's goroutine serves
+		// request after request: each child came from the call open
+		// when it began, not from the first call of the creator.
+		name: "a creator called again and again",
+		script: `
+2 start 1 2 13
+2 enter 9 14
+3 start 1 2 33
+3 enter 9 34
+1 enter 1 10
+1 enter 2 11
+1 exit 20
+1 exit 21
+1 enter 1 30
+1 enter 2 31
+1 exit 40
+1 exit 41`,
+		want: []string{"2<-f2@11 root f9@14", "3<-f2@31 root f9@34"},
+	}, {
+		// The child began after the call of the creator ended, and
+		// the parent had nothing open then: that call stands.
+		name: "began after its creator returned",
+		script: `
+2 start 1 2 25
+2 enter 9 26
+1 enter 2 10
+1 exit 20
+1 enter 5 30
+1 exit 31`,
+		want: []string{"2<-f2@10 root f9@26"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,233 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// request is one request the test sends the orders service: its trace id,
+// the caller's span id and the order's size.
+type request struct {
+	trace, parent string
+	n             int
+}
+
+// servedOrders builds testdata/orders, a service that uses the
+// OpenTelemetry SDK and otelhttp, with calltrail build, unchanged; serves
+// reqs, two callers at a time, each over one kept-alive connection, so
+// that one goroutine of the server serves several requests in turn; and
+// returns the trace.
+func servedOrders(t *testing.T, reqs []request) string {
+	t.Helper()
+	ct := calltrailBinary(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "orders")
+	build := exec.Command(ct, "build", "-o", bin, ".")
+	build.Dir = filepath.Join("testdata", "orders")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("calltrail build: %v\n%s", err, out)
+	}
+	trace, addrFile := filepath.Join(dir, "orders.trace"), filepath.Join(dir, "addr")
+	srv := exec.Command(bin, "-addr-file", addrFile)
+	srv.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	var addr []byte
+	for deadline := time.Now().Add(time.Minute); len(addr) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			srv.Process.Kill()
+			t.Fatal("the service did not start in a minute")
+		}
+		addr, _ = os.ReadFile(addrFile)
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < 2; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+			for i := c; i < len(reqs); i += 2 {
+				r := reqs[i]
+				req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/orders/%d", addr, r.n), nil)
+				req.Header.Set("traceparent", "00-"+r.trace+"-"+r.parent+"-01")
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body) // so that the connection is reused
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if resp, err := http.Get("http://" + string(addr) + "/quit"); err == nil {
+		resp.Body.Close()
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the service: %v", err)
+		}
+	case <-time.After(time.Minute):
+		srv.Process.Kill()
+		t.Fatal("the service did not end in a minute")
+	}
+	return trace
+}
+
+// TestRequests checks that every call of a traced service is tied to
+// exactly the request that made it, in the goroutines the request started
+// too, with requests served concurrently and one after another on the
+// same goroutines of the server: calltrail spans counts each request's
+// calls as the service makes them, and chains and report narrowed to a
+// request count its calls alone.
+func TestRequests(t *testing.T) {
+	var reqs []request
+	for i := 1; i <= 8; i++ {
+		reqs = append(reqs, request{trace: fmt.Sprintf("%032x", 0xabc000+i), parent: fmt.Sprintf("%016x", 0xdef000+i), n: i})
+	}
+	trace := servedOrders(t, reqs)
+
+	code, out, errOut := runCmd("spans", "--json", "--top", "0", trace)
+	if code != 0 {
+		t.Fatalf("spans: %s", errOut)
+	}
+	var list []struct {
+		TraceID    string `json:"trace_id"`
+		SpanID     string `json:"span_id"`
+		Parent     string `json:"parent_span_id"`
+		Remote     bool   `json:"remote"`
+		Kind       int    `json:"kind"`
+		Name       string `json:"name"`
+		Calls      uint64 `json:"calls"`
+		Goroutines int    `json:"goroutines"`
+		DurationNs int64  `json:"duration_ns"`
+		Goroutine  uint64 `json:"goroutine"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	server := map[string]int{} // trace id -> index of its server span
+	for i, s := range list {
+		if s.Kind == 2 && s.Remote {
+			server[s.TraceID] = i
+		}
+	}
+	served := map[uint64]int{} // requests by the server goroutine that served them
+	for _, i := range server {
+		served[list[i].Goroutine]++
+	}
+	if len(served) >= len(reqs) {
+		t.Errorf("every request had a server goroutine of its own (%v): the test means to share them", served)
+	}
+	totalPrice := 0
+	for _, r := range reqs {
+		i, ok := server[r.trace]
+		if !ok {
+			t.Errorf("trace %s: no server span under the caller's span in %s", r.trace, out)
+			continue
+		}
+		s := list[i]
+		// orders, load, query, n times (the goroutine's func and
+		// price), sum.
+		if want := uint64(3 + 2*r.n + 1); s.Calls != want {
+			t.Errorf("trace %s (n=%d): %d calls, want %d", r.trace, r.n, s.Calls, want)
+		}
+		if want := 1 + r.n; s.Goroutines != want {
+			t.Errorf("trace %s (n=%d): %d goroutines, want %d", r.trace, r.n, s.Goroutines, want)
+		}
+		if s.Parent != r.parent {
+			t.Errorf("trace %s: parent %s, want the caller's %s", r.trace, s.Parent, r.parent)
+		}
+		if s.DurationNs < int64(r.n)*int64(time.Millisecond) {
+			t.Errorf("trace %s: %dns, shorter than its query's %dms", r.trace, s.DurationNs, r.n)
+		}
+		totalPrice += r.n
+
+		code, out, errOut := runCmd("chains", "--json", "--trace-id", r.trace, "main.price", trace)
+		if code != 0 {
+			t.Fatalf("chains --trace-id %s: %s", r.trace, errOut)
+		}
+		if got := chainCalls(t, out); got != r.n {
+			t.Errorf("chains --trace-id %s main.price: %d calls, want %d", r.trace, got, r.n)
+		}
+		code, out, errOut = runCmd("report", "--json", "--trace-id", r.trace, trace)
+		if code != 0 {
+			t.Fatalf("report --trace-id %s: %s", r.trace, errOut)
+		}
+		if got, want := reportCalls(t, out), 3+2*r.n+1; got != want {
+			t.Errorf("report --trace-id %s: %d calls, want %d", r.trace, got, want)
+		}
+	}
+	code, out, errOut = runCmd("chains", "--json", "main.price", trace)
+	if code != 0 {
+		t.Fatalf("chains: %s", errOut)
+	}
+	if got := chainCalls(t, out); got != totalPrice {
+		t.Errorf("chains main.price: %d calls, want %d, the requests' sum", got, totalPrice)
+	}
+	// --span narrows to the spans named and those under them.
+	code, out, errOut = runCmd("report", "--json", "--span", "^db\\.query$", "--trace-id", reqs[2].trace, trace)
+	if code != 0 {
+		t.Fatalf("report --span: %s", errOut)
+	}
+	if got := reportCalls(t, out); got != 1 {
+		t.Errorf("report --span db.query: %d calls, want 1 (main.query)", got)
+	}
+	code, _, errOut = runCmd("chains", "--trace-id", strings.Repeat("1", 32), "main.price", trace)
+	if code == 0 || !strings.Contains(errOut, "no span of the trace has that trace id") {
+		t.Errorf("chains of an unknown trace id: exit %d, %q", code, errOut)
+	}
+}
+
+// chainCalls sums the calls of chains --json's chains.
+func chainCalls(t *testing.T, out string) int {
+	t.Helper()
+	var v struct {
+		Chains []struct {
+			Calls int `json:"calls"`
+		} `json:"chains"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	n := 0
+	for _, c := range v.Chains {
+		n += c.Calls
+	}
+	return n
+}
+
+// reportCalls sums the calls of report --json's functions.
+func reportCalls(t *testing.T, out string) int {
+	t.Helper()
+	var v struct {
+		Functions []struct {
+			Calls int `json:"calls"`
+		} `json:"functions"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	n := 0
+	for _, f := range v.Functions {
+		n += f.Calls
+	}
+	return n
+}
