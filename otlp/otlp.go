@@ -66,12 +66,16 @@ type span struct {
 	err        uint32
 	trace      [16]byte
 	traced     bool // trace is set
+	// req is the OpenTelemetry span of the program's the call ran
+	// under (see tracefile.Event.Span), zero if none or not known yet.
+	req tracefile.SpanID
 }
 
 // frame is an open call.
 type frame struct {
 	fn      uint32
 	start   int64
+	req     tracefile.SpanID
 	pending []*span // spans below it whose parent is not known yet
 }
 
@@ -81,17 +85,19 @@ type stack struct {
 	pending spawn.Pending[call] // goroutines it started, waiting for the call that did
 }
 
-// call is an open call of a goroutine, by its depth and start.
+// call is an open call of a goroutine, by its depth and start, with the
+// program's span it ran under.
 type call struct {
 	depth int // 1 for the outermost
 	start int64
+	req   tracefile.SpanID
 }
 
 // Len and At make a goroutine's open calls a spawn.Stack.
 func (s *stack) Len() int { return len(s.frames) }
 
 func (s *stack) At(i int) (uint32, call) {
-	return s.frames[i].fn, call{depth: i + 1, start: s.frames[i].start}
+	return s.frames[i].fn, call{depth: i + 1, start: s.frames[i].start, req: s.frames[i].req}
 }
 
 // Spans reads r and returns the spans of the calls o chooses. Of a
@@ -140,8 +146,8 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 				st = &stack{}
 				b.stacks[ev.G] = st
 			}
-			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, call{depth: len(st.frames) + 1, start: ev.Time}, st)
-			st.frames = append(st.frames, frame{fn: ev.Func, start: ev.Time})
+			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, call{depth: len(st.frames) + 1, start: ev.Time, req: ev.Span}, st)
+			st.frames = append(st.frames, frame{fn: ev.Func, start: ev.Time, req: ev.Span})
 			continue
 		case tracefile.ExitEvent:
 		default:
@@ -160,7 +166,7 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 				return ptrace.NewTraces(), &ErrTooMany{Limit: o.Limit}
 			}
 			b.n++
-			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, depth: len(st.frames) + 1, start: ev.Start, end: ev.Time, held: ev.Held, exit: ev.Exit, err: ev.Err}
+			s := &span{id: b.spanID(b.seq), g: ev.G, fn: ev.Func, depth: len(st.frames) + 1, start: ev.Start, end: ev.Time, held: ev.Held, exit: ev.Exit, err: ev.Err, req: ev.Span}
 			for _, c := range fr.pending {
 				c.parent = s
 			}
@@ -179,7 +185,39 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 		return ptrace.NewTraces(), readErr
 	}
 	b.links()
+	b.requests()
 	return b.traces(), readErr
+}
+
+// requests gives the spans of calls in goroutines started under one of
+// the program's spans that span, as the reader does given
+// tracefile.Reader.InheritSpans: the span of the parent's call that
+// started the goroutine, or the parent's own, and so on up.
+func (b *builder) requests() {
+	inherit := map[uint64]tracefile.SpanID{}
+	var of func(g uint64, depth int) tracefile.SpanID
+	of = func(g uint64, depth int) tracefile.SpanID {
+		if s, ok := inherit[g]; ok {
+			return s
+		}
+		from, ok := b.from[g]
+		if !ok || depth > 1000 {
+			return tracefile.SpanID{}
+		}
+		s := from.call.req
+		if !s.IsValid() && from.parent != g {
+			s = of(from.parent, depth+1)
+		}
+		inherit[g] = s
+		return s
+	}
+	for g, spans := range b.spans {
+		for _, s := range spans {
+			if !s.req.IsValid() {
+				s.req = of(g, 0)
+			}
+		}
+	}
 }
 
 type builder struct {
@@ -295,12 +333,17 @@ func around(spans []*span, c call) *span {
 	return s
 }
 
-// traceOf returns the trace id of s: its parent's, its link's, or, for a
-// span that has neither, one of its own.
+// traceOf returns the trace id of s: that of the program's span it ran
+// under, its parent's, its link's, or, for a span that has none of them,
+// one of its own.
 func (b *builder) traceOf(s *span) [16]byte {
 	var path []*span
 	for a := s; ; {
 		if a.traced {
+			break
+		}
+		if r, ok := b.r.Span(a.req); ok && r.Trace.IsValid() {
+			a.trace, a.traced = r.Trace, true // the request's
 			break
 		}
 		path = append(path, a)
@@ -368,7 +411,12 @@ func (b *builder) traces() ptrace.Traces {
 			sp := out.AppendEmpty()
 			sp.SetTraceID(pcommon.TraceID(b.traceOf(s)))
 			sp.SetSpanID(spanID(s.id))
-			if s.parent != nil {
+			switch r, ok := b.r.Span(s.req); {
+			case ok && r.Trace.IsValid() && (s.parent == nil || s.parent.req != s.req):
+				// The outermost call of its goroutine that ran under
+				// the program's span r, in r's trace: a child of r.
+				sp.SetParentSpanID(pcommon.SpanID(r.ID))
+			case s.parent != nil:
 				sp.SetParentSpanID(spanID(s.parent.id))
 			}
 			fn := b.r.Func(s.fn)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -27,8 +28,8 @@ type request struct {
 // OpenTelemetry SDK and otelhttp, with calltrail build, unchanged; serves
 // reqs, two callers at a time, each over one kept-alive connection, so
 // that one goroutine of the server serves several requests in turn; and
-// returns the trace.
-func servedOrders(t *testing.T, reqs []request) string {
+// returns the trace. env is more of the service's environment.
+func servedOrders(t *testing.T, reqs []request, env ...string) string {
 	t.Helper()
 	ct := calltrailBinary(t)
 	dir := t.TempDir()
@@ -40,7 +41,7 @@ func servedOrders(t *testing.T, reqs []request) string {
 	}
 	trace, addrFile := filepath.Join(dir, "orders.trace"), filepath.Join(dir, "addr")
 	srv := exec.Command(bin, "-addr-file", addrFile)
-	srv.Env = append(os.Environ(), "CALLTRAIL_OUT="+trace)
+	srv.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace), env...)
 	srv.Stderr = os.Stderr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -230,4 +231,81 @@ func reportCalls(t *testing.T, out string) int {
 		n += f.Calls
 	}
 	return n
+}
+
+// TestRequestsInCollector sends the orders service's own spans and
+// calltrail's spans of its calls to one OpenTelemetry Collector: every
+// call's span is in the trace of the request it ran for, the outermost
+// calls of each goroutine children of the service's span they ran under,
+// as Jaeger or Tempo would show them.
+func TestRequestsInCollector(t *testing.T) {
+	col := startCollector(t)
+	var reqs []request
+	for i := 1; i <= 4; i++ {
+		reqs = append(reqs, request{trace: fmt.Sprintf("%032x", 0xfeed00+i), parent: fmt.Sprintf("%016x", 0xbeef00+i), n: i})
+	}
+	trace := servedOrders(t, reqs, "OTEL_EXPORTER_OTLP_ENDPOINT="+strings.Replace(col.URL, "otlp://", "http://", 1))
+	code, out, errOut := runCmd("report", "--json", trace)
+	if code != 0 {
+		t.Fatalf("report: %s", errOut)
+	}
+	calls := reportCalls(t, out)
+	if code, _, errOut := runCmd("push", "--to", col.URL, "--spans", ".", trace); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	// The service's spans: a server span and a db.query span a request,
+	// and the server span of /quit.
+	own := 2*len(reqs) + 1
+	td, err := col.Spans(own+calls, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type node struct {
+		name, trace, parent string
+		scope              string
+	}
+	spans := map[string]node{}
+	rs := td.ResourceSpans()
+	for i := 0; i < rs.Len(); i++ {
+		ss := rs.At(i).ScopeSpans()
+		for j := 0; j < ss.Len(); j++ {
+			scope := ss.At(j).Scope().Name()
+			sp := ss.At(j).Spans()
+			for k := 0; k < sp.Len(); k++ {
+				s := sp.At(k)
+				spans[s.SpanID().String()] = node{s.Name(), s.TraceID().String(), s.ParentSpanID().String(), scope}
+			}
+		}
+	}
+	if len(spans) != own+calls {
+		t.Errorf("the Collector holds %d spans, want %d of the service and %d of its calls", len(spans), own, calls)
+	}
+	for _, r := range reqs {
+		funcs := map[string]int{}
+		for id, s := range spans {
+			if s.trace != r.trace || s.scope != "github.com/calltrail/calltrail" {
+				continue
+			}
+			funcs[s.name]++
+			// Up from a call's span: calls' spans, then the
+			// service's, then the caller's, which is not here.
+			p, hops := spans[s.parent], 0
+			for ; p.scope == "github.com/calltrail/calltrail" && hops < 100; hops++ {
+				if p.trace != r.trace {
+					t.Errorf("span %s (%s): its parent is in trace %s, not %s", id, s.name, p.trace, r.trace)
+				}
+				p = spans[p.parent]
+			}
+			if p.name == "" || p.trace != r.trace {
+				t.Errorf("span %s (%s) of trace %s is not under a span of the service", id, s.name, r.trace)
+			}
+			if s.name == "main.orders" && (p.parent != r.parent || hops != 0) {
+				t.Errorf("main.orders of trace %s: parent %q (caller %s), want the service's server span, under the caller's %s", r.trace, p.name, p.parent, r.parent)
+			}
+		}
+		want := map[string]int{"main.orders": 1, "main.load": 1, "main.query": 1, "main.load.func1": r.n, "main.price": r.n, "main.sum": 1}
+		if !reflect.DeepEqual(funcs, want) {
+			t.Errorf("trace %s: calls' spans %v, want %v", r.trace, funcs, want)
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -28,7 +29,16 @@ var tracer = otel.Tracer("orders")
 func main() {
 	addrFile := flag.String("addr-file", "", "write the address served to this file")
 	flag.Parse()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(sdktrace.AlwaysSample())}
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
+		// The service's own spans go to the OpenTelemetry Collector.
+		exp, err := otlptracehttp.New(context.Background())
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 
@@ -51,7 +61,9 @@ func main() {
 	if err := srv.Serve(ln); err != http.ErrServerClosed {
 		log.Fatal(err)
 	}
-	tp.Shutdown(context.Background())
+	if err := tp.Shutdown(context.Background()); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // orders answers /orders/N: it loads order N, pricing its N items in
