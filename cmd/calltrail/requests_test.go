@@ -262,7 +262,7 @@ func TestRequestsInCollector(t *testing.T) {
 	}
 	type node struct {
 		name, trace, parent string
-		scope              string
+		scope               string
 	}
 	spans := map[string]node{}
 	rs := td.ResourceSpans()
