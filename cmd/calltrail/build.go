@@ -38,6 +38,7 @@ type tracedArgs struct {
 	pkgs     []string // --pkgs
 	inlined  bool     // --inlined: trace the functions kept inlined too
 	endpoint gobuild.Endpoint
+	otel     bool // --otel: record the OpenTelemetry SDK's spans
 	opts     instrument.Options
 	goFlags  []string // flags for the go command
 	packages []string // package arguments
@@ -66,6 +67,7 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs, links boo
 	regexpFlag("args", "record the arguments and results of functions whose qualified name matches `REGEX`: numbers, bools, strings (32 bytes), lengths, types", &a.opts.Args)
 	fs.BoolVar(&a.inlined, "inlined", false, "trace the functions kept inlined by default, whose inlining keeps a value off the heap, too, at the cost of that allocation")
 	fs.BoolVar(&a.opts.Errors, "errors", true, "record the error each call of a function with an error result returns, its type and message (--errors=false to leave them out)")
+	fs.BoolVar(&a.otel, "otel", true, "in a program that uses the OpenTelemetry SDK (go.opentelemetry.io/otel/sdk/trace), record the spans it starts, so that calltrail spans and --trace-id tie each call to its request (--otel=false to leave the SDK as it is)")
 	if links {
 		fs.Var(endpointFlag{&a.endpoint}, "live", "link the control endpoint (CALLTRAIL_HTTP; see calltrail record) into the program: by default only into one that imports net/http already; --live=false into none")
 	}
@@ -207,7 +209,7 @@ func (sess *session) prepare(a tracedArgs, tests bool) (*gobuild.Build, []string
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Endpoint: a.endpoint}
+	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Endpoint: a.endpoint, NoSpans: !a.otel}
 	if tests {
 		b.Endpoint = gobuild.EndpointOff
 	}
@@ -215,6 +217,9 @@ func (sess *session) prepare(a tracedArgs, tests bool) (*gobuild.Build, []string
 	if err != nil {
 		b.Close()
 		return nil, nil, st, err
+	}
+	if st.NoSpans != "" {
+		fmt.Fprintf(sess.errOut, "calltrail: the program's OpenTelemetry spans will not be recorded: %s\n", st.NoSpans)
 	}
 	if n := len(st.Refused); n > 0 {
 		names := strings.Join(st.Refused[:min(n, 8)], ", ")
