@@ -13,6 +13,7 @@ import (
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/spawn"
+	"github.com/calltrail/calltrail/spans"
 	"github.com/calltrail/calltrail/tracefile"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -117,6 +118,7 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 	links := spawn.New(0, func(l *spawn.Link[call]) {
 		if l.HasFrom {
 			b.from[l.G] = started{parent: l.Parent, call: l.From}
+			b.inherit.Started(l.G, l.Parent, l.At, spans.Origin{Span: l.From.req, Start: l.From.start})
 		}
 	})
 	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })
@@ -148,6 +150,9 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 			}
 			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, call{depth: len(st.frames) + 1, start: ev.Time, req: ev.Span}, st)
 			st.frames = append(st.frames, frame{fn: ev.Func, start: ev.Time, req: ev.Span})
+			continue
+		case tracefile.SpanStartEvent, tracefile.SpanEndEvent:
+			b.inherit.Span(&ev)
 			continue
 		case tracefile.ExitEvent:
 		default:
@@ -191,30 +196,13 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 
 // requests gives the spans of calls in goroutines started under one of
 // the program's spans that span, as the reader does given
-// tracefile.Reader.InheritSpans: the span of the parent's call that
-// started the goroutine, or the parent's own, and so on up.
+// tracefile.Reader.InheritSpans.
 func (b *builder) requests() {
-	inherit := map[uint64]tracefile.SpanID{}
-	var of func(g uint64, depth int) tracefile.SpanID
-	of = func(g uint64, depth int) tracefile.SpanID {
-		if s, ok := inherit[g]; ok {
-			return s
-		}
-		from, ok := b.from[g]
-		if !ok || depth > 1000 {
-			return tracefile.SpanID{}
-		}
-		s := from.call.req
-		if !s.IsValid() && from.parent != g {
-			s = of(from.parent, depth+1)
-		}
-		inherit[g] = s
-		return s
-	}
-	for g, spans := range b.spans {
-		for _, s := range spans {
+	inherit := b.inherit.Resolve()
+	for g, ss := range b.spans {
+		for _, s := range ss {
 			if !s.req.IsValid() {
-				s.req = of(g, 0)
+				s.req = inherit[g]
 			}
 		}
 	}
@@ -230,6 +218,9 @@ type builder struct {
 	from   map[uint64]started // the call that started each goroutine
 	spans  map[uint64][]*span // by goroutine, in order of their end
 	match  map[uint32]bool    // whether Options.Funcs matches, by function
+	// inherit finds the program's span each goroutine was started
+	// under, as package spans does for every view.
+	inherit spans.Inheritance
 }
 
 func (b *builder) worth(ev *tracefile.Event) bool {

@@ -59,12 +59,8 @@ type Index struct {
 }
 
 // chain is what the first pass keeps of an open call for package spawn:
-// its span, or, for a call outside any span of its goroutine's, the
-// goroutine, whose own inherited span it has.
-type chain struct {
-	span tracefile.SpanID
-	g    uint64
-}
+// its span when it began and its start.
+type chain = Origin
 
 type stack struct {
 	calls   []chainCall
@@ -84,11 +80,11 @@ func (s *stack) At(i int) (uint32, chain) { return s.calls[i].fn, s.calls[i].c }
 // Index. The error is the one that stopped reading, nil at the end of
 // the trace.
 func Read(r *tracefile.Reader) (*Index, error) {
-	ix := &Index{ByID: map[tracefile.SpanID]*Span{}, Inherit: map[uint64]tracefile.SpanID{}}
-	from := map[uint64]chain{} // the chain of the call that started each goroutine
+	ix := &Index{ByID: map[tracefile.SpanID]*Span{}}
+	var h Inheritance
 	links := spawn.New(0, func(l *spawn.Link[chain]) {
 		if l.HasFrom {
-			from[l.G] = l.From
+			h.Started(l.G, l.Parent, l.At, l.From)
 		}
 	})
 	stacks := map[uint64]*stack{}
@@ -101,6 +97,7 @@ func Read(r *tracefile.Reader) (*Index, error) {
 		st := stacks[ev.G]
 		switch ev.Kind {
 		case tracefile.SpanStartEvent:
+			h.Span(&ev)
 			if ix.ByID[ev.Span] == nil {
 				e, _ := r.Span(ev.Span)
 				s := &Span{Span: e, G: ev.G, Start: ev.Time}
@@ -108,6 +105,7 @@ func Read(r *tracefile.Reader) (*Index, error) {
 				ix.ByID[ev.Span] = s
 			}
 		case tracefile.SpanEndEvent:
+			h.Span(&ev)
 			if s := ix.ByID[ev.Span]; s != nil && !s.Ended {
 				s.End, s.Ended = ev.Time, true
 			}
@@ -123,7 +121,7 @@ func Read(r *tracefile.Reader) (*Index, error) {
 				st = &stack{}
 				stacks[ev.G] = st
 			}
-			c := chain{span: ev.Span, g: ev.G}
+			c := chain{Span: ev.Span, Start: ev.Time}
 			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, c, st)
 			st.calls = append(st.calls, chainCall{ev.Func, c})
 		case tracefile.ExitEvent:
@@ -145,33 +143,111 @@ func Read(r *tracefile.Reader) (*Index, error) {
 			s.End = max(ix.Duration, s.Start)
 		}
 	}
-	// A goroutine started from a call outside any span of its
-	// goroutine's has that goroutine's inherited span, and so on up.
-	var resolve func(g uint64, depth int) tracefile.SpanID
-	resolve = func(g uint64, depth int) tracefile.SpanID {
-		if s, ok := ix.Inherit[g]; ok {
-			return s
-		}
-		c, ok := from[g]
-		if !ok || depth > 1000 {
-			return tracefile.SpanID{}
-		}
-		s := c.span
-		if !s.IsValid() && c.g != g {
-			s = resolve(c.g, depth+1)
-		}
-		if s.IsValid() {
-			ix.Inherit[g] = s
-		}
-		return s
-	}
-	for g := range from {
-		resolve(g, 0)
-	}
+	ix.Inherit = h.Resolve()
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
 	return ix, err
+}
+
+// An Origin is what Inheritance needs of the call that started a
+// goroutine: the span it ran under and when it began.
+type Origin struct {
+	Span  tracefile.SpanID
+	Start int64
+}
+
+// Inheritance works out, from a pass over a trace, the span each
+// goroutine was started under: the innermost span open on its parent when
+// it began, if that span began within the call that started it, or else
+// the span that call ran under; for a call that ran under none, the
+// span the parent itself was started under, and so on up. A goroutine
+// begins, as the trace knows it, with its first traced call, after its
+// go statement: a span its parent started in between, rare, would be
+// taken for the one it was started under.
+type Inheritance struct {
+	spans map[uint64][]interval // by goroutine, in order of their start
+	from  map[uint64]origin // by goroutine
+}
+
+type interval struct {
+	id         tracefile.SpanID
+	start, end int64
+	ended      bool
+}
+
+type origin struct {
+	parent uint64
+	at     int64 // when the goroutine began
+	call   Origin
+}
+
+// Span tells of a span event.
+func (h *Inheritance) Span(ev *tracefile.Event) {
+	if h.spans == nil {
+		h.spans = map[uint64][]interval{}
+	}
+	switch ev.Kind {
+	case tracefile.SpanStartEvent:
+		h.spans[ev.G] = append(h.spans[ev.G], interval{id: ev.Span, start: ev.Time})
+	case tracefile.SpanEndEvent:
+		is := h.spans[ev.G]
+		for i := len(is) - 1; i >= 0; i-- {
+			if is[i].id == ev.Span && !is[i].ended {
+				is[i].end, is[i].ended = ev.Time, true
+				break
+			}
+		}
+	}
+}
+
+// Started tells that goroutine g, which began at time at, was started by
+// goroutine parent's call call.
+func (h *Inheritance) Started(g, parent uint64, at int64, call Origin) {
+	if h.from == nil {
+		h.from = map[uint64]origin{}
+	}
+	h.from[g] = origin{parent, at, call}
+}
+
+// Resolve returns the span each goroutine was started under, for those
+// started under one.
+func (h *Inheritance) Resolve() map[uint64]tracefile.SpanID {
+	out := map[uint64]tracefile.SpanID{}
+	done := map[uint64]bool{}
+	var resolve func(g uint64, depth int) tracefile.SpanID
+	resolve = func(g uint64, depth int) tracefile.SpanID {
+		if done[g] {
+			return out[g]
+		}
+		o, ok := h.from[g]
+		if !ok || depth > 1000 {
+			return tracefile.SpanID{}
+		}
+		done[g] = true // a cycle, in a damaged trace, ends here
+		s := o.call.Span
+		// The innermost span open on the parent when g began, among
+		// those begun within the call that started it.
+		for _, iv := range h.spans[o.parent] {
+			if iv.start > o.at {
+				break
+			}
+			if iv.start >= o.call.Start && (!iv.ended || iv.end > o.at) {
+				s = iv.id
+			}
+		}
+		if !s.IsValid() && o.parent != g {
+			s = resolve(o.parent, depth+1)
+		}
+		if s.IsValid() {
+			out[g] = s
+		}
+		return s
+	}
+	for g := range h.from {
+		resolve(g, 0)
+	}
+	return out
 }
 
 // Trace returns the spans of the trace whose id is id, in hex.

@@ -2,6 +2,7 @@ package tracetest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,6 +26,9 @@ var zeroTime = time.Unix(0, 0)
 //	G ! T               ... is left by a panic
 //	G go PARENT F T     G was started by goroutine PARENT, in function F
 //	G held FROM T       G waited for the trace writer from FROM to T
+//	G span S P NAME T   G started span S (a number), a child of span P (0
+//	                    for a root), named NAME, in the trace of its root
+//	G end S T           span S, which G started, ended
 //
 // The trace ends with an end record.
 func Build(script string) ([]byte, error) {
@@ -47,6 +51,8 @@ func Build(script string) ([]byte, error) {
 	var last int64
 	errIDs := map[string]uint32{}
 	var errs []tracefile.Error
+	var spans []tracefile.Span
+	traceOf := map[uint64]tracefile.TraceID{}
 	for n, line := range strings.Split(strings.TrimSpace(script), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 3 {
@@ -79,6 +85,28 @@ func Build(script string) ([]byte, error) {
 				return nil, fmt.Errorf("line %d: %q: bad start", n+1, line)
 			}
 			b.Held(g, from, tm)
+		case f[1] == "span" && len(f) == 6:
+			s, err1 := strconv.ParseUint(f[2], 10, 64)
+			p, err2 := strconv.ParseUint(f[3], 10, 64)
+			if err1 != nil || err2 != nil || s == 0 {
+				return nil, fmt.Errorf("line %d: %q: bad span", n+1, line)
+			}
+			sp := tracefile.Span{ID: SpanID(s), Name: f[4], Kind: 1}
+			if p != 0 {
+				sp.Parent, sp.Trace = SpanID(p), traceOf[p]
+			} else {
+				binary.BigEndian.PutUint64(sp.Trace[8:], s)
+			}
+			traceOf[s] = sp.Trace
+			spans = append(spans, sp)
+			b.AppendRaw([]tracewrite.Raw{{Word: tracewrite.RawSpan(g, false), Time: tm}, {Word: tracewrite.RawSpanID(g), Time: int64(binary.LittleEndian.Uint64(sp.ID[:]))}})
+		case f[1] == "end" && len(f) == 4:
+			s, err := strconv.ParseUint(f[2], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %q: bad span", n+1, line)
+			}
+			id := SpanID(s)
+			b.AppendRaw([]tracewrite.Raw{{Word: tracewrite.RawSpan(g, true), Time: tm}, {Word: tracewrite.RawSpanID(g), Time: int64(binary.LittleEndian.Uint64(id[:]))}})
 		case f[1] == "go" && len(f) == 5:
 			parent, err := strconv.ParseUint(f[2], 10, 64)
 			if err != nil {
@@ -94,6 +122,7 @@ func Build(script string) ([]byte, error) {
 	if len(errs) > 0 {
 		e.Errors(1, errs)
 	}
+	e.Spans(spans)
 	e.Clock(last+1, last+1)
 	e.Events(&b)
 	e.Stats(tracefile.Stats{Calls: uint64(b.Enters()), Flushes: 1})
@@ -102,6 +131,13 @@ func Build(script string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// SpanID is the id of span n of a script: n, big endian.
+func SpanID(n uint64) tracefile.SpanID {
+	var id tracefile.SpanID
+	binary.BigEndian.PutUint64(id[:], n)
+	return id
 }
 
 // Recursion makes a trace of main.main calling main.rec, which calls
