@@ -77,6 +77,11 @@ func checkViews(t *testing.T, path string, n int) {
 		{"export", "--format", "folded", "-o", out, path},
 		{"export", "--format", "chrome", "-o", out, path},
 		{"export", "--format", "speedscope", "-o", out, path},
+		{"spans", path},
+		{"spans", "--json", "--span", ".", path},
+		{"report", "--span", ".", path},
+		{"replay", "--trace-id", "01000000000000000000000000000000", path},
+		{"export", "--format", "otlp", "--spans", ".", "-o", out, path},
 	} {
 		var code int
 		var stderr string

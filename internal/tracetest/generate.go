@@ -3,6 +3,7 @@ package tracetest
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"math"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // their limits, exits without enters, goroutine records of unknown
 // parents, function tables that redefine ids, counters near overflow,
 // profiles that are garbage or inflate far beyond their size, several end
-// records. Every byte of data steers one choice, so that the fuzzer's
+// records, spans whose events name spans the table lacks, end spans never
+// started, or come without their ids. Every byte of data steers one choice, so that the fuzzer's
 // mutations move between these cases.
 func Generate(data []byte) []byte {
 	g := &gen{data: data}
@@ -50,7 +52,7 @@ func Generate(data []byte) []byte {
 		case 9:
 			e.Clock(g.time(), g.time())
 		case 10:
-			switch g.byte() % 4 {
+			switch g.byte() % 5 {
 			case 0:
 				e.Stats(tracefile.Stats{Calls: g.u64(), DroppedCalls: g.u64(), Flushes: g.u64(), Waits: g.u64(), HeldNs: g.u64()})
 			case 1:
@@ -64,9 +66,30 @@ func Generate(data []byte) []byte {
 				e.Profile([]string{"cpu", "block", "mutex", "heap"}[g.byte()%4], g.profile())
 			case 3:
 				e.End(g.str(), time.Unix(0, g.time()))
+			case 4:
+				var ss []tracefile.Span
+				for n := g.byte() % 4; n > 0; n-- {
+					s := tracefile.Span{ID: tracefile.SpanID{g.byte() % 4}, Parent: tracefile.SpanID{g.byte() % 4}, Kind: int(g.byte()), Name: g.str(), Remote: g.bit()}
+					s.Trace[0] = g.byte() % 2
+					ss = append(ss, s)
+				}
+				e.Spans(ss)
 			}
 		case 11:
-			t = g.time()
+			if g.bit() {
+				t = g.time()
+				break
+			}
+			// A span event: its id, of a few, after it, or not.
+			gr, id := g.goroutine(), tracefile.SpanID{g.byte() % 4}
+			t = g.next(t)
+			raw := []tracewrite.Raw{{Word: tracewrite.RawSpan(gr, g.bit()), Time: t}, {Word: tracewrite.RawSpanID(gr), Time: int64(binary.LittleEndian.Uint64(id[:]))}}
+			if g.bit() {
+				raw = raw[:1]
+			} else if g.bit() {
+				raw = raw[1:]
+			}
+			b.AppendRaw(raw)
 		}
 	}
 	e.Events(&b)
