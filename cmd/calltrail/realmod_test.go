@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 
 // calltrailBinary builds the calltrail command once for the tests that
 // run it as a user would.
-func calltrailBinary(t *testing.T) string {
+func calltrailBinary(t testing.TB) string {
 	t.Helper()
 	calltrailOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "calltrail-bin")

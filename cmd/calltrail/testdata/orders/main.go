@@ -28,6 +28,7 @@ var tracer = otel.Tracer("orders")
 
 func main() {
 	addrFile := flag.String("addr-file", "", "write the address served to this file")
+	flag.DurationVar(&queryTime, "query", time.Millisecond, "how long the query of an order takes, per item")
 	flag.Parse()
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(sdktrace.AlwaysSample())}
 	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
@@ -97,8 +98,14 @@ func load(ctx context.Context, n int) int {
 	return sum(prices)
 }
 
+var queryTime time.Duration
+
 // query stands for a database's time.
-func query(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
+func query(n int) {
+	if queryTime > 0 {
+		time.Sleep(time.Duration(n) * queryTime)
+	}
+}
 
 func price(i int) int { return i*10 + 1 }
 

@@ -1,0 +1,81 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkRequestSpans serves requests of testdata/orders, a service
+// whose requests otelhttp and the OpenTelemetry SDK put in spans, built by
+// calltrail build and recording to a file: with its spans recorded (the
+// default) and without (--otel=false), in one run, so that the cost of
+// recording a request's two spans is the difference of the two, per
+// request. The query's sleep is off: a request is the service's code, the
+// SDK's and calltrail's.
+//
+//	go test -run '^$' -bench RequestSpans -count 6 ./cmd/calltrail
+func BenchmarkRequestSpans(b *testing.B) {
+	ct := calltrailBinary(b)
+	dir := b.TempDir()
+	bins := map[string]string{}
+	for _, mode := range []string{"spans", "nospans"} {
+		bin := filepath.Join(dir, "orders-"+mode)
+		args := []string{"build", "-o", bin}
+		if mode == "nospans" {
+			args = append(args, "--otel=false")
+		}
+		cmd := exec.Command(ct, append(args, ".")...)
+		cmd.Dir = filepath.Join("testdata", "orders")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("calltrail build: %v\n%s", err, out)
+		}
+		bins[mode] = bin
+	}
+	for _, mode := range []string{"spans", "nospans"} {
+		b.Run(mode, func(b *testing.B) {
+			addrFile := filepath.Join(b.TempDir(), "addr")
+			srv := exec.Command(bins[mode], "-addr-file", addrFile, "-query", "0")
+			srv.Env = append(os.Environ(), "CALLTRAIL_OUT="+filepath.Join(b.TempDir(), "orders.trace"))
+			if err := srv.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Wait()
+			var addr []byte
+			for deadline := time.Now().Add(time.Minute); len(addr) == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					srv.Process.Kill()
+					b.Fatal("the service did not start")
+				}
+				addr, _ = os.ReadFile(addrFile)
+			}
+			client := &http.Client{}
+			get := func(path string) {
+				req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s%s", addr, path), nil)
+				req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			for range 200 {
+				get("/orders/4") // warm the connection and the service
+			}
+			b.ResetTimer()
+			for range b.N {
+				get("/orders/4")
+			}
+			b.StopTimer()
+			get("/quit")
+		})
+	}
+}
