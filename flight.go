@@ -3,6 +3,7 @@ package calltrail
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -35,13 +36,15 @@ type flight struct {
 	t0     int64        // the clock when tracing started, in trace units
 	meta   func() map[string]string
 
-	mu      sync.Mutex
-	segs    []segment // oldest first
-	bytes   int
-	open    openCalls // calls open when segs[0] begins
-	gs      map[uint64]goroutineRecord
-	dropped uint64 // segments dropped for room
-	before  int64  // the clock at the end of the last segment dropped, in trace units
+	mu    sync.Mutex
+	segs  []segment // oldest first
+	bytes int
+	open  openCalls // calls open when segs[0] begins
+	// openSpans are the spans open when segs[0] begins.
+	openSpans openSpans
+	gs        map[uint64]goroutineRecord
+	dropped   uint64 // segments dropped for room
+	before    int64  // the clock at the end of the last segment dropped, in trace units
 	// spans are the latest spans started, at most maxFlightSpans, for
 	// the span table of a snapshot.
 	spans []tracefile.Span
@@ -107,6 +110,8 @@ func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 			}
 		}
 		return openCall{}, false
+	case tracefile.SpanStartEvent, tracefile.SpanEndEvent:
+		return openCall{}, false
 	}
 	if len(st) == 0 {
 		return openCall{}, false
@@ -121,9 +126,28 @@ func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 	return c, true
 }
 
-// follow applies the enters and exits of the chunks in data.
-func (o openCalls) follow(data []byte) {
-	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) { o.apply(e) })
+// openSpans are the spans open, by id: the goroutine that started each,
+// and when.
+type openSpans map[tracefile.SpanID]openSpan
+
+type openSpan struct {
+	g     uint64
+	ticks int64
+}
+
+// follow applies the enters, exits and spans of the chunks in data to
+// calls and spans.
+func follow(data []byte, calls openCalls, spans openSpans) {
+	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) {
+		switch e.Kind {
+		case tracefile.SpanStartEvent:
+			spans[e.Span] = openSpan{e.G, e.Ticks}
+		case tracefile.SpanEndEvent:
+			delete(spans, e.Span)
+		default:
+			calls.apply(e)
+		}
+	})
 }
 
 // maxGoroutineRecords bounds the goroutine records a flight recorder
@@ -131,7 +155,7 @@ func (o openCalls) follow(data []byte) {
 const maxGoroutineRecords = 1 << 18
 
 func newFlight(budget int, t0 int64, meta func() map[string]string) *flight {
-	f := &flight{t0: t0, meta: meta, open: openCalls{}, gs: map[uint64]goroutineRecord{}}
+	f := &flight{t0: t0, meta: meta, open: openCalls{}, openSpans: openSpans{}, gs: map[uint64]goroutineRecord{}}
 	f.budget.Store(int64(budget))
 	return f
 }
@@ -154,7 +178,7 @@ func (f *flight) add(s segment) {
 	// last seconds the snapshot is for.
 	for f.bytes > int(f.budget.Load()) && len(f.segs) > 2 {
 		old := f.segs[0]
-		f.open.follow(old.data)
+		follow(old.data, f.open, f.openSpans)
 		f.segs[0] = segment{}
 		f.segs = f.segs[1:]
 		f.bytes -= len(old.data)
@@ -187,7 +211,7 @@ type Window struct {
 //
 // It returns the goroutine records of the goroutines started before the
 // window: the segments hold the others'.
-func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]goroutineRecord, Window) {
+func (f *flight) window(since time.Duration) ([]segment, openCalls, openSpans, map[uint64]goroutineRecord, Window) {
 	f.mu.Lock()
 	before := f.before
 	segs := slices.Clone(f.segs)
@@ -195,12 +219,13 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]g
 	for g, st := range f.open {
 		open[g] = slices.Clone(st)
 	}
+	spans := maps.Clone(f.openSpans)
 	gs := maps.Clone(f.gs)
 	w := f.summary()
 	f.mu.Unlock()
 	k := 0
 	for k < len(segs) && segs[k].end <= int64(since) {
-		open.follow(segs[k].data)
+		follow(segs[k].data, open, spans)
 		before = segs[k].ticks
 		k++
 	}
@@ -213,7 +238,7 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]g
 	for _, st := range open {
 		w.Open += len(st)
 	}
-	return segs, open, gs, w
+	return segs, open, spans, gs, w
 }
 
 // write writes a trace of the window from since on to out: the metadata,
@@ -221,7 +246,7 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, map[uint64]g
 // window's start and the goroutine records in order of time, then the
 // segments as encoded.
 func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, errs []tracefile.Error, reason string, profiles map[string][]byte) (Window, error) {
-	segs, open, gs, w := f.window(since)
+	segs, open, spans, gs, w := f.window(since)
 	meta := f.meta() // mode=flight already
 	meta["window_start_ns"] = strconv.FormatInt(int64(w.Start), 10)
 	meta["window_end_ns"] = strconv.FormatInt(int64(w.End), 10)
@@ -255,33 +280,58 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 	// ties a goroutine to the call its parent had open when it read the
 	// goroutine's record, and the parent's calls that began before the
 	// goroutine and are open still were open when it started.
+	// The spans open at the window's start come first of their tick,
+	// so that the calls that began under them read as theirs.
 	type item struct {
 		ticks int64
 		g     uint64
-		fn    uint32 // an open call's function; 0 for a goroutine record
+		fn    uint32 // an open call's function; 0 for a goroutine record or a span
+		span  tracefile.SpanID
+	}
+	rank := func(it item) int {
+		switch {
+		case it.span.IsValid():
+			return 0
+		case it.fn != 0:
+			return 1
+		}
+		return 2
 	}
 	var items []item
 	for _, g := range sortedKeys(open) {
 		for _, c := range open[g] {
-			items = append(items, item{c.ticks, g, c.fn})
+			items = append(items, item{ticks: c.ticks, g: g, fn: c.fn})
 		}
 	}
 	for _, g := range sortedKeys(gs) {
-		items = append(items, item{gs[g].ticks, g, 0})
+		items = append(items, item{ticks: gs[g].ticks, g: g})
+	}
+	for id, s := range spans {
+		items = append(items, item{ticks: s.ticks, g: s.g, span: id})
 	}
 	sort.SliceStable(items, func(i, j int) bool {
 		if items[i].ticks != items[j].ticks {
 			return items[i].ticks < items[j].ticks
 		}
-		return items[i].fn != 0 && items[j].fn == 0
+		if rank(items[i]) != rank(items[j]) {
+			return rank(items[i]) < rank(items[j])
+		}
+		return bytes.Compare(items[i].span[:], items[j].span[:]) < 0
 	})
 	var b tracewrite.Batch
 	b.Shard = 1 << 16 // tells the batch from the segments' only
 	for _, it := range items {
-		if it.fn != 0 {
+		switch {
+		case it.span.IsValid():
+			b.AppendRaw([]tracewrite.Raw{
+				{Word: tracewrite.RawSpan(it.g, false), Time: it.ticks},
+				{Word: tracewrite.RawSpanID(it.g), Time: int64(binary.LittleEndian.Uint64(it.span[:]))},
+			})
+			totals.Goroutine(it.g, it.ticks)
+		case it.fn != 0:
 			b.Enter(it.g, it.fn, it.ticks)
 			totals.Enter(it.g, it.fn, it.ticks)
-		} else {
+		default:
 			b.Goroutine(gs[it.g].Goroutine, it.ticks)
 			totals.Goroutine(it.g, it.ticks)
 		}

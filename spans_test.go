@@ -3,12 +3,14 @@
 package calltrail
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -86,5 +88,63 @@ func TestSpansRecorded(t *testing.T) {
 	}
 	if s, _ := r.Span(child); s.Parent != root || s.Remote || s.Kind != 1 {
 		t.Errorf("child span: %+v", s)
+	}
+}
+
+// TestFlightOpenSpans keeps a span open while the flight recorder drops
+// the segment that holds its start: the snapshot starts it at its true
+// time, before the window, so that the calls in the window that ran under
+// it read as its, and the span's name comes with it.
+func TestFlightOpenSpans(t *testing.T) {
+	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
+	f := tr.w.flight
+	span := [8]byte{42}
+	SpanStart([16]byte{1}, span, [8]byte{}, false, 2, "GET /long")
+	call(&funcs[5], func() {}) // test.recovers: first, to be dropped
+	deadline := time.Now().Add(5 * time.Second)
+	for f.droppedSegments() < 3 && time.Now().Before(deadline) {
+		for range 1000 {
+			call(&funcs[3], func() { call(&funcs[2], func() {}) })
+		}
+	}
+	call(&funcs[8], func() {}) // test.root, in the window, under the span
+	var buf bytes.Buffer
+	w, err := Snapshot(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SpanEnd(span)
+	if w.Dropped < 3 {
+		t.Fatalf("no segment dropped: %+v", w)
+	}
+	path := filepath.Join(t.TempDir(), "snapshot.out")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readTrace(t, path) // the summary agrees with the events
+	r, err := tracefile.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started, root, recovers int
+	var ev tracefile.Event
+	for r.Read(&ev) == nil {
+		switch {
+		case ev.Kind == tracefile.SpanStartEvent && ev.Span == span:
+			started++
+			if ev.Time >= int64(w.Start) {
+				t.Errorf("the span starts at %v, in the window from %v", time.Duration(ev.Time), w.Start)
+			}
+		case ev.Kind == tracefile.EnterEvent && r.Func(ev.Func).Name == "test.root":
+			root++
+			if ev.Span != span {
+				t.Errorf("test.root ran under span %s, want %x", ev.Span, span)
+			}
+		case ev.Kind == tracefile.EnterEvent && r.Func(ev.Func).Name == "test.recovers":
+			recovers++
+		}
+	}
+	if s, _ := r.Span(span); started != 1 || root != 1 || recovers != 0 || s.Name != "GET /long" {
+		t.Errorf("span started %d times, test.root %d, test.recovers %d; span %+v", started, root, recovers, s)
 	}
 }

@@ -18,25 +18,27 @@ func NewChunkEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
 // Chunks appends p, whole chunks as an Encoder writes them, as they are.
 func (e *Encoder) Chunks(p []byte) { e.buf = append(e.buf, p...) }
 
-// A ScanEvent is an enter, an exit or a wait for the trace writer that
-// ScanEvents found, with its time in the clock units the runtime recorded
-// (see Encoder.Clock), not nanoseconds.
+// A ScanEvent is an enter, an exit, a wait for the trace writer or a
+// span's start or end that ScanEvents found, with its time in the clock
+// units the runtime recorded (see Encoder.Clock), not nanoseconds.
 type ScanEvent struct {
 	G     uint64
-	Kind  tracefile.EventKind // tracefile.EnterEvent, tracefile.ExitEvent or tracefile.HeldEvent
+	Kind  tracefile.EventKind // tracefile.EnterEvent, ExitEvent, HeldEvent, SpanStartEvent or SpanEndEvent
 	Func  uint32              // the function entered; 0 for an exit
 	Exit  tracefile.ExitKind
 	Err   uint32 // for an exit, the error the call returned; 0 for none
 	Ticks int64
 	From  int64 // for a wait, when it began; it ended at Ticks
+	Span  tracefile.SpanID
 }
 
-// ScanEvents calls fn for each enter and exit in the events chunks among
+// ScanEvents calls fn for each enter, exit, wait and span event in the events chunks among
 // the whole chunks in p, in order, and skips other chunks and goroutine
 // records. It checks the framing, not the checksums: p is what an Encoder
 // of this process wrote. The runtime's flight recorder uses it to follow
 // the calls open at the start of the window it keeps.
 func ScanEvents(p []byte, fn func(ScanEvent)) error {
+	var span ScanEvent // a span event waiting for its id
 	for len(p) > 0 {
 		typ := p[0]
 		n, k := binary.Uvarint(p[1:])
@@ -48,7 +50,7 @@ func ScanEvents(p []byte, fn func(ScanEvent)) error {
 		if typ != wire.ChunkEvents {
 			continue
 		}
-		if err := scanChunk(payload, fn); err != nil {
+		if err := scanChunk(payload, &span, fn); err != nil {
 			return err
 		}
 	}
@@ -79,7 +81,7 @@ func (d *scan) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-func scanChunk(p []byte, fn func(ScanEvent)) error {
+func scanChunk(p []byte, span *ScanEvent, fn func(ScanEvent)) error {
 	d := scan{p: p}
 	d.uvarint() // shard
 	t := d.varint()
@@ -115,6 +117,18 @@ func scanChunk(p []byte, fn func(ScanEvent)) error {
 				from = t
 			} else if v>>2 == wire.ExtHeldTo {
 				fn(ScanEvent{G: g, Kind: tracefile.HeldEvent, From: min(from, t), Ticks: t})
+			} else if v>>2 == wire.ExtSpanStart || v>>2 == wire.ExtSpanEnd {
+				*span = ScanEvent{G: g, Kind: tracefile.SpanStartEvent, Ticks: t}
+				if v>>2 == wire.ExtSpanEnd {
+					span.Kind = tracefile.SpanEndEvent
+				}
+			} else if v>>2 == wire.ExtValue+wire.ValueSpan<<1 {
+				// The id of the span event before, its bits in t.
+				if span.Kind != 0 && span.G == g {
+					binary.LittleEndian.PutUint64(span.Span[:], uint64(t))
+					fn(*span)
+				}
+				span.Kind = 0
 			} // else a value, whose delta was its bits: the next delta restores the time
 		}
 	}
