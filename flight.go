@@ -394,7 +394,11 @@ func sortedKeys[V any](m map[uint64]V) []uint64 {
 func (w *writer) writeFlight() {
 	w.t.reg.unwritten() // a snapshot writes the whole tables
 	w.t.errs.unwritten()
-	w.flight.addSpans(w.t.spans.unwritten())
+	ss := w.t.spans.unwritten()
+	w.flight.addSpans(ss)
+	if w.triggers != nil {
+		w.triggers.named(ss)
+	}
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns, ticks: now}
 	// The clock point goes first, as in a trace file: a reader converts

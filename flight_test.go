@@ -272,14 +272,14 @@ func TestTriggerPanic(t *testing.T) {
 }
 
 func TestParseTriggers(t *testing.T) {
-	for _, bad := range []string{"main.D", "main.D>", ">5ms", "main.D>fast", "panic,", "main.D>-1s"} {
+	for _, bad := range []string{"main.D", "main.D>", ">5ms", "main.D>fast", "panic,", "main.D>-1s", "span:>1s", "span:GET"} {
 		if _, err := parseTriggers(bad); err == nil {
 			t.Errorf("parseTriggers(%q) accepted", bad)
 		}
 	}
-	rules, err := parseTriggers("main.(*T).M>50ms, panic, main.D:error")
-	if err != nil || len(rules) != 3 || rules[0].fn != "main.(*T).M" || rules[0].over != 50*time.Millisecond || !rules[1].panic ||
-		rules[2].fn != "main.D" || !rules[2].failed {
+	rules, err := parseTriggers("main.(*T).M>50ms, panic, main.D:error, span:GET /a>b>1s")
+	if err != nil || len(rules) != 4 || rules[0].fn != "main.(*T).M" || rules[0].over != 50*time.Millisecond || !rules[1].panic ||
+		rules[2].fn != "main.D" || !rules[2].failed || !rules[3].span || rules[3].fn != "GET /a>b" || rules[3].over != time.Second {
 		t.Errorf("parseTriggers: %+v, %v", rules, err)
 	}
 }

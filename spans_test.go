@@ -148,3 +148,39 @@ func TestFlightOpenSpans(t *testing.T) {
 		t.Errorf("span started %d times, test.root %d, test.recovers %d; span %+v", started, root, recovers, s)
 	}
 }
+
+// TestTriggerSlowSpan checks the span trigger: spans of other names, and
+// of its name but quick, leave it alone; the first slow one fires it, and
+// the window written holds the span and its calls.
+func TestTriggerSlowSpan(t *testing.T) {
+	rules, err := parseTriggers("span:GET /orders>2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	defer useFlight(t, options{every: 5 * time.Millisecond, triggers: rules, triggerDir: dir, triggerEvery: time.Minute})()
+	request := func(n byte, name string, d time.Duration) {
+		id := [8]byte{n}
+		SpanStart([16]byte{n}, id, [8]byte{}, false, 2, name)
+		call(&funcs[0], func() { time.Sleep(d) })
+		SpanEnd(id)
+	}
+	for i := range 50 {
+		request(byte(i+1), "GET /orders", 0)
+	}
+	request(100, "GET /other", 5*time.Millisecond)
+	// A trigger writes its file triggerAfter after the writer's next
+	// cycle sees the span: wait for that, and more.
+	time.Sleep(triggerAfter + 300*time.Millisecond)
+	if files, _ := filepath.Glob(filepath.Join(dir, "calltrail-*.trace")); len(files) != 0 {
+		t.Fatalf("quick spans, and a slow span of another name, fired the trigger: %v", files)
+	}
+	request(101, "GET /orders", 5*time.Millisecond)
+	got, files := triggered(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("%d files written, want 1", len(files))
+	}
+	if !strings.HasPrefix(got.end, `trigger span:GET /orders>2ms: span "GET /orders" (6500000000000000) took `) {
+		t.Errorf("trigger file ended %q", got.end)
+	}
+}

@@ -22,6 +22,7 @@ import (
 //	FUNC>DURATION   a call of FUNC (its full name, main.(*T).M) that lasted longer than DURATION
 //	FUNC:error      a call of FUNC that returned an error
 //	panic           a call left by a panic
+//	span:NAME>DURATION  an OpenTelemetry span named NAME that lasted longer than DURATION
 type triggers struct {
 	rules []rule
 	panic *rule         // the panic rule, if one
@@ -31,12 +32,17 @@ type triggers struct {
 
 	byFunc map[uint32]*rule // the rule for a function, nil for none: names looked up once
 	open   openCalls
+	// bySpan holds the spans started whose name a span rule names,
+	// until they end; started, when each started.
+	bySpan  map[tracefile.SpanID]*rule
+	started map[tracefile.SpanID]int64
 	last   time.Time // when a trigger last wrote
 }
 
 type rule struct {
 	text   string
-	fn     string
+	fn     string // the function, or for a span rule the span's name
+	span   bool   // span:NAME>DURATION
 	over   time.Duration
 	panic  bool
 	failed bool // FUNC:error
@@ -59,19 +65,27 @@ func parseTriggers(s string) ([]rule, error) {
 			rules = append(rules, rule{text: text, fn: strings.TrimSpace(fn), failed: true})
 			continue
 		}
-		fn, d, ok := strings.Cut(text, ">")
-		over, err := time.ParseDuration(strings.TrimSpace(d))
-		if !ok || err != nil || over < 0 || strings.TrimSpace(fn) == "" {
-			return nil, fmt.Errorf("CALLTRAIL_TRIGGER: %q: want FUNC>DURATION (main.D>50ms), FUNC:error or panic, separated by commas", text)
+		i := strings.LastIndex(text, ">")
+		var over time.Duration
+		err := fmt.Errorf("no >")
+		if i >= 0 {
+			over, err = time.ParseDuration(strings.TrimSpace(text[i+1:]))
 		}
-		rules = append(rules, rule{text: text, fn: strings.TrimSpace(fn), over: over})
+		name, span := strings.CutPrefix(text[:max(i, 0)], "span:")
+		if err != nil || over < 0 || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("CALLTRAIL_TRIGGER: %q: want FUNC>DURATION (main.D>50ms), FUNC:error, panic or span:NAME>DURATION (span:GET /orders>500ms), separated by commas", text)
+		}
+		if !span {
+			name = strings.TrimSpace(name)
+		}
+		rules = append(rules, rule{text: text, fn: name, over: over, span: span})
 	}
 	return rules, nil
 }
 
 func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
 	tg := &triggers{rules: rules, dir: dir, every: every, after: triggerAfter,
-		byFunc: map[uint32]*rule{}, open: openCalls{}}
+		byFunc: map[uint32]*rule{}, open: openCalls{}, bySpan: map[tracefile.SpanID]*rule{}, started: map[tracefile.SpanID]int64{}}
 	for i := range rules {
 		if rules[i].panic {
 			tg.panic = &rules[i]
@@ -80,12 +94,39 @@ func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
 	return tg
 }
 
+// named tells of spans started in the latest cycle: those a span rule
+// names are watched until they end.
+func (tg *triggers) named(ss []tracefile.Span) {
+	for _, s := range ss {
+		for i := range tg.rules {
+			if r := &tg.rules[i]; r.span && r.fn == s.Name && len(tg.bySpan) < maxOpenSpans {
+				tg.bySpan[s.ID] = r
+			}
+		}
+	}
+}
+
 // scan follows the calls of a new segment, whose clock ran nsPerTick, and
-// fires at the first call a rule asks for.
+// fires at the first call or span a rule asks for.
 func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 	var fired *rule
 	var what string
 	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) {
+		switch e.Kind {
+		case tracefile.SpanStartEvent:
+			if tg.bySpan[e.Span] != nil {
+				tg.started[e.Span] = e.Ticks
+			}
+			return
+		case tracefile.SpanEndEvent:
+			r, start := tg.bySpan[e.Span], tg.started[e.Span]
+			delete(tg.bySpan, e.Span)
+			delete(tg.started, e.Span)
+			if d := time.Duration(float64(e.Ticks-start) * nsPerTick); r != nil && start != 0 && fired == nil && d > r.over {
+				fired, what = r, fmt.Sprintf("span %q (%s) took %v", r.fn, e.Span, d.Round(time.Microsecond))
+			}
+			return
+		}
 		c, ok := tg.open.apply(e)
 		if !ok || fired != nil {
 			return
@@ -97,7 +138,7 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 			fired, what = tg.panic, fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
 		case r != nil && r.failed && e.Err != 0:
 			fired, what = r, fmt.Sprintf("a call of %s returned an error in goroutine %d", r.fn, e.G)
-		case r != nil && !r.panic && !r.failed && d > r.over:
+		case r != nil && !r.panic && !r.failed && !r.span && d > r.over:
 			fired, what = r, fmt.Sprintf("a call of %s took %v in goroutine %d", r.fn, d.Round(time.Microsecond), e.G)
 		}
 	})
@@ -111,7 +152,7 @@ func (tg *triggers) rule(fn uint32, reg *registry) *rule {
 	if !ok {
 		name := reg.name(fn)
 		for i := range tg.rules {
-			if tg.rules[i].fn == name {
+			if tg.rules[i].fn == name && !tg.rules[i].span {
 				r = &tg.rules[i]
 			}
 		}
