@@ -36,7 +36,7 @@ type triggers struct {
 	// until they end; started, when each started.
 	bySpan  map[tracefile.SpanID]*rule
 	started map[tracefile.SpanID]int64
-	last   time.Time // when a trigger last wrote
+	last    time.Time // when a trigger last wrote
 }
 
 type rule struct {
