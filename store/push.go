@@ -20,6 +20,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/calltrail/calltrail/internal/spawn"
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/spans"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -109,11 +110,22 @@ func (s *Store) Push(ctx context.Context, path string, meta Meta, progress func(
 // push stores the trace at path, whatever the store holds: out.Trace is
 // its id.
 func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, progress func(done, size int64)) (Pushed, error) {
+	// A first pass finds the requests (OpenTelemetry spans) the calls
+	// ran for, so that each row carries its request's trace id.
 	f, err := tracefile.Open(path)
 	if err != nil {
 		return out, err
 	}
+	ix, err := spans.Read(f.Reader)
+	f.Close()
+	if err != nil && !tracefile.IsIncomplete(err) {
+		return out, fmt.Errorf("%s: %w", path, err)
+	}
+	if f, err = tracefile.Open(path); err != nil {
+		return out, err
+	}
 	defer f.Close()
+	f.InheritSpans(ix.Inherit)
 	st, err := f.Stat()
 	if err != nil {
 		return out, err
@@ -127,7 +139,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	if start.IsZero() {
 		start = time.Now()
 	}
-	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{},
+	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}, traces: map[tracefile.SpanID]string{}, inherit: ix.Inherit, firstSpan: map[uint64]tracefile.SpanID{},
 		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name })}
 	p.links = spawn.New(maxSpawns, p.linked)
 	if err := p.run(progress, st.Size()); err != nil {
@@ -197,11 +209,17 @@ type pusher struct {
 
 	gs         map[uint64]*gstate
 	folder     *query.Folder
-	nodes      []*node               // every chain, by its number in folder
-	goroutines [][]any               // rows of the goroutines table not sent yet
-	links      *spawn.Linker[uint64] // goroutines whose row waits for a chain, by goroutine
-	funcs      map[uint32]uint64     // the trace's function ids to the store's
-	errs       map[uint32]uint64     // and its error ids
+	nodes      []*node                     // every chain, by its number in folder
+	goroutines [][]any                     // rows of the goroutines table not sent yet
+	links      *spawn.Linker[uint64]       // goroutines whose row waits for a chain, by goroutine
+	funcs      map[uint32]uint64           // the trace's function ids to the store's
+	errs       map[uint32]uint64           // and its error ids
+	traces     map[tracefile.SpanID]string // the trace id of each span, in hex
+	// The span each goroutine was started under, and, for the others,
+	// the span of its first call, if any: a goroutine's row carries
+	// the trace id of the request it ran for.
+	inherit   map[uint64]tracefile.SpanID
+	firstSpan map[uint64]tracefile.SpanID
 
 	batch  driver.Batch
 	rows   int
@@ -296,6 +314,8 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			chain := p.folder.Empty()
 			if len(g.frames) > 0 {
 				chain = g.frames[len(g.frames)-1].chain
+			} else if _, seen := p.firstSpan[ev.G]; !seen && ev.Span.IsValid() && len(p.firstSpan) < maxSpawns {
+				p.firstSpan[ev.G] = ev.Span
 			}
 			chain = p.folder.Push(chain, ev.Func)
 			n := p.node(chain)
@@ -334,7 +354,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			if ev.Err != 0 {
 				errID = p.err(ev.Err)
 			}
-			if err := p.row(time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start+ev.Start, d, d-fr.children, uint32(ev.Depth), outer, chainOuter, uint8(ev.Exit), errID); err != nil {
+			if err := p.row(time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start+ev.Start, d, d-fr.children, uint32(ev.Depth), outer, chainOuter, uint8(ev.Exit), errID, p.traceID(ev.Span)); err != nil {
 				return err
 			}
 		}
@@ -343,7 +363,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 
 func (p *pusher) row(vals ...any) error {
 	if p.batch == nil {
-		b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("calls")+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, push)")
+		b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("calls")+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, trace_id, push)")
 		if err != nil {
 			return err
 		}
@@ -358,6 +378,24 @@ func (p *pusher) row(vals ...any) error {
 		return p.send()
 	}
 	return nil
+}
+
+// traceID returns the trace id, in hex, of the request span ran for; ""
+// for no span.
+func (p *pusher) traceID(span tracefile.SpanID) string {
+	if !span.IsValid() {
+		return ""
+	}
+	t, ok := p.traces[span]
+	if !ok {
+		if s, ok := p.r.Span(span); ok && s.Trace.IsValid() {
+			t = s.Trace.String()
+		}
+		if len(p.traces) < 1<<16 {
+			p.traces[span] = t
+		}
+	}
+	return t
 }
 
 func (p *pusher) send() error {
@@ -411,7 +449,12 @@ func (p *pusher) linked(l *spawn.Link[uint64]) {
 	if info.CreatorFunc != 0 {
 		creator = p.fn(info.CreatorFunc)
 	}
-	p.goroutines = append(p.goroutines, []any{p.push, l.G, l.Parent, creator, info.FirstSeen, l.Root, l.From})
+	span, ok := p.inherit[l.G]
+	if !ok {
+		span = p.firstSpan[l.G]
+	}
+	delete(p.firstSpan, l.G)
+	p.goroutines = append(p.goroutines, []any{p.push, l.G, l.Parent, creator, info.FirstSeen, l.Root, l.From, p.traceID(span)})
 }
 
 // sendGoroutines sends the rows of the goroutines table made so far, if
@@ -469,7 +512,9 @@ func (s *Store) insert(ctx context.Context, table string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table))
+	// The columns by name: a store upgraded from an earlier schema has
+	// its added columns last, wherever the schema has them.
+	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table(table)+" ("+strings.Join(columnNames(table), ", ")+")")
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ type Selection struct {
 	Traces  []string // and, if any, only these trace ids
 	// Calls that began in [Since, Until); zero times do not bound.
 	Since, Until time.Time
+	// TraceID, if set, chooses the calls of one request: those that ran
+	// for an OpenTelemetry span of that trace id (hex, lower case).
+	TraceID string
 }
 
 // pushes returns the condition on the pushes table, with its arguments,
@@ -57,6 +60,10 @@ func (s *Store) where(sel Selection) (string, []any) {
 	if !sel.Until.IsZero() {
 		cond += " AND start < ?"
 		args = append(args, sel.Until.UnixNano())
+	}
+	if sel.TraceID != "" {
+		cond += " AND trace_id = ?"
+		args = append(args, sel.TraceID)
 	}
 	return cond, args
 }
@@ -283,7 +290,15 @@ func (s *Store) spawnCounts(ctx context.Context, sel Selection, roots []uint64) 
 	}
 	// Goroutines are not bounded by the selection's time range, as the
 	// local analysis links them whatever its window.
-	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces})
+	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces, TraceID: sel.TraceID})
+	if sel.TraceID != "" {
+		// Of one request, the goroutines started from its own calls,
+		// as the local analysis narrowed to it sees them: the calls
+		// outside it are not read.
+		in, inArgs := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces, TraceID: sel.TraceID})
+		cond += " AND spawned_from GLOBAL IN (SELECT chain FROM " + s.table("calls") + " WHERE " + in + ")"
+		args = append(args, inArgs...)
+	}
 	return s.pairCounts(ctx, "SELECT root, spawned_from, count() FROM "+s.table("goroutines")+" WHERE root IN ("+list(roots)+") AND spawned_from != 0 AND "+cond+" GROUP BY root, spawned_from", args)
 }
 

@@ -19,7 +19,8 @@ var schema = []struct {
 	{"calls", `
 	date Date, push UInt64, goroutine UInt64, func UInt64, chain UInt64,
 	start Int64, dur Int64, self Int64, depth UInt32,
-	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
+	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64,
+	trace_id String`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
 	{"chains", `
 	push UInt64, id UInt64, funcs Array(UInt64), repeats Array(UInt32)`, "MergeTree", "ORDER BY (id, push)", "intHash64(id)"},
 	{"functions", `
@@ -28,7 +29,7 @@ var schema = []struct {
 	id UInt64, type String, message String`, "ReplacingMergeTree", "ORDER BY id", "intHash64(id)"},
 	{"goroutines", `
 	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64,
-	root UInt64, spawned_from UInt64`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
+	root UInt64, spawned_from UInt64, trace_id String`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
 	{"profiles", `
 	push UInt64, kind String, data String`, "MergeTree", "ORDER BY push", "intHash64(push)"},
 }
@@ -74,4 +75,20 @@ func columns(s string) []string {
 		from = i + 1
 	}
 	return out
+}
+
+// columnNames returns the names of table's columns, in the schema's order.
+func columnNames(table string) []string {
+	for _, t := range schema {
+		if t.name != table {
+			continue
+		}
+		var out []string
+		for _, c := range columns(t.columns) {
+			name, _, _ := strings.Cut(c, " ")
+			out = append(out, name)
+		}
+		return out
+	}
+	return nil
 }

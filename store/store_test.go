@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/calltrail/calltrail/internal/chtest"
 	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/query"
+	"github.com/calltrail/calltrail/spans"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -79,6 +81,37 @@ func open(t *testing.T, cluster bool) *Store {
 // recursion direct and through other functions, errors, panics,
 // goroutines, and calls left open at the end.
 var scripts = map[string]string{
+	// Two requests served in turn by one goroutine, the first starting
+	// a goroutine of its own, and a call outside any request.
+	"requests": `
+1 +main.main 0
+1 +main.serve 10
+2 go 1 main.serve 15
+2 span 1 0 GET 18
+2 +main.handle 20
+2 +main.D 30
+4 go 2 main.handle 32
+4 +main.work 33
+4 +main.D 34
+4 - 36
+4 - 37
+2 - 40
+2 - 50
+2 end 1 52
+2 span 2 0 GET 55
+2 +main.handle 60
+2 +main.D 62
+2 -boom 70
+2 - 80
+2 end 2 82
+3 go 1 main.serve 85
+3 +main.handle 86
+3 +main.D 87
+3 - 88
+3 - 89
+1 - 90
+1 - 100
+`,
 	"nested": `
 1 +main.main 0
 1 +main.A 10
@@ -670,4 +703,78 @@ func TestPushedTwiceAtOnce(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("functions of a trace pushed twice\n got %+v\nwant %+v", got, want)
 	}
+}
+
+// TestRequestsEqualLocal pushes a trace of requests and checks that a
+// selection of one request's trace id gives, for every function and its
+// chains, what the local analysis narrowed to that request gives.
+func TestRequestsEqualLocal(t *testing.T) {
+	ctx := context.Background()
+	path := traces(t)["requests"]
+	for _, cluster := range []bool{false, true} {
+		s := open(t, cluster)
+		if _, err := s.Push(ctx, path, Meta{Service: "requests"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		requestsEqualLocal(t, s, path)
+	}
+}
+
+func requestsEqualLocal(t *testing.T, s *Store, path string) {
+	ctx := context.Background()
+	for _, n := range []uint64{1, 2} {
+		var trace tracefile.TraceID
+		binary.BigEndian.PutUint64(trace[8:], n) // as tracetest.Build makes a root's
+		sel := Selection{Service: "requests", TraceID: trace.String()}
+		lt := localRequest(t, path, trace.String())
+		st, err := s.Source(sel, "store").Trace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := st.Functions("self", 0), lt.Functions("self", 0)
+		for i := range want {
+			want[i].P50Ns, want[i].P99Ns = 0, 0
+		}
+		for i := range got {
+			got[i].P50Ns, got[i].P99Ns = 0, 0
+		}
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("request %d: functions\n got %+v\nwant %+v", n, got, want)
+		}
+		ids, err := s.Lookup(ctx, "main.D")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotC, err := s.Chains(ctx, sel, ids, query.ChainOptions{Slowest: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantC, _ := lt.Chains([]uint32{mustFunc(t, lt, "main.D")}, 0)
+		if !reflect.DeepEqual(gotC, wantC) {
+			t.Errorf("request %d: chains of main.D\n got %+v\nwant %+v", n, gotC, wantC)
+		}
+	}
+}
+
+// localRequest is local, narrowed to the calls of request traceID as the
+// command line narrows them.
+func localRequest(t *testing.T, path, traceID string) *query.Trace {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := tracefile.NewReader(bytes.NewReader(data))
+	ix, err := spans.Read(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, ok := ix.Keep(traceID, nil)
+	if !ok {
+		t.Fatalf("no span of trace %s", traceID)
+	}
+	r, _ = tracefile.NewReader(bytes.NewReader(data))
+	r.InheritSpans(ix.Inherit)
+	r.KeepSpans(keep)
+	return query.New(path, analysis.Analyze(r, analysis.Options{Slowest: 3}))
 }

@@ -309,3 +309,34 @@ func TestRequestsInCollector(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestsInStore pushes the orders service's trace to ClickHouse and
+// checks that chains --from --trace-id counts each request's calls as
+// chains --trace-id of the file does.
+func TestRequestsInStore(t *testing.T) {
+	servers := startShards(t)
+	var reqs []request
+	for i := 1; i <= 4; i++ {
+		reqs = append(reqs, request{trace: fmt.Sprintf("%032x", 0x5707e00+i), parent: fmt.Sprintf("%016x", 0x5707e00+i), n: i})
+	}
+	trace := servedOrders(t, reqs)
+	store := "clickhouse://" + servers[0].Addr() + "/requests"
+	if code, _, errOut := runCmd("push", "--to", store, trace); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	for _, r := range reqs {
+		for _, fn := range []string{"main.price", "main.query"} {
+			code, file, errOut := runCmd("chains", "--json", "--slowest", "0", "--trace-id", r.trace, fn, trace)
+			if code != 0 {
+				t.Fatalf("chains --trace-id: %s", errOut)
+			}
+			code, stored, errOut := runCmd("chains", "--json", "--slowest", "0", "--from", store, "--trace-id", r.trace, fn)
+			if code != 0 {
+				t.Fatalf("chains --from --trace-id: %s", errOut)
+			}
+			if chainCalls(t, file) != chainCalls(t, stored) || chainCalls(t, stored) == 0 {
+				t.Errorf("trace %s, %s: %d calls in the file, %d in the store", r.trace, fn, chainCalls(t, file), chainCalls(t, stored))
+			}
+		}
+	}
+}

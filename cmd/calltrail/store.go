@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/store"
 )
@@ -48,8 +49,18 @@ func (sf *storeFlags) register(fs *flag.FlagSet) {
 // flags make; ff's filters read trace files and do not go with it.
 func (sf *storeFlags) open(ctx context.Context, ff *filterFlags, args []string) (*store.Store, store.Selection, error) {
 	var sel store.Selection
+	var traceID string
 	if ff != nil && ff.given() {
-		return nil, sel, usageError{"-g, -F, -N, -D, -t and --window filter a trace file; with --from choose calls with --service, --label, --since and --until"}
+		for _, s := range filter.Settings {
+			if s.Name != "trace-id" && ff.get(s.Name) != "" {
+				return nil, sel, usageError{"-g, -F, -N, -D, -t, --window and --span filter a trace file; with --from choose calls with --service, --label, --since, --until and --trace-id"}
+			}
+		}
+		f, err := filter.Parse(ff.get)
+		if err != nil {
+			return nil, sel, usageError{"-" + err.Error()}
+		}
+		traceID = f.TraceID
 	}
 	if len(args) > 0 {
 		return nil, sel, usageError{fmt.Sprintf("--from reads a store: no trace file (%s) goes with it", args[0])}
@@ -58,7 +69,7 @@ func (sf *storeFlags) open(ctx context.Context, ff *filterFlags, args []string) 
 	if err != nil {
 		return nil, sel, usageError{"--from " + err.Error()}
 	}
-	sel = store.Selection{Service: sf.service, Labels: sf.labels}
+	sel = store.Selection{Service: sf.service, Labels: sf.labels, TraceID: traceID}
 	if sel.Since, err = store.ParseTime(sf.since, time.Now()); err != nil {
 		return nil, sel, usageError{"--since: " + err.Error()}
 	}
@@ -81,6 +92,9 @@ func (sf *storeFlags) name(sel store.Selection) string {
 	}
 	for _, l := range sel.Labels {
 		name += " " + l
+	}
+	if sel.TraceID != "" {
+		name += " trace-id=" + sel.TraceID
 	}
 	return name
 }
