@@ -19,9 +19,14 @@ import (
 // default) and without (--otel=false), in one run, so that the cost of
 // recording a request's two spans is the difference of the two, per
 // request. The query's sleep is off: a request is the service's code, the
-// SDK's and calltrail's.
+// SDK's and calltrail's. Each pair runs twice: without a span processor
+// of the service's own, where calltrail's makes the SDK build a snapshot
+// of each span it would otherwise skip, and exporting (to an exporter
+// that drops the spans), as a service that sends its spans somewhere
+// does, where the SDK builds it anyway. Runs interleaved, for benchstat:
 //
-//	go test -run '^$' -bench RequestSpans -count 6 ./cmd/calltrail
+//	go test -c -o orders.test ./cmd/calltrail && cd cmd/calltrail
+//	for i in $(seq 6); do ../../orders.test -test.run '^$' -test.bench RequestSpans -test.benchtime 8000x; done
 func BenchmarkRequestSpans(b *testing.B) {
 	ct := calltrailBinary(b)
 	dir := b.TempDir()
@@ -39,10 +44,13 @@ func BenchmarkRequestSpans(b *testing.B) {
 		}
 		bins[mode] = bin
 	}
-	for _, mode := range []string{"spans", "nospans"} {
-		b.Run(mode, func(b *testing.B) {
+	for _, run := range []struct{ name, bin, export string }{
+		{"spans", "spans", "false"}, {"nospans", "nospans", "false"},
+		{"exporting/spans", "spans", "true"}, {"exporting/nospans", "nospans", "true"},
+	} {
+		b.Run(run.name, func(b *testing.B) {
 			addrFile := filepath.Join(b.TempDir(), "addr")
-			srv := exec.Command(bins[mode], "-addr-file", addrFile, "-query", "0")
+			srv := exec.Command(bins[run.bin], "-addr-file", addrFile, "-query", "0", "-export-discard="+run.export)
 			srv.Env = append(os.Environ(), "CALLTRAIL_OUT="+filepath.Join(b.TempDir(), "orders.trace"))
 			if err := srv.Start(); err != nil {
 				b.Fatal(err)

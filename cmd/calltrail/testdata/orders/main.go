@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 var tracer = otel.Tracer("orders")
@@ -29,6 +30,7 @@ var tracer = otel.Tracer("orders")
 func main() {
 	addrFile := flag.String("addr-file", "", "write the address served to this file")
 	flag.DurationVar(&queryTime, "query", time.Millisecond, "how long the query of an order takes, per item")
+	discard := flag.Bool("export-discard", false, "export the service's spans, in batches, to an exporter that drops them: the SDK's work of a service that exports, without a collector")
 	flag.Parse()
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(sdktrace.AlwaysSample())}
 	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" {
@@ -38,6 +40,8 @@ func main() {
 			log.Fatal(err)
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
+	} else if *discard {
+		opts = append(opts, sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(tp)
