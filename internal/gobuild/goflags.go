@@ -151,10 +151,10 @@ func buildFlags(user []goFlag, goMinor int, given ...string) []string {
 	return out
 }
 
-// goMinor returns the minor version of the go command that runs in dir,
-// 0 if unknown.
-func goMinor(dir string) int {
-	v := strings.TrimPrefix(goEnv(dir, "GOVERSION"), "go1.")
+// goMinor returns the minor version of the go command of the build, 0 if
+// unknown.
+func (b *Build) goMinor() int {
+	v := strings.TrimPrefix(b.goEnv("GOVERSION"), "go1.")
 	if i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
 		v = v[:i]
 	}

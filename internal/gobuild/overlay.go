@@ -51,6 +51,8 @@ type Build struct {
 
 	Work string   // temporary directory for the overlay; set by Prepare
 	Env  []string // environment the go command needs (GOWORK); set by Prepare
+
+	env map[string]string // the go command's variables (see goEnv)
 }
 
 // Stats says what Prepare instrumented.
@@ -101,7 +103,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		return nil, st, err
 	}
 	var out []string
-	work := goEnv(b.Dir, "GOWORK")
+	work := b.goEnv("GOWORK")
 	if work == "off" {
 		work = ""
 	}
@@ -128,7 +130,20 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			flags = append(flags, "-mod=mod")
 		}
 	}
+	// The runtime's dependencies are listed beside the program's
+	// packages, on the other core: each go list takes a good part of a
+	// second.
+	var rtDeps map[string]bool
+	rtErr := make(chan error, 1)
+	go func() {
+		var err error
+		rtDeps, err = b.runtimeDeps(flags)
+		rtErr <- err
+	}()
 	pkgs, err := list(b.Dir, b.Env, flags, true, b.Patterns...)
+	if err := <-rtErr; err != nil {
+		return nil, st, err
+	}
 	if err != nil {
 		return nil, st, err
 	}
@@ -156,15 +171,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	opts := b.Options
 	opts.Runtime = instrument.RuntimePath
 	deps := map[string]*depModule{} // modules in the module cache, by path
-	modcache := goEnv(b.Dir, "GOMODCACHE")
+	modcache := b.goEnv("GOMODCACHE")
 	inCache := func(dir string) bool {
 		return modcache != "" && strings.HasPrefix(dir, modcache+string(filepath.Separator))
 	}
 	own, err := runtimePackages(b.Runtime)
-	if err != nil {
-		return nil, st, err
-	}
-	rtDeps, err := b.runtimeDeps(flags)
 	if err != nil {
 		return nil, st, err
 	}
@@ -361,7 +372,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	return buildFlags(user, goMinor(b.Dir), append(out, "-overlay="+overlay)...), st, nil
+	return buildFlags(user, b.goMinor(), append(out, "-overlay="+overlay)...), st, nil
 }
 
 // addCoverage adds what File did to the file at path to c.
@@ -743,6 +754,24 @@ func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string,
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// buildEnv are the go command's variables a build reads: Build.goEnv asks
+// the go command for them all at once.
+var buildEnv = []string{"GOWORK", "GOMODCACHE", "GOVERSION", "GOROOT"}
+
+// goEnv returns the go command's value of one of buildEnv, as it is in
+// b.Dir.
+func (b *Build) goEnv(name string) string {
+	if b.env == nil {
+		b.env = map[string]string{}
+		cmd := exec.Command("go", append([]string{"env", "-json"}, buildEnv...)...)
+		cmd.Dir = b.Dir
+		if out, err := cmd.Output(); err == nil {
+			json.Unmarshal(out, &b.env)
+		}
+	}
+	return b.env[name]
 }
 
 // goEnv returns the go command's value of an environment variable.

@@ -70,11 +70,11 @@ func stdRefused(path string, runtimeDeps map[string]bool, blocked string) string
 // stdBlocked says why the go command of this build can trace no package
 // of the standard library, or "" if it can.
 func (b *Build) stdBlocked() string {
-	if minor := goMinor(b.Dir); minor > 0 && minor < 26 {
+	if minor := b.goMinor(); minor > 0 && minor < 26 {
 		// Go 1.24 says "package internal/calltrailstd is not in std".
 		return "tracing the standard library needs Go 1.26 or later, whose go command builds a package an overlay adds to it"
 	}
-	root, cache := goEnv(b.Dir, "GOROOT"), goEnv(b.Dir, "GOMODCACHE")
+	root, cache := b.goEnv("GOROOT"), b.goEnv("GOMODCACHE")
 	if cache != "" && strings.HasPrefix(root, cache+string(filepath.Separator)) {
 		return "this Go toolchain is in the module cache (GOTOOLCHAIN downloaded it), whose files the go command lets no overlay replace"
 	}
@@ -104,7 +104,7 @@ func (b *Build) addStdRuntime(replace map[string]string) error {
 	if err := os.WriteFile(dst, []byte(stdRuntime), 0o644); err != nil {
 		return err
 	}
-	root := goEnv(b.Dir, "GOROOT")
+	root := b.goEnv("GOROOT")
 	if root == "" {
 		return fmt.Errorf("the go command does not say where the standard library is (GOROOT)")
 	}
