@@ -107,7 +107,13 @@ func (sp *spanState) enter(g uint64, ev *Event) bool {
 		c.depth++
 	}
 	gs.calls = append(gs.calls, c)
-	ev.Span = span
+	return sp.tie(ev, c)
+}
+
+// tie gives ev, an event of call c, c's span and, when the view selects,
+// its depth among the calls kept, and reports whether the view wants it.
+func (sp *spanState) tie(ev *Event, c spanCall) bool {
+	ev.Span = c.span
 	if sp.keep != nil {
 		ev.Depth = int(c.depth)
 	}
@@ -127,11 +133,7 @@ func (sp *spanState) exit(g uint64, ev *Event) bool {
 	if len(gs.calls) == 0 && len(gs.open) == 0 && !gs.pend {
 		delete(sp.gs, g)
 	}
-	ev.Span = c.span
-	if sp.keep != nil {
-		ev.Depth = int(c.depth)
-	}
-	return c.kept
+	return sp.tie(ev, c)
 }
 
 // value ties ev, a value of goroutine g's innermost call, to that call's
@@ -141,12 +143,7 @@ func (sp *spanState) value(g uint64, ev *Event) bool {
 	if gs == nil || len(gs.calls) == 0 {
 		return sp.wants(SpanID{})
 	}
-	c := gs.calls[len(gs.calls)-1]
-	ev.Span = c.span
-	if sp.keep != nil {
-		ev.Depth = int(c.depth)
-	}
-	return c.kept
+	return sp.tie(ev, gs.calls[len(gs.calls)-1])
 }
 
 // pending notes goroutine g's span event at time t, whose id comes next.

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // BenchmarkRequestSpans serves requests of testdata/orders, a service
@@ -28,42 +25,14 @@ import (
 //	go test -c -o orders.test ./cmd/calltrail && cd cmd/calltrail
 //	for i in $(seq 6); do ../../orders.test -test.run '^$' -test.bench RequestSpans -test.benchtime 8000x; done
 func BenchmarkRequestSpans(b *testing.B) {
-	ct := calltrailBinary(b)
-	dir := b.TempDir()
-	bins := map[string]string{}
-	for _, mode := range []string{"spans", "nospans"} {
-		bin := filepath.Join(dir, "orders-"+mode)
-		args := []string{"build", "-o", bin}
-		if mode == "nospans" {
-			args = append(args, "--otel=false")
-		}
-		cmd := exec.Command(ct, append(args, ".")...)
-		cmd.Dir = filepath.Join("testdata", "orders")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("calltrail build: %v\n%s", err, out)
-		}
-		bins[mode] = bin
-	}
+	bins := map[string]string{"spans": buildOrders(b), "nospans": buildOrders(b, "--otel=false")}
 	for _, run := range []struct{ name, bin, export string }{
 		{"spans", "spans", "false"}, {"nospans", "nospans", "false"},
 		{"exporting/spans", "spans", "true"}, {"exporting/nospans", "nospans", "true"},
 	} {
 		b.Run(run.name, func(b *testing.B) {
-			addrFile := filepath.Join(b.TempDir(), "addr")
-			srv := exec.Command(bins[run.bin], "-addr-file", addrFile, "-query", "0", "-export-discard="+run.export)
-			srv.Env = append(os.Environ(), "CALLTRAIL_OUT="+filepath.Join(b.TempDir(), "orders.trace"))
-			if err := srv.Start(); err != nil {
-				b.Fatal(err)
-			}
+			srv, addr := startOrders(b, bins[run.bin], []string{"CALLTRAIL_OUT=" + filepath.Join(b.TempDir(), "orders.trace")}, "-query", "0", "-export-discard="+run.export)
 			defer srv.Wait()
-			var addr []byte
-			for deadline := time.Now().Add(time.Minute); len(addr) == 0; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					srv.Process.Kill()
-					b.Fatal("the service did not start")
-				}
-				addr, _ = os.ReadFile(addrFile)
-			}
 			client := &http.Client{}
 			get := func(path string) {
 				req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s%s", addr, path), nil)

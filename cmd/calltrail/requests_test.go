@@ -31,31 +31,10 @@ type request struct {
 // returns the trace. env is more of the service's environment.
 func servedOrders(t *testing.T, reqs []request, env ...string) string {
 	t.Helper()
-	ct := calltrailBinary(t)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "orders")
-	build := exec.Command(ct, "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "orders")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("calltrail build: %v\n%s", err, out)
-	}
-	trace, addrFile := filepath.Join(dir, "orders.trace"), filepath.Join(dir, "addr")
-	srv := exec.Command(bin, "-addr-file", addrFile)
-	srv.Env = append(append(os.Environ(), "CALLTRAIL_OUT="+trace), env...)
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	trace := filepath.Join(t.TempDir(), "orders.trace")
+	srv, addr := startOrders(t, buildOrders(t), append(env, "CALLTRAIL_OUT="+trace))
 	exited := make(chan error, 1)
 	go func() { exited <- srv.Wait() }()
-	var addr []byte
-	for deadline := time.Now().Add(time.Minute); len(addr) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			srv.Process.Kill()
-			t.Fatal("the service did not start in a minute")
-		}
-		addr, _ = os.ReadFile(addrFile)
-	}
 	var wg sync.WaitGroup
 	for c := 0; c < 2; c++ {
 		wg.Add(1)
@@ -90,6 +69,42 @@ func servedOrders(t *testing.T, reqs []request, env ...string) string {
 		t.Fatal("the service did not end in a minute")
 	}
 	return trace
+}
+
+// buildOrders builds testdata/orders with calltrail build and the flags
+// given, and returns the binary.
+func buildOrders(tb testing.TB, flags ...string) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "orders")
+	build := exec.Command(calltrailBinary(tb), append(append([]string{"build", "-o", bin}, flags...), ".")...)
+	build.Dir = filepath.Join("testdata", "orders")
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("calltrail build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startOrders starts the orders service bin with more environment env and
+// arguments args, and returns it and the address it serves once it does.
+func startOrders(tb testing.TB, bin string, env []string, args ...string) (*exec.Cmd, string) {
+	tb.Helper()
+	addrFile := filepath.Join(tb.TempDir(), "addr")
+	srv := exec.Command(bin, append([]string{"-addr-file", addrFile}, args...)...)
+	srv.Env = append(os.Environ(), env...)
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if addr, _ := os.ReadFile(addrFile); len(addr) > 0 {
+			return srv, string(addr)
+		}
+		if time.Now().After(deadline) {
+			srv.Process.Kill()
+			srv.Wait()
+			tb.Fatal("the service did not start in a minute")
+		}
+	}
 }
 
 // TestRequests checks that every call of a traced service is tied to
