@@ -355,3 +355,67 @@ func TestRequestsInStore(t *testing.T) {
 		}
 	}
 }
+
+// TestRealModuleSpans runs the tests of otelhttp, OpenTelemetry's own
+// instrumentation of net/http, under calltrail test: they start server,
+// client and internal spans with the SDK, which calltrail records unasked
+// (the tests alone import it). Each trace's calls, as calltrail spans adds
+// them up over the trace's outermost spans in the process, are the calls
+// report --trace-id finds.
+func TestRealModuleSpans(t *testing.T) {
+	long(t)
+	bin := calltrailBinary(t)
+	dir, _ := fetch(t, "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp@v0.70.0")
+	traces := filepath.Join(t.TempDir(), "traces")
+	cmd := exec.Command(bin, "test", "-o", traces, "-count=1", ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("calltrail test: %v\n%s", err, out)
+	}
+	trace := filepath.Join(traces, "otelhttp.test.trace")
+	code, out, errOut := runCmd("spans", "--json", "--top", "0", trace)
+	if code != 0 {
+		t.Fatalf("spans: %s", errOut)
+	}
+	var list []struct {
+		TraceID string `json:"trace_id"`
+		SpanID  string `json:"span_id"`
+		Parent  string `json:"parent_span_id"`
+		Kind    int    `json:"kind"`
+		Calls   int    `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	ids, kinds := map[string]bool{}, map[int]int{}
+	for _, s := range list {
+		ids[s.SpanID] = true
+		kinds[s.Kind]++
+	}
+	if len(list) < 20 || kinds[2] == 0 || kinds[3] == 0 {
+		t.Fatalf("%d spans, by kind %v: want server and client spans, at least 20", len(list), kinds)
+	}
+	calls := map[string]int{} // by trace: its outermost spans' calls
+	for _, s := range list {
+		if !ids[s.Parent] {
+			calls[s.TraceID] += s.Calls
+		}
+	}
+	checked := 0
+	for trace2, want := range calls {
+		if want == 0 || checked == 10 {
+			continue
+		}
+		checked++
+		code, out, errOut := runCmd("report", "--json", "--trace-id", trace2, trace)
+		if code != 0 {
+			t.Fatalf("report --trace-id %s: %s", trace2, errOut)
+		}
+		if got := reportCalls(t, out); got != want {
+			t.Errorf("trace %s: report --trace-id counts %d calls, spans %d", trace2, got, want)
+		}
+	}
+	if checked == 0 {
+		t.Error("no trace ran traced calls")
+	}
+}

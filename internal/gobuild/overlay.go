@@ -140,8 +140,22 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		rtDeps, err = b.runtimeDeps(flags)
 		rtErr <- err
 	}()
+	// Tests often import the OpenTelemetry SDK alone: its package is
+	// among the tests' dependencies, which go list gives with -test.
+	var testDeps []Package
+	testErr := make(chan error, 1)
+	go func() {
+		var err error
+		if b.Tests && !b.NoSpans {
+			testDeps, err = list(b.Dir, b.Env, append(append([]string(nil), flags...), "-test"), true, b.Patterns...)
+		}
+		testErr <- err
+	}()
 	pkgs, err := list(b.Dir, b.Env, flags, true, b.Patterns...)
 	if err := <-rtErr; err != nil {
+		return nil, st, err
+	}
+	if err := <-testErr; err != nil {
 		return nil, st, err
 	}
 	if err != nil {
@@ -244,7 +258,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 	}
 	if !b.NoSpans {
-		if err := b.hookSDK(pkgs, selected, deps, inCache, replace, &st); err != nil {
+		if err := b.hookSDK(append(pkgs, testDeps...), selected, deps, inCache, replace, &st); err != nil {
 			return nil, st, err
 		}
 	}
