@@ -67,6 +67,7 @@ type span struct {
 	err        uint32
 	trace      [16]byte
 	traced     bool // trace is set
+	onPath     bool // traceOf is walking through it
 	// req is the OpenTelemetry span of the program's the call ran
 	// under (see tracefile.Event.Span), zero if none or not known yet.
 	req tracefile.SpanID
@@ -338,16 +339,22 @@ func (b *builder) traceOf(s *span) [16]byte {
 			break
 		}
 		path = append(path, a)
+		a.onPath = true
 		next := a.parent
 		if next == nil {
 			next = a.link
 		}
-		if next == nil {
+		if next == nil || next.onPath {
+			// A root, or, in a damaged trace whose goroutines are
+			// each other's parents, the span that closes a cycle.
 			copy(a.trace[:], b.hash(a.id, 't'))
 			a.traced = true
 			break
 		}
 		a = next
+	}
+	for _, a := range path {
+		a.onPath = false
 	}
 	for i := len(path) - 1; i >= 0; i-- {
 		a := path[i]
