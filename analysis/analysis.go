@@ -272,6 +272,10 @@ type Profile struct {
 	// holding less than MinCPU of samples is too thin to split time on
 	// and off CPU: it is left out, with ThinCPU set.
 	HasCPU, HasWaits, ThinCPU bool
+	// ProfilesLeftOut says the analysis read the calls of some requests
+	// only (tracefile.Reader.Narrowed), and left the trace's profiles,
+	// which are the whole program's, out.
+	ProfilesLeftOut bool
 	// ProfileErrors say which of the trace's profiles were left out,
 	// and why.
 	ProfileErrors []error
@@ -598,7 +602,15 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		sort.Slice(n.Slowest, func(i, j int) bool { return n.Slowest[i].Dur > n.Slowest[j].Dur })
 	})
 	if pp := r.Profiles(); pp != nil {
-		p.splitProfiles(pp, r.Func)
+		if r.Narrowed() {
+			// A sample of a CPU, block or mutex profile does not say
+			// which request it was taken for: split by a profile of
+			// the whole program, a request's time would be wrong.
+			p.ProfilesLeftOut = true
+			p.ProfileErrors = append(p.ProfileErrors, errors.New("the trace's profiles are the whole program's, not the selected requests': time on CPU and waiting is not split for them"))
+		} else {
+			p.splitProfiles(pp, r.Func)
+		}
 	}
 	p.FuncTable = make([]tracefile.Func, r.NumFuncs())
 	for i := range p.FuncTable {

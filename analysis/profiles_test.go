@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 	"github.com/google/pprof/profile"
 )
@@ -308,5 +310,45 @@ func TestProfileBomb(t *testing.T) {
 	p.splitProfiles(map[string][]byte{"cpu": gz.Bytes()}, nowhere)
 	if p.HasCPU || len(p.ProfileErrors) != 1 || !strings.Contains(p.ProfileErrors[0].Error(), "inflates to more than 65536 bytes") {
 		t.Errorf("a profile past the budget: HasCPU %v, errors %v", p.HasCPU, p.ProfileErrors)
+	}
+}
+
+// TestRequestsLeaveProfilesOut: a CPU profile's samples do not say which
+// request they were taken for, so the analysis of a request's calls
+// (a reader narrowed by KeepSpans) leaves the profiles out and says so,
+// where the whole program's analysis splits its time by them.
+func TestRequestsLeaveProfilesOut(t *testing.T) {
+	data, err := tracetest.Build(`
+1 +main 0
+1 span 1 0 GET 1000
+1 +work 10000000
+1 - 90000000
+1 end 1 95000000
+1 - 100000000
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra bytes.Buffer
+	e, err := tracewrite.NewEncoder(&extra, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra.Reset() // the chunk alone, not a second header
+	e.Profile("cpu", pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 60 * ms}))
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, extra.Bytes()...)
+
+	r, _ := tracefile.NewReader(bytes.NewReader(data))
+	if p := Analyze(r, Options{}); !p.HasCPU || p.ProfilesLeftOut {
+		t.Fatalf("the whole program: HasCPU %v, ProfilesLeftOut %v", p.HasCPU, p.ProfilesLeftOut)
+	}
+	r, _ = tracefile.NewReader(bytes.NewReader(data))
+	r.KeepSpans(func(id tracefile.SpanID) bool { return id == tracetest.SpanID(1) })
+	p := Analyze(r, Options{})
+	if p.HasCPU || !p.ProfilesLeftOut || len(p.ProfileErrors) != 1 || funcsByName(p)["work"] == nil || funcsByName(p)["work"].CPU != 0 {
+		t.Errorf("a request: HasCPU %v, ProfilesLeftOut %v, errors %v", p.HasCPU, p.ProfilesLeftOut, p.ProfileErrors)
 	}
 }

@@ -30,11 +30,14 @@ type Overview struct {
 	HasWaits  bool   `json:"has_waits"` // and its block or mutex profile
 	// ThinCPU says the trace's CPU profile was left out: too few samples
 	// (less than analysis.MinCPU) to split time on and off CPU.
-	ThinCPU  bool               `json:"thin_cpu,omitempty"`
-	Findings []diagnose.Finding `json:"findings"`
-	TopSelf  []Function         `json:"top_self"`
-	TopTotal []Function         `json:"top_total"`
-	Routines Goroutines         `json:"goroutine_summary"`
+	ThinCPU bool `json:"thin_cpu,omitempty"`
+	// ProfilesLeftOut says the view is of some requests' calls, and the
+	// trace's profiles, the whole program's, are left out of it.
+	ProfilesLeftOut bool               `json:"profiles_left_out,omitempty"`
+	Findings        []diagnose.Finding `json:"findings"`
+	TopSelf         []Function         `json:"top_self"`
+	TopTotal        []Function         `json:"top_total"`
+	Routines        Goroutines         `json:"goroutine_summary"`
 	// Errors counts the calls that failed; TopErrors are the functions
 	// that failed the most, none without errors, whatever their time: a
 	// function that fails is worth a look however little time it takes.
@@ -68,25 +71,26 @@ func (t *Trace) Calls() uint64 {
 func (t *Trace) Overview(top, slices int) Overview {
 	p := t.Profile
 	o := Overview{
-		File:       t.Name,
-		Name:       t.ProgramName(),
-		Program:    strings.TrimSpace(p.Meta.Path + " " + p.Meta.Args),
-		Go:         strings.TrimSpace(p.Meta.Go + " " + p.Meta.GOOS + "/" + p.Meta.GOARCH),
-		DurationNs: int64(p.Duration),
-		Goroutines: p.Goroutines,
-		Calls:      t.Calls(),
-		Dropped:    p.Stats.DroppedCalls,
-		Full:       p.Meta.Full,
-		HeldNs:     p.Stats.HeldNs,
-		Waits:      p.Stats.Waits,
-		Functions:  len(p.Funcs),
-		HasCPU:     p.HasCPU,
-		HasWaits:   p.HasWaits,
-		ThinCPU:    p.ThinCPU,
-		Findings:   t.Findings,
-		TopSelf:    t.Functions("self", top),
-		TopTotal:   t.Functions("total", top),
-		Routines:   t.Goroutines(slices, 5),
+		File:            t.Name,
+		Name:            t.ProgramName(),
+		Program:         strings.TrimSpace(p.Meta.Path + " " + p.Meta.Args),
+		Go:              strings.TrimSpace(p.Meta.Go + " " + p.Meta.GOOS + "/" + p.Meta.GOARCH),
+		DurationNs:      int64(p.Duration),
+		Goroutines:      p.Goroutines,
+		Calls:           t.Calls(),
+		Dropped:         p.Stats.DroppedCalls,
+		Full:            p.Meta.Full,
+		HeldNs:          p.Stats.HeldNs,
+		Waits:           p.Stats.Waits,
+		Functions:       len(p.Funcs),
+		HasCPU:          p.HasCPU,
+		HasWaits:        p.HasWaits,
+		ThinCPU:         p.ThinCPU,
+		ProfilesLeftOut: p.ProfilesLeftOut,
+		Findings:        t.Findings,
+		TopSelf:         t.Functions("self", top),
+		TopTotal:        t.Functions("total", top),
+		Routines:        t.Goroutines(slices, 5),
 	}
 	if o.Findings == nil {
 		o.Findings = []diagnose.Finding{}

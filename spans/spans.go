@@ -167,7 +167,7 @@ type Origin struct {
 // taken for the one it was started under.
 type Inheritance struct {
 	spans map[uint64][]interval // by goroutine, in order of their start
-	from  map[uint64]origin // by goroutine
+	from  map[uint64]origin     // by goroutine
 }
 
 type interval struct {
@@ -448,4 +448,33 @@ func (ix *Index) Slowest() []*Span {
 	out := slices.Clone(ix.Spans)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Duration() > out[j].Duration() })
 	return out
+}
+
+// JSON is a span as calltrail spans --json and the web UI list it.
+type JSON struct {
+	tracefile.Span
+	Goroutine  uint64 `json:"goroutine"`
+	StartNs    int64  `json:"start_ns"`
+	DurationNs int64  `json:"duration_ns"`
+	Ended      bool   `json:"ended"`
+	Calls      uint64 `json:"calls"`
+	Goroutines int    `json:"goroutines"`
+	Errors     uint64 `json:"errors"`
+	Panics     uint64 `json:"panics"`
+	Funcs      []Func `json:"functions"`
+	// Nested says the span's parent is a span of this program too: it
+	// is part of a request the program served, which its trace id
+	// selects, and its name selects it within.
+	Nested bool `json:"nested,omitempty"`
+}
+
+// JSON returns s as JSON lists it, with the funcs functions its calls
+// spent the most own time in.
+func (ix *Index) JSON(s *Span, funcs int) JSON {
+	parent := ix.ByID[s.Parent]
+	return JSON{
+		Span: s.Span, Goroutine: s.G, StartNs: s.Start, DurationNs: s.Duration(), Ended: s.Ended,
+		Calls: s.Calls, Goroutines: s.Goroutines, Errors: s.Errors, Panics: s.Panics,
+		Funcs: s.Funcs[:min(max(funcs, 0), len(s.Funcs))], Nested: parent != nil && parent != s,
+	}
 }

@@ -67,6 +67,10 @@ func (rd *Reader) KeepSpans(keep func(SpanID) bool) {
 	sp.keep, sp.kept = keep, map[SpanID]bool{}
 }
 
+// Narrowed reports whether the reader gives the calls of some spans only
+// (KeepSpans).
+func (rd *Reader) Narrowed() bool { return rd.sp != nil && rd.sp.keep != nil }
+
 func (sp *spanState) g(g uint64) *gspans {
 	gs := sp.gs[g]
 	if gs == nil {

@@ -9,10 +9,6 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-// lane holds the calls of one goroutine in the order they began, as
-// parallel arrays: 31 bytes a call, so that ten million calls fit in
-// about 300 MB. Calls nest, so the array is the pre-order of the
-// goroutine's call tree: a call's subtree is the run [i, next[i]).
 // longestRoot returns the function of the lane's longest outermost call,
 // the first of the longest, and false for a lane without calls.
 func (l *lane) longestRoot() (uint32, bool) {
@@ -28,6 +24,10 @@ func (l *lane) longestRoot() (uint32, bool) {
 	return l.fn[best], true
 }
 
+// lane holds the calls of one goroutine in the order they began, as
+// parallel arrays: 31 bytes a call, so that ten million calls fit in
+// about 300 MB. Calls nest, so the array is the pre-order of the
+// goroutine's call tree: a call's subtree is the run [i, next[i]).
 type lane struct {
 	g      uint64
 	start  []int64  // nanoseconds since the trace started
@@ -41,6 +41,11 @@ type lane struct {
 	// at the lane's first error: most lanes have none, and keep their
 	// 31 bytes a call.
 	err []uint32
+	// span is the OpenTelemetry span each call ran under, as a slot of
+	// index.spans, 0 for none: four bytes rather than the span id's
+	// eight. Like err, it is made at the lane's first call under a span,
+	// so that a trace without spans pays nothing for it.
+	span []int32
 	// held is the time calls were held up by the trace writer, of the
 	// few calls that were: bars are drawn as long as the calls lasted,
 	// and say it.
@@ -70,6 +75,39 @@ type index struct {
 	byG   map[uint64]int // goroutine id -> position in lanes
 	calls int
 	gs    map[uint64]tracefile.Goroutine // how each goroutine was started
+
+	// spans are the spans the calls ran under, by the slot lane.span
+	// holds; slot 0 is none. hasSpans says the trace has spans at all:
+	// some may have no calls.
+	spans    []tracefile.SpanID
+	slotOf   map[tracefile.SpanID]int32 // spans' slots, while the index is made
+	hasSpans bool
+
+	first, last int64 // when its first call began and its last ended
+}
+
+// slot returns the slot of span id, made at its first call.
+func (ix *index) slot(id tracefile.SpanID) int32 {
+	if !id.IsValid() {
+		return 0
+	}
+	if ix.slotOf == nil {
+		ix.slotOf = map[tracefile.SpanID]int32{}
+		for i, id := range ix.spans {
+			ix.slotOf[id] = int32(i)
+		}
+	}
+	s, ok := ix.slotOf[id]
+	if !ok {
+		if len(ix.spans) == 0 {
+			ix.spans = []tracefile.SpanID{{}}
+		}
+		s = int32(len(ix.spans))
+		ix.spans = append(ix.spans, id)
+		ix.slotOf[id] = s
+		ix.hasSpans = true
+	}
+	return s
 }
 
 // buildIndex reads r, a trace of size bytes, to its end. Like the
@@ -80,6 +118,10 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 	var last *lane
 	var err error
 	var ev tracefile.Event
+	// Calls come in runs under one span: the last slot looked up is kept
+	// at hand.
+	var lastSpan tracefile.SpanID
+	var lastSlot int32
 	for {
 		e := r.Read(&ev)
 		if e != nil {
@@ -88,10 +130,16 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			}
 			break
 		}
-		if ev.Kind == tracefile.GoroutineEvent {
+		switch ev.Kind {
+		case tracefile.GoroutineEvent:
 			if info, ok := r.Goroutine(ev.G); ok {
 				ix.gs[ev.G] = info
 			}
+			continue
+		case tracefile.SpanStartEvent, tracefile.SpanEndEvent:
+			// A goroutine that starts spans but makes no traced call
+			// has no lane.
+			ix.hasSpans = true
 			continue
 		}
 		// Events come in runs of one goroutine.
@@ -111,6 +159,12 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 			}
 			l.enter(ev.Func, ev.Time)
 			ix.calls++
+			if ev.Span.IsValid() {
+				if ev.Span != lastSpan {
+					lastSpan, lastSlot = ev.Span, ix.slot(ev.Span)
+				}
+				l.setSpan(l.len()-1, lastSlot)
+			}
 		case tracefile.ExitEvent:
 			l.exitCall(ev.Time, ev.Exit, ev.Err, ev.Held)
 		case tracefile.ValueEvent:
@@ -134,7 +188,26 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 	for i, l := range ix.lanes {
 		ix.byG[l.g] = i
 	}
+	ix.measure()
 	return ix, err
+}
+
+// measure finds when the index's first call began and its last ended.
+func (ix *index) measure() {
+	ix.first, ix.last = 0, 0
+	seen := false
+	for _, l := range ix.lanes {
+		if l.len() == 0 {
+			continue
+		}
+		if !seen || l.start[0] < ix.first {
+			ix.first = l.start[0]
+		}
+		seen = true
+		for i := 0; i < l.len(); i = int(l.next[i]) {
+			ix.last = max(ix.last, l.end(i))
+		}
+	}
 }
 
 // grow makes room for more calls. Appending would copy the arrays a
@@ -167,6 +240,9 @@ func (l *lane) resize(c int) {
 	if l.err != nil {
 		l.err = resized(l.err, c)
 	}
+	if l.span != nil {
+		l.span = resized(l.span, c)
+	}
 }
 
 func resized[T any](s []T, c int) []T {
@@ -191,6 +267,9 @@ func (l *lane) enter(fn uint32, t int64) {
 	l.exit = append(l.exit, tracefile.Return)
 	if l.err != nil {
 		l.err = append(l.err, 0)
+	}
+	if l.span != nil {
+		l.span = append(l.span, 0)
 	}
 	l.maxDepth = max(l.maxDepth, d)
 	l.open = append(l.open, i)
@@ -220,6 +299,25 @@ func (l *lane) exitCall(t int64, k tracefile.ExitKind, err uint32, held int64) {
 		}
 		l.err[i] = err
 	}
+}
+
+// setSpan says call i ran under the span in slot.
+func (l *lane) setSpan(i int, slot int32) {
+	if l.span == nil {
+		if slot == 0 {
+			return
+		}
+		l.span = make([]int32, len(l.start), cap(l.start))
+	}
+	l.span[i] = slot
+}
+
+// spanAt is the slot of the span call i ran under, 0 for none.
+func (l *lane) spanAt(i int) int32 {
+	if l.span == nil {
+		return 0
+	}
+	return l.span[i]
 }
 
 // heldFor is the time call i was held up by the trace writer, which

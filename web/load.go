@@ -25,7 +25,8 @@ type Trace struct {
 	Warning  string // why the trace may be incomplete, if it may
 	LoadTime time.Duration
 
-	ix *index
+	ix  *index
+	req *requests // nil for a trace without OpenTelemetry spans
 }
 
 // Calls is the number of calls in the timeline index.
@@ -40,7 +41,10 @@ func FromQuery(t *query.Trace, warning string) *Trace {
 
 // Load reads the trace file name into memory and prepares it: the
 // analysis and the timeline index are built at once, from two readers
-// of the same bytes, one on each core.
+// of the same bytes, one on each core. A trace with OpenTelemetry spans,
+// as the index finds, is read twice more for them (see package spans),
+// and its bytes are kept to analyse the calls of the requests a view
+// selects.
 func Load(name string) (*Trace, error) { return load(name, true) }
 
 // LoadBase loads a trace to compare another with: its analysis only, no
@@ -82,8 +86,11 @@ func load(name string, timeline bool) (*Trace, error) {
 		said = []string{fmt.Sprintf("reading stopped early: %v; showing the calls before that point", h.Damage)}
 	}
 	t.Warning = strings.Join(said, "; ")
+	if t.ix.hasSpans {
+		t.req = loadRequests(name, data, t.ix, p.Name)
+	}
 	// The profile holds the trace's tables, so the readers, which hold
-	// the whole file, can go.
+	// the whole file, can go; the bytes stay for the requests, if any.
 	t.Trace = query.New(name, p)
 	t.LoadTime = time.Since(began)
 	// Growing the index left garbage as large as the index itself: give

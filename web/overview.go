@@ -2,6 +2,8 @@ package web
 
 import (
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/calltrail/calltrail/query"
 )
@@ -12,7 +14,10 @@ type overviewJSON struct {
 	query.Overview
 	Base     string `json:"base,omitempty"`    // the trace compared with, if any
 	Warning  string `json:"warning,omitempty"` // why the trace may be incomplete
-	LoadTime int64  `json:"load_ns"`
+	LoadTime int64  `json:"load_ns"`           // to load the trace, or analyse the requests selected
+	// Requests counts the trace's OpenTelemetry spans: the Requests
+	// view lists them.
+	Requests int `json:"requests,omitempty"`
 }
 
 const (
@@ -20,21 +25,48 @@ const (
 	liveSlices = 120 // bars of the chart of live goroutines
 )
 
-func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, _ *params) (any, error) {
-	ov := s.overviewData() // before the errors it counts once
-	o := overviewJSON{Overview: ov, Warning: s.t.Warning, LoadTime: int64(s.t.LoadTime)}
-	if s.base != nil {
-		o.Base = s.base.Name
+// overview answers /api/overview: of the whole trace or, with trace-id
+// and span, of the calls of the requests they select.
+func (s *Server) overview(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+	f := p.requests()
+	if p.err != nil {
+		return nil, nil
+	}
+	a, _, err := s.analysisFor(f)
+	if err != nil {
+		return nil, err
+	}
+	o := overviewJSON{Overview: a.overview(), Warning: s.t.Warning, LoadTime: int64(a.took)}
+	if a == s.all {
+		if s.base != nil {
+			o.Base = s.base.Name
+		}
+		if s.t.req != nil {
+			o.Requests = len(s.t.req.index.Spans)
+		}
 	}
 	return o, nil
 }
 
-// overviewData is the query layer's overview, made once.
-func (s *Server) overviewData() query.Overview {
-	s.overviewOnce.Do(func() {
-		s.ov = s.t.Overview(topN, liveSlices)
+// analysed is an analysis as the views serve it, the whole trace's or
+// some requests': its overview and flame graphs made once each.
+type analysed struct {
+	*query.Trace
+	took time.Duration // to analyse
+
+	overviewOnce sync.Once
+	ov           query.Overview
+
+	flameMu sync.Mutex
+	flames  map[string][]byte // flame graphs' JSON by mode and weight
+}
+
+// overview is the query layer's overview, made once.
+func (a *analysed) overview() query.Overview {
+	a.overviewOnce.Do(func() {
+		a.ov = a.Overview(topN, liveSlices)
 	})
-	return s.ov
+	return a.ov
 }
 
 // funcNames returns every function's name, the index its id: other

@@ -53,9 +53,22 @@ func (p *params) choice(name string, words ...string) string {
 }
 
 // filter reads the command line's filters, as the command line does
-// (see filter.Parse): g, F, N, D, t and window.
-func (p *params) filter() *filter.Filter {
-	f, err := filter.Parse(p.q.Get)
+// (see filter.Parse): g, F, N, D, t, window, trace-id and span.
+func (p *params) filter() *filter.Filter { return p.parse(p.q.Get) }
+
+// requests reads the filters that select requests alone, trace-id and
+// span, for the views the other filters do not apply to.
+func (p *params) requests() *filter.Filter {
+	return p.parse(func(name string) string {
+		if name == "trace-id" || name == "span" {
+			return p.q.Get(name)
+		}
+		return ""
+	})
+}
+
+func (p *params) parse(get func(string) string) *filter.Filter {
+	f, err := filter.Parse(get)
 	if err != nil {
 		if p.err == nil {
 			p.err = fmt.Errorf("parameter %w", err)

@@ -9,10 +9,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/calltrail/calltrail/internal/httpguard"
-	"github.com/calltrail/calltrail/query"
 )
 
 //go:embed assets
@@ -29,12 +27,8 @@ type Server struct {
 	// localhost are answered.
 	AnyHost bool
 
-	flameMu sync.Mutex
-	flames  map[string][]byte // flame graphs' JSON by mode and weight, built once each
-	log     *log.Logger
-
-	overviewOnce sync.Once
-	ov           query.Overview
+	all *analysed // the whole trace's analysis, as the views serve it
+	log *log.Logger
 }
 
 // New returns a server for trace t, compared with base if it is not nil.
@@ -43,7 +37,7 @@ func New(t, base *Trace, logger *log.Logger) *Server {
 	if logger == nil {
 		logger = log.New(discard{}, "", 0)
 	}
-	return &Server{t: t, base: base, log: logger}
+	return &Server{t: t, base: base, all: &analysed{Trace: t.Trace, took: t.LoadTime}, log: logger}
 }
 
 type discard struct{}
@@ -64,6 +58,8 @@ func (s *Server) Handler() http.Handler {
 		"lane":     s.laneInfo,
 		"timeline": s.timeline,
 		"tree":     s.tree,
+		"requests": s.requestList,
+		"failed":   s.failedCalls,
 	} {
 		mux.Handle("/api/"+name, api(h))
 	}

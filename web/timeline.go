@@ -23,13 +23,26 @@ type lanesJSON struct {
 	Depth  []int    `json:"depth"`
 	Calls  []int    `json:"calls"`
 	End    int64    `json:"end_ns"` // the trace's end
+	// First and Last are when the lanes' first call began and their
+	// last ended: a request's calls are a sliver of a long trace.
+	First int64 `json:"first_ns"`
+	Last  int64 `json:"last_ns"`
 }
 
 // laneList answers /api/lanes: every goroutine of the timeline, in order
-// of id, as parallel arrays (a trace can have 100,000 goroutines).
-func (s *Server) laneList(_ http.ResponseWriter, _ *http.Request, _ *params) (any, error) {
-	ix := s.t.ix
-	out := lanesJSON{End: int64(s.t.Profile.Duration)}
+// of id, as parallel arrays (a trace can have 100,000 goroutines); with
+// trace-id and span, the goroutines of the requests they select, with
+// their calls alone.
+func (s *Server) laneList(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+	f := p.requests()
+	if p.err != nil {
+		return nil, nil
+	}
+	ix, err := s.indexFor(f)
+	if err != nil {
+		return nil, err
+	}
+	out := lanesJSON{End: int64(s.t.Profile.Duration), First: ix.first, Last: ix.last}
 	for _, l := range ix.lanes {
 		info := ix.gs[l.g]
 		// The goroutine's longest outermost call says more than its
@@ -63,8 +76,11 @@ type laneJSON struct {
 }
 
 // laneInfo answers /api/lane?g=G: who started goroutine G, and from
-// which chains of its parent.
+// which chains of its parent; with trace-id and span, among the calls
+// of the requests they select. The chains that started goroutines like
+// it are the whole trace's.
 func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
+	f := p.requests()
 	g := uint64(p.int("g", 0, 1, 1<<62))
 	if g == 0 {
 		p.fail("g", "a goroutine id")
@@ -73,12 +89,16 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 		return nil, nil
 	}
 	t := s.t
-	k, ok := t.ix.byG[g]
+	ix, err := s.indexFor(f)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := ix.byG[g]
 	if !ok {
 		return nil, notFound("no goroutine with traced calls has that id")
 	}
-	l := t.ix.lanes[k]
-	info := t.ix.gs[g]
+	l := ix.lanes[k]
+	info := ix.gs[g]
 	out := laneJSON{G: g, Parent: info.Parent, Calls: l.len()}
 	if info.CreatorFunc != 0 {
 		out.Creator = t.Profile.Name(info.CreatorFunc)
@@ -87,8 +107,8 @@ func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (an
 	if info.StartFunc != 0 {
 		out.StartFunc = t.Profile.Name(info.StartFunc)
 	}
-	if k, ok := t.ix.byG[info.Parent]; ok && l.len() > 0 {
-		out.StartedIn = query.FoldPath(t.ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.Profile.Name))
+	if k, ok := ix.byG[info.Parent]; ok && l.len() > 0 {
+		out.StartedIn = query.FoldPath(ix.lanes[k].chainAt(min(l.start[0], info.FirstSeen+1), info.CreatorFunc, t.Profile.Name))
 	}
 	// The goroutine's first chain knows the parent's chains that started
 	// goroutines running it.
@@ -160,9 +180,10 @@ func formatValues(vs []callValue) valuesJSON {
 
 // timeline answers /api/timeline?from=NS&to=NS&px=WIDTH&l0=I&l1=J: the
 // bars of lanes I to J (positions in /api/lanes) between the two times,
-// calls narrower than a pixel merged.
+// calls narrower than a pixel merged; with trace-id and span, of the
+// calls of the requests they select.
 func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (any, error) {
-	ix := s.t.ix
+	f := p.requests()
 	end := int64(s.t.Profile.Duration) + 1
 	from := p.int("from", 0, 0, 1<<62)
 	to := p.int("to", end, 1, 1<<62)
@@ -177,6 +198,10 @@ func (s *Server) timeline(_ http.ResponseWriter, r *http.Request, p *params) (an
 	}
 	if l1 < l0 || l1-l0 > maxLanes {
 		return nil, badRequest("parameters l0 and l1: want at most 400 lanes, l0 <= l1")
+	}
+	ix, err := s.indexFor(f)
+	if err != nil {
+		return nil, err
 	}
 	l1 = min(l1, len(ix.lanes))
 	minDur := (to - from) / px

@@ -39,7 +39,8 @@ type treeJSON struct {
 }
 
 // tree answers the call tree view, lazily, with the command line's
-// filters (g, F, N, D, t, window):
+// filters (g, F, N, D, t, window, and trace-id and span, which choose
+// the calls of some requests, as the command line's do):
 //
 //   - without "in": the goroutines, from cursor "after";
 //   - with in=G: the shown outermost calls of goroutine G;
@@ -55,7 +56,10 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 	if p.err != nil {
 		return nil, nil
 	}
-	ix := s.t.ix
+	ix, err := s.indexFor(f)
+	if err != nil {
+		return nil, err
+	}
 	out := treeJSON{More: -1}
 	if in == 0 {
 		for k := after; k < len(ix.lanes); k++ {

@@ -79,7 +79,11 @@ func spansVerb() *verb {
 				list = list[:lf.top]
 			}
 			if lf.json {
-				return writeJSON(sess.out, spansJSON(list, funcs))
+				out := make([]spans.JSON, 0, len(list))
+				for _, s := range list {
+					out = append(out, ix.JSON(s, funcs))
+				}
+				return writeJSON(sess.out, out)
 			}
 			if len(ix.Spans) == 0 {
 				fmt.Fprintf(sess.out, "%s: no OpenTelemetry spans: the program started none, or was not built by calltrail build, run or test with the OpenTelemetry SDK\n", path)
@@ -128,31 +132,4 @@ func writeSpans(w io.Writer, list []*spans.Span, funcs int) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", d, s.Calls, s.Goroutines, s.Trace, tracefile.Printable(s.Name), kindName(s.Kind), strings.Join(top, ", "))
 	}
 	tw.Flush()
-}
-
-// spanJSON is a span as calltrail spans --json prints it.
-type spanJSON struct {
-	tracefile.Span
-	Goroutine  uint64       `json:"goroutine"`
-	StartNs    int64        `json:"start_ns"`
-	DurationNs int64        `json:"duration_ns"`
-	Ended      bool         `json:"ended"`
-	Calls      uint64       `json:"calls"`
-	Goroutines int          `json:"goroutines"`
-	Errors     uint64       `json:"errors"`
-	Panics     uint64       `json:"panics"`
-	Funcs      []spans.Func `json:"functions"`
-}
-
-func spansJSON(list []*spans.Span, funcs int) []spanJSON {
-	out := make([]spanJSON, 0, len(list))
-	for _, s := range list {
-		j := spanJSON{
-			Span: s.Span, Goroutine: s.G, StartNs: s.Start, DurationNs: s.Duration(), Ended: s.Ended,
-			Calls: s.Calls, Goroutines: s.Goroutines, Errors: s.Errors, Panics: s.Panics,
-			Funcs: s.Funcs[:min(funcs, len(s.Funcs))],
-		}
-		out = append(out, j)
-	}
-	return out
 }

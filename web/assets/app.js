@@ -1,6 +1,6 @@
 // The page: loads what every view needs, then shows the view the URL's
-// hash names (#overview, #flame, #func?name=…, #timeline, #tree), so that
-// every view can be linked to.
+// hash names (#overview, #flame, #func?name=…, #timeline, #tree,
+// #requests), so that every view can be linked to.
 "use strict";
 
 (async function () {
@@ -13,6 +13,8 @@
     view.replaceChildren(ct.el("p", { class: "error" }, "Cannot load the trace: " + e.message));
     return;
   }
+  // Requests are a trace's OpenTelemetry spans: most traces have none.
+  document.getElementById("nav-requests").hidden = !ct.overview.requests;
   const file = document.getElementById("file");
   file.textContent = ct.baseName(ct.overview.file) + (ct.overview.base ? " vs " + ct.baseName(ct.overview.base) : "");
   file.title = ct.overview.file + (ct.overview.base ? " against " + ct.overview.base : "");

@@ -41,17 +41,21 @@ ct.flameFromTree = function (t) {
   return root;
 };
 
-// flameGraph returns the graph of a mode and weight: fetched from the
-// server once each, or, on the page calltrail flame writes, embedded in it.
-ct.flameGraph = async function (mode, weight) {
+// flameGraph returns the graph of a mode and weight, of the calls of the
+// requests sel selects if given: fetched from the server once each, or,
+// on the page calltrail flame writes, embedded in it.
+ct.flameGraph = async function (mode, weight, sel) {
   ct.flames = ct.flames || {};
-  const key = mode + "/" + weight;
-  if (!ct.flames[key]) ct.flames[key] = ct.flameFromTree(await ct.api("flame", { mode, weight }));
+  const s = ct.selKey(sel), key = mode + "/" + weight + (s ? "?" + s : "");
+  if (!ct.flames[key]) ct.flames[key] = ct.flameFromTree(await ct.api("flame", Object.assign({ mode, weight }, sel)));
   return ct.flames[key];
 };
 
 ct.views.flame = async function (root, params) {
-  const o = ct.overview;
+  // Some requests' calls have an overview of their own: their errors,
+  // and no base trace to compare with.
+  const sel = ct.selection(params);
+  const o = ct.selKey(sel) ? await ct.api("overview", sel) : ct.overview;
   const st = {
     mode: params.get("mode") === "self" ? "self" : "total",
     weight: ["cpu", "wait"].includes(params.get("weight")) ? params.get("weight") : "wall",
@@ -60,10 +64,10 @@ ct.views.flame = async function (root, params) {
     q: params.get("q") || "",
     zoom: params.get("zoom") || "",
   };
-  const save = () => ct.replaceURL("flame", {
+  const save = () => ct.replaceURL("flame", Object.assign({
     mode: st.mode === "self" ? "self" : "", weight: st.weight === "wall" ? "" : st.weight,
     icicle: st.icicle ? "1" : "", errors: st.errors ? "1" : "", q: st.q, zoom: st.zoom,
-  });
+  }, sel));
 
   const canvas = ct.el("canvas", { id: "flame-canvas" });
   const status = ct.el("span", { id: "flame-status", class: "muted" });
@@ -79,7 +83,7 @@ ct.views.flame = async function (root, params) {
   if (split.includes("cpu")) weights.push(radio("weight", "cpu", "on CPU"));
   if (split.includes("wait")) weights.push(radio("weight", "wait", "waiting"));
   if (o.thin_cpu) weights.push(ct.el("span", { id: "flame-thin", class: "muted" }, " (too few CPU samples to split time on and off CPU)"));
-  ct.show(root, 
+  ct.show(root, ct.standalone ? null : ct.selBanner(sel, "flame", params),
     ct.el("div", { class: "toolbar" },
       ct.el("span", {}, radio("mode", "total", "total"), " ", radio("mode", "self", "self (inverted)")),
       ct.el("span", {}, weights),
@@ -94,7 +98,7 @@ ct.views.flame = async function (root, params) {
   // At most maxLevels rows are drawn: a canvas is at most 32,767 pixels
   // high. Zooming in shows what lies deeper.
   const rowH = 18, maxLevels = 1500;
-  const rebuild = async () => { tree = await ct.flameGraph(st.mode, st.weight); save(); draw(); };
+  const rebuild = async () => { tree = await ct.flameGraph(st.mode, st.weight, sel); save(); draw(); };
   const zoomNode = () => {
     let f = tree;
     for (const nm of st.zoom ? st.zoom.split("\n") : []) {
@@ -231,11 +235,11 @@ ct.views.flame = async function (root, params) {
       ct.show(details, ct.el("b", {}, b.f.name), " ", describe(b.f));
       return;
     }
-    ct.show(details, ct.el("b", {}, b.f.name), " ", describe(b.f), " · ", ct.el("a", { href: ct.href("func", { name: b.f.name }) }, "function view →"),
+    ct.show(details, ct.el("b", {}, b.f.name), " ", describe(b.f), " · ", ct.el("a", { href: ct.href("func", Object.assign({ name: b.f.name }, sel)) }, "function view →"),
       ct.el("p", { class: "muted" }, "Loading chains…"));
     try {
-      const fv = await ct.api("func", { name: b.f.name });
-      details.lastChild.replaceWith(ct.el("div", { id: "flame-chains" }, ct.el("h2", {}, `Every chain that reached ${b.f.name}`), ct.renderChains(fv.chains.slice(0, 10), (fv.more_chains || 0) + Math.max(0, fv.chains.length - 10))));
+      const fv = await ct.api("func", Object.assign({ name: b.f.name }, sel));
+      details.lastChild.replaceWith(ct.el("div", { id: "flame-chains" }, ct.el("h2", {}, `Every chain that reached ${b.f.name}`), ct.renderChains(fv.chains.slice(0, 10), (fv.more_chains || 0) + Math.max(0, fv.chains.length - 10), sel)));
     } catch (e) {
       details.lastChild.replaceWith(ct.el("p", { class: "error" }, e.message));
     }

@@ -1,26 +1,34 @@
-// The overview: what the trace holds, the findings, the top functions.
+// The overview: what the trace holds, the findings, the top functions;
+// narrowed to some requests (trace-id, span), what their calls did.
 "use strict";
 
 ct.views = ct.views || {};
 
-ct.views.overview = async function (root) {
-  const o = ct.overview;
-  const card = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
-  // The errors column is there when some call returned an error.
-  const rows = (fs) => fs.map((f) => {
+// funcTable lists functions of overview o as the overview does: their
+// time, with its split on and off CPU where the trace has a CPU profile,
+// and their errors where some call returned one; of the calls of the
+// requests sel selects, if given, whose overview o is.
+ct.funcTable = function (o, fs, sel) {
+  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "tracing", "waiting"] : [], o.errors ? ["errors"] : [], ["function"]);
+  return ct.table(head, fs.map((f) => {
     const r = [ct.dur(f.self_ns), ct.dur(f.total_ns), ct.num(f.calls), ct.dur(f.max_ns)];
     if (o.has_cpu) r.push(ct.dur(f.cpu_ns || 0), ct.dur(f.tracing_ns || 0), ct.dur(f.wait_ns || 0));
     if (o.errors) r.push(errorsCell(f));
-    r.push(ct.funcLink(f.name));
+    r.push(ct.funcLink(f.name, sel));
     return r;
-  });
-  const head = ["self", "total", "calls", "max"].concat(o.has_cpu ? ["on CPU", "tracing", "waiting"] : [], o.errors ? ["errors"] : [], ["function"]);
+  }));
+};
+
+ct.views.overview = async function (root, params) {
+  const sel = ct.selection(params);
+  const o = ct.selKey(sel) ? await ct.api("overview", sel) : ct.overview;
+  const card = (v, label) => ct.el("div", { class: "card" }, ct.el("b", {}, v), ct.el("span", {}, label));
   const linkify = (f) => {
     if (!f.function || !f.message.includes(f.function)) return f.message;
     const [a, ...b] = f.message.split(f.function);
     return [a, ct.funcLink(f.function), b.join(f.function)];
   };
-  ct.show(root,
+  ct.show(root, ct.selBanner(sel, "overview", params),
     ct.el("h1", { id: "ov-program", title: o.program }, o.name || ct.baseName(o.file)),
     o.warning && ct.el("p", { class: "warning" }, o.warning),
     ct.el("div", { class: "cards", id: "ov-cards" },
@@ -39,13 +47,13 @@ ct.views.overview = async function (root) {
       : ct.el("p", { class: "muted", id: "ov-findings" }, "No findings: nothing stands out by calltrail's rules."),
     (o.top_errors || []).length ? [
       ct.el("h2", {}, "Functions that returned errors"),
-      ct.el("div", { id: "ov-errors" }, ct.table(head, rows(o.top_errors))),
+      ct.el("div", { id: "ov-errors" }, ct.funcTable(o, o.top_errors, sel)),
     ] : null,
-    goroutines(o.goroutine_summary),
+    goroutines(o.goroutine_summary, sel),
     ct.el("div", { class: "cols" },
-      ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.table(head, rows(o.top_self)))),
-      ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.table(head, rows(o.top_total))))),
-    ct.el("p", { class: "muted" }, `Loaded ${ct.baseName(o.file)} in ${ct.dur(o.load_ns)}.`));
+      ct.el("div", {}, ct.el("h2", {}, "Top functions by self time"), ct.el("div", { id: "ov-self" }, ct.funcTable(o, o.top_self, sel))),
+      ct.el("div", {}, ct.el("h2", {}, "Top functions by total time"), ct.el("div", { id: "ov-total" }, ct.funcTable(o, o.top_total, sel)))),
+    ct.el("p", { class: "muted" }, ct.selKey(sel) ? `Analysed their calls in ${ct.dur(o.load_ns)}.` : `Loaded ${ct.baseName(o.file)} in ${ct.dur(o.load_ns)}.`));
 };
 
 // errorsCell shows how many of a function's calls returned an error, and
@@ -67,7 +75,7 @@ function held(o) {
 // goroutines shows how many goroutines were alive over the trace (a bar
 // chart whose bars open the timeline at their time), how long they lived
 // and worked, and which chains started them.
-function goroutines(gs) {
+function goroutines(gs, sel) {
   if (!gs || gs.goroutines < 2) return null;
   const spread = (s) => `p50 ${ct.dur(s.p50_ns)}, p90 ${ct.dur(s.p90_ns)}, max ${ct.dur(s.max_ns)}`;
   const chart = ct.el("canvas", { id: "ov-live", class: "live", width: 960, height: 64, title: "goroutines alive; click a bar to see that time on the timeline" });
@@ -86,7 +94,7 @@ function goroutines(gs) {
   });
   chart.addEventListener("click", (ev) => {
     const i = at(ev);
-    location.hash = ct.href("timeline", { from: i * slice, to: (i + 1) * slice });
+    location.hash = ct.href("timeline", Object.assign({ from: i * slice, to: (i + 1) * slice }, sel));
   });
   return [
     ct.el("h2", {}, "Goroutines"),
@@ -95,6 +103,6 @@ function goroutines(gs) {
       `Lifetime ${spread(gs.lifetime)}; traced work ${spread(gs.work)}.`),
     chart,
     gs.started_by.length ? ct.el("div", { id: "ov-started" }, ct.table(["goroutines", "calls", "per call", "started by the chain"],
-      gs.started_by.map((s) => [ct.num(s.goroutines), ct.num(s.calls), s.per_call.toFixed(1), ct.steps(s.chain, true)]))) : null,
+      gs.started_by.map((s) => [ct.num(s.goroutines), ct.num(s.calls), s.per_call.toFixed(1), ct.steps(s.chain, true, sel)]))) : null,
   ];
 }

@@ -5,22 +5,39 @@
 // A call that returned an error is outlined in red, a block holding such
 // calls underlined in red. A call's details show its arguments and
 // results, when recorded with --args: the server sends them for the
-// calls drawn apart only.
+// calls drawn apart only. Narrowed to some requests (trace-id, span),
+// its lanes are the goroutines they ran in, with their calls alone, and
+// it opens on their time.
 "use strict";
 
 ct.views = ct.views || {};
 
-ct.views.timeline = async function (root, params) {
-  if (!ct.lanes) ct.lanes = await ct.api("lanes");
-  const L = ct.lanes, nL = L.g.length;
+ct.views.timeline = async function (root, params, opts) {
+  const embedded = !!(opts && opts.embedded);
+  const sel = ct.selection(params), key = ct.selKey(sel);
+  let L;
+  if (key) {
+    ct.selLanes = ct.selLanes || {};
+    L = ct.selLanes[key] = ct.selLanes[key] || await ct.api("lanes", sel);
+  } else {
+    L = ct.lanes = ct.lanes || await ct.api("lanes");
+  }
+  const nL = L.g.length;
   const rulerH = 20, headH = 14, rowH = 13, maxRows = 48, gap = 3;
   const failRed = "#d40000";
   const laneY = new Float64Array(nL + 1); // top of each lane, in the scrolled space
   for (let i = 0; i < nL; i++) laneY[i + 1] = laneY[i] + headH + Math.min(L.depth[i], maxRows) * rowH + gap;
   const laneOf = new Map(L.g.map((g, i) => [g, i]));
   const end = Math.max(L.end_ns, 1);
+  // Home is the whole trace, or the requests' time, a sliver of it.
+  const home = [0, end];
+  if (key && L.last_ns > L.first_ns) {
+    const pad = Math.max((L.last_ns - L.first_ns) * 0.02, 50);
+    home[0] = Math.max(0, L.first_ns - pad);
+    home[1] = Math.min(end, L.last_ns + pad);
+  }
   const num = (k, def) => { const v = Number(params.get(k)); return params.has(k) && Number.isFinite(v) ? v : def; };
-  const st = { from: Math.max(0, num("from", 0)), to: num("to", end), y: 0, mark: params.has("mark") ? num("mark", 0) : null, g: num("g", 0) };
+  const st = { from: Math.max(0, num("from", home[0])), to: num("to", home[1]), y: 0, mark: params.has("mark") ? num("mark", 0) : null, g: num("g", 0) };
   // A window from the URL is kept inside the trace, and at least 50 ns
   // wide, as setWindow keeps the ones the user makes.
   st.to = Math.min(st.to, end);
@@ -31,11 +48,11 @@ ct.views.timeline = async function (root, params) {
   const status = ct.el("div", { id: "tl-status", class: "muted" }, " ");
   const details = ct.el("div", { class: "details", id: "tl-details" }, ct.el("span", { class: "muted" }, "Wheel or W/S to zoom, drag or A/D to pan (shift+wheel scrolls lanes). Click a bar for its call, a lane's title for who started the goroutine."));
   const zoomBy = (f) => { const c = (st.from + st.to) / 2; setWindow(c - (c - st.from) * f, c + (st.to - c) * f); };
-  ct.show(root, 
+  ct.show(root, embedded ? null : ct.selBanner(sel, "timeline", params),
     ct.el("div", { class: "toolbar" },
       ct.el("button", { id: "tl-in", onclick: () => zoomBy(0.5) }, "Zoom in"),
       ct.el("button", { id: "tl-out", onclick: () => zoomBy(2) }, "Zoom out"),
-      ct.el("button", { id: "tl-reset", onclick: () => setWindow(0, end) }, "Whole trace"),
+      ct.el("button", { id: "tl-reset", onclick: () => setWindow(home[0], home[1]) }, key ? "Their time" : "Whole trace"),
       ct.el("form", { id: "tl-goto", onsubmit: (ev) => {
         ev.preventDefault();
         const g = Number(ev.target.elements.g.value);
@@ -81,7 +98,7 @@ ct.views.timeline = async function (root, params) {
     const t0 = performance.now();
     canvas.dataset.loading = "1";
     try {
-      const res = await fetch("/api/timeline?" + new URLSearchParams(q), { signal: ac.signal });
+      const res = await fetch("/api/timeline?" + new URLSearchParams(Object.assign({}, q, sel)), { signal: ac.signal });
       if (!res.ok) throw new Error(await res.text());
       const r = await res.json();
       const lanes = new Map(), values = new Map();
@@ -92,7 +109,7 @@ ct.views.timeline = async function (root, params) {
       data = { q, from: r.from_ns, stride: r.stride, lanes, values, errors: r.errors || {} };
       if (r.truncated) status.textContent = "too many bars at this zoom: lanes past the last drawn are left empty; zoom in";
       ct.mark("timelineFetch", performance.now() - t0);
-      ct.replaceURL("timeline", { from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" });
+      ct.replaceURL("timeline", Object.assign({ from: q.from, to: q.to, g: st.g || "", mark: st.mark ?? "" }, sel));
       draw();
       ct.mark("timelineUpdate", performance.now() - t0);
     } catch (e) {
@@ -283,17 +300,17 @@ ct.views.timeline = async function (root, params) {
       const it = r.items, j = r.j, fn = it[j + 2], g = L.g[r.lane], one = it[j + 4] === 1;
       const start = data.from + it[j], d = it[j + 1];
       ct.show(details, 
-        fn ? ct.callSig(ct.names[fn], valuesOf(r)) : ct.el("b", {}, "calls"),
+        fn ? ct.callSig(ct.names[fn], valuesOf(r), sel) : ct.el("b", {}, "calls"),
         ` in g${g}: ${one ? "" : ct.num(it[j + 4]) + " calls merged" + failedIn(r) + ", "}${ct.dur(d)}${heldIn(r)}, from ${ct.dur(start)} to ${ct.dur(start + d)} · `,
         ct.el("a", { href: "#", onclick: (e) => { e.preventDefault(); setWindow(start - d * 0.1, start + d * 1.1); } }, "zoom to it"),
-        " · ", ct.el("a", { href: ct.href("tree", { g }) }, "call tree of g" + g),
+        " · ", ct.el("a", { href: ct.href("tree", Object.assign({ g }, sel)) }, "call tree of g" + g),
         one && it[j + 7] ? ct.el("div", { class: "error", id: "tl-error" }, errorOf(r)) : null);
       return;
     }
     // A lane's title: who started the goroutine.
     for (let i = visibleLanes()[0]; i < nL && laneY[i] - st.y + rulerH < y; i++) {
       if (y - (laneY[i] - st.y + rulerH) < headH) {
-        const info = await ct.api("lane", { g: L.g[i] });
+        const info = await ct.api("lane", Object.assign({ g: L.g[i] }, sel));
         ct.show(details, ct.el("b", {}, `goroutine ${info.g}`), ` · ${ct.num(info.calls)} calls`,
           info.parent ? ct.el("div", {}, `started by g${info.parent}${info.creator ? " in " + info.creator + " (" + info.creator_at + ")" : ""}${info.start_func ? ", running " + info.start_func : ""}`) : ct.el("div", { class: "muted" }, "no parent recorded"),
           info.started_in ? ct.el("div", { id: "tl-started-in" }, "started in the chain ", ct.steps(info.started_in, true)) : null,

@@ -57,16 +57,50 @@ ct.show = function (root, ...kids) {
   root.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false && k !== ""));
 };
 
-ct.funcLink = (name) => ct.el("a", { href: ct.href("func", { name }), class: "func" }, name);
+// funcLink links a function to its view, of the calls of the requests
+// sel selects when it is given (see selection).
+ct.funcLink = (name, sel) => ct.el("a", { href: ct.href("func", Object.assign({ name }, sel)), class: "func" }, name);
+
+// selection returns the parameters of a view's that narrow it to the
+// calls of some requests, as the command line's --trace-id and --span
+// do: {} when there are none. Every view passes them on, to the API and
+// in its links.
+ct.selection = function (params) {
+  const sel = {};
+  for (const k of ["trace-id", "span"]) if (params && params.get(k)) sel[k] = params.get(k);
+  return sel;
+};
+ct.selKey = (sel) => new URLSearchParams(sel || {}).toString();
+
+// selText names the requests sel selects.
+ct.selText = function (sel) {
+  const t = sel["trace-id"], s = sel.span;
+  if (t && s) return `request ${t}, spans matching ${s}`;
+  return t ? `request ${t}` : `spans matching ${s}`;
+};
+
+// selBanner says that view shows the calls of the requests sel selects
+// alone, and links to them and to the view of every call.
+ct.selBanner = function (sel, view, params) {
+  if (!ct.selKey(sel)) return null;
+  const all = {};
+  for (const [k, v] of params || []) if (!(k in sel)) all[k] = v;
+  return ct.el("p", { class: "scope", id: "scope" }, "The calls of ", ct.el("a", { href: ct.href("requests", sel) }, ct.selText(sel)),
+    " alone, in every goroutine they ran in. ", ct.el("a", { href: ct.href(view, all) }, "All calls"));
+};
 
 // steps shows a chain of calls, recursion folded as the server folds it:
 // "main.main → main.rec ×30000 → (main.even → main.odd) ×2", its
-// functions linked when links is set.
-ct.steps = (steps, links) => steps.map((s, i) => [
+// functions linked when links is set, to their views of the requests sel
+// selects if given.
+ct.steps = (steps, links, sel) => steps.map((s, i) => [
   i ? " → " : "",
-  s.cycle ? ["(", ct.steps(s.cycle, links), ")"] : links ? ct.funcLink(s.name) : s.name,
+  s.cycle ? ["(", ct.steps(s.cycle, links, sel), ")"] : links ? ct.funcLink(s.name, sel) : s.name,
   s.repeat > 1 ? ` ×${ct.num(s.repeat)}` : "",
 ]);
+
+// quoteRE quotes a name for a regular expression.
+ct.quoteRE = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 // href makes a link to a view with its parameters.
 ct.href = function (view, params) {
@@ -89,10 +123,11 @@ ct.replaceURL = function (view, params) {
   history.replaceState(null, "", ct.href(view, params));
 };
 
-// timelineHref opens the timeline on one call, with some room around it.
-ct.timelineHref = function (g, start, dur) {
+// timelineHref opens the timeline on one call, with some room around it,
+// among the calls of the requests sel selects, if given.
+ct.timelineHref = function (g, start, dur, sel) {
   const pad = Math.max(dur * 0.25, 1000);
-  return ct.href("timeline", { g, from: Math.max(0, Math.floor(start - pad)), to: Math.ceil(start + dur + pad), mark: start });
+  return ct.href("timeline", Object.assign({ g, from: Math.max(0, Math.floor(start - pad)), to: Math.ceil(start + dur + pad), mark: start }, sel));
 };
 
 // colour gives a function a stable warm colour from its name.
@@ -132,10 +167,11 @@ ct.errText = (e) => `err=${e.type} ${JSON.stringify(e.message)}`;
 // what was not recorded.
 ct.valuesText = (v) => [v && v.args ? `(${v.args.join(", ")})` : "", v && v.results ? ` = ${v.results.join(", ")}` : ""];
 
-// callSig is a call's function, linked, with its arguments and results.
-ct.callSig = function (name, v) {
+// callSig is a call's function, linked (to its view of the requests sel
+// selects, if given), with its arguments and results.
+ct.callSig = function (name, v, sel) {
   const [args, results] = ct.valuesText(v);
-  return ct.el("span", { class: "call" }, ct.funcLink(name),
+  return ct.el("span", { class: "call" }, ct.funcLink(name, sel),
     args ? ct.el("span", { class: "args" }, args) : null,
     results ? ct.el("span", { class: "results" }, results) : null);
 };
