@@ -19,20 +19,34 @@ import (
 // calltrail build, run and test call it from the OpenTelemetry SDK of a
 // program that uses one (go.opentelemetry.io/otel/sdk/trace), through a
 // span processor they add to every TracerProvider: programs need not call
-// it. It costs a lock and two events, once per span.
-func SpanStart(trace [16]byte, span, parent [8]byte, remote bool, kind int, name string) {
+// it. It costs a lock and two events, once per span. It reports whether
+// the trace records the span.
+//
+// The processor also labels the goroutine with SpanLabel, the span's id,
+// while the span is open (runtime/pprof's labels, which the goroutines it
+// starts inherit): the samples of the trace's CPU profile then say which
+// request they were taken for.
+func SpanStart(trace [16]byte, span, parent [8]byte, remote bool, kind int, name string) bool {
 	if Enabled && recording.Load() && span != [8]byte{} {
-		tr.span(tracefile.Span{ID: span, Trace: trace, Parent: parent, Remote: remote, Kind: kind, Name: name}, false)
+		return tr.span(tracefile.Span{ID: span, Trace: trace, Parent: parent, Remote: remote, Kind: kind, Name: name}, false)
 	}
+	return false
 }
 
 // SpanEnd records that the calling goroutine ended span, which SpanStart
-// recorded.
-func SpanEnd(span [8]byte) {
+// recorded. It reports whether the span was recorded and the calling
+// goroutine started it: then the processor gives the goroutine back the
+// labels it had before the span.
+func SpanEnd(span [8]byte) bool {
 	if Enabled && tr != nil && span != [8]byte{} {
-		tr.span(tracefile.Span{ID: span}, true)
+		return tr.span(tracefile.Span{ID: span}, true)
 	}
+	return false
 }
+
+// SpanLabel is the key of the runtime/pprof label that names, in hex, the
+// span a goroutine's samples were taken for (see SpanStart).
+const SpanLabel = tracefile.SpanLabel
 
 // spanTable holds the spans started since the writer last wrote the span
 // table, and the goroutine of each span open, so that an end is recorded
@@ -67,21 +81,24 @@ func (s *spanTable) unwritten() []tracefile.Span {
 // span, whichever ends it: events of one goroutine are read in the order
 // they were recorded, and a reader must see the end among the events of
 // the goroutine the span's calls ran in, not among another's, which may
-// be read before or after them.
-func (t *tracer) span(sp tracefile.Span, end bool) {
+// be read before or after them. It reports whether the start was
+// recorded, or, for an end, whether the span was and the calling
+// goroutine started it.
+func (t *tracer) span(sp tracefile.Span, end bool) bool {
 	g, ts := stamp()
 	if !end && t.seen[g&t.seenMask].Load() == g|quiet {
-		return // calltrail itself is calling an error's Error method
+		return false // calltrail itself is calling an error's Error method
 	}
+	own := true
 	t.spans.mu.Lock()
 	if end {
 		g0, ok := t.spans.open[sp.ID]
 		if !ok {
 			t.spans.mu.Unlock()
-			return // its start was not recorded
+			return false // its start was not recorded
 		}
 		delete(t.spans.open, sp.ID)
-		g = g0
+		g, own = g0, g == g0
 	} else {
 		if t.spans.open == nil {
 			t.spans.open = map[tracefile.SpanID]uint64{}
@@ -89,7 +106,7 @@ func (t *tracer) span(sp tracefile.Span, end bool) {
 		if _, dup := t.spans.open[sp.ID]; dup || len(t.spans.open) >= maxOpenSpans {
 			t.spans.lost++
 			t.spans.mu.Unlock()
-			return
+			return false
 		}
 		t.spans.open[sp.ID] = g
 		if len(sp.Name) > tracefile.MaxSpanName {
@@ -113,8 +130,11 @@ func (t *tracer) span(sp tracefile.Span, end bool) {
 	if !ok {
 		t.spans.mu.Lock()
 		t.spans.lost++
+		if !end {
+			delete(t.spans.open, sp.ID) // its end is not to be recorded either
+		}
 		t.spans.mu.Unlock()
-		return
+		return end && own
 	}
 	s := &t.rings[i]
 	if first {
@@ -129,4 +149,5 @@ func (t *tracer) span(sp tracefile.Span, end bool) {
 	// first slot not yet written, takes both or neither.
 	ring.Put(s.At(pos+1), tracewrite.RawSpanID(g), int64(binary.LittleEndian.Uint64(sp.ID[:])))
 	ring.Put(s.At(pos), tracewrite.RawSpan(g, end), ts)
+	return own
 }

@@ -273,8 +273,10 @@ type Profile struct {
 	// and off CPU: it is left out, with ThinCPU set.
 	HasCPU, HasWaits, ThinCPU bool
 	// ProfilesLeftOut says the analysis read the calls of some requests
-	// only (tracefile.Reader.Narrowed), and left the trace's profiles,
-	// which are the whole program's, out.
+	// only (tracefile.Reader.Narrowed), and left out the trace's
+	// profiles whose samples do not say which request they were taken
+	// for: the block and mutex profiles, and a CPU profile without span
+	// labels (tracefile.SpanLabel).
 	ProfilesLeftOut bool
 	// ProfileErrors say which of the trace's profiles were left out,
 	// and why.
@@ -602,15 +604,11 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		sort.Slice(n.Slowest, func(i, j int) bool { return n.Slowest[i].Dur > n.Slowest[j].Dur })
 	})
 	if pp := r.Profiles(); pp != nil {
+		var keep func(tracefile.SpanID) bool
 		if r.Narrowed() {
-			// A sample of a CPU, block or mutex profile does not say
-			// which request it was taken for: split by a profile of
-			// the whole program, a request's time would be wrong.
-			p.ProfilesLeftOut = true
-			p.ProfileErrors = append(p.ProfileErrors, errors.New("the trace's profiles are the whole program's, not the selected requests': time on CPU and waiting is not split for them"))
-		} else {
-			p.splitProfiles(pp, r.Func)
+			keep = r.KeepsSpan
 		}
+		p.splitProfiles(pp, r.Func, keep)
 	}
 	p.FuncTable = make([]tracefile.Func, r.NumFuncs())
 	for i := range p.FuncTable {

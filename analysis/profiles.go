@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -25,28 +26,38 @@ type Wait struct {
 // split functions' and chains' time into on-CPU, tracing and waiting, and
 // to name what they waited on. info gives the trace's functions' names
 // and places, to find them in the profiles (see resolver).
-func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) tracefile.Func) {
+//
+// With keep, the analysis is of the calls of the spans keep holds, and so
+// are its samples: those of the CPU profile labelled with one of them
+// (tracefile.SpanLabel). Profiles whose samples name no span, which do not
+// tell requests apart, are left out, and ProfilesLeftOut says so.
+func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) tracefile.Func, keep func(tracefile.SpanID) bool) {
 	funcs := make([]*Func, 0, len(p.Funcs))
 	for _, f := range p.Funcs {
 		funcs = append(funcs, f)
 	}
 	res := newResolver(funcs, info)
 	if data, ok := pprofs["cpu"]; ok {
-		if prof, err := parseProfile(data); err == nil {
-			if p.TotalCPU = sampled(prof); p.TotalCPU >= int64(MinCPU) {
-				p.HasCPU = true
-				p.TotalCPU = 0 // counted again, without the tracer's own
-				p.cpu(prof, res)
-			} else {
-				p.ThinCPU = true
-			}
-		} else {
+		switch prof, err := parseProfile(data); {
+		case err != nil:
 			p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("cpu profile left out: %w", err))
+		case keep != nil && !spanSamples(prof, keep):
+			p.leftOut("the trace's CPU profile")
+		case sampled(prof) >= int64(MinCPU):
+			p.HasCPU = true
+			p.cpu(prof, res) // counts TotalCPU, without the tracer's own
+		default:
+			p.TotalCPU, p.ThinCPU = sampled(prof), true
 		}
 	}
 	for _, kind := range []string{"block", "mutex"} {
 		data, ok := pprofs[kind]
 		if !ok {
+			continue
+		}
+		if keep != nil {
+			// Their samples carry no labels.
+			p.leftOut("the trace's " + kind + " profile")
 			continue
 		}
 		prof, err := parseProfile(data)
@@ -437,4 +448,32 @@ func waitedOn(st []*profile.Function) string {
 		return name
 	}
 	return "the runtime"
+}
+
+// spanSamples keeps, of prof's samples, those labelled with a span keep
+// holds, and reports whether prof labels its samples with spans at all.
+func spanSamples(prof *profile.Profile, keep func(tracefile.SpanID) bool) bool {
+	labelled := false
+	kept := prof.Sample[:0]
+	for _, s := range prof.Sample {
+		var id tracefile.SpanID
+		if v := s.Label[tracefile.SpanLabel]; len(v) == 1 {
+			if b, err := hex.DecodeString(v[0]); err == nil && len(b) == len(id) {
+				copy(id[:], b)
+				labelled = true
+			}
+		}
+		if keep(id) {
+			kept = append(kept, s)
+		}
+	}
+	prof.Sample = kept
+	return labelled
+}
+
+// leftOut notes that what, a profile of the whole program, is left out of
+// an analysis of some requests.
+func (p *Profile) leftOut(what string) {
+	p.ProfilesLeftOut = true
+	p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("%s is the whole program's, not the selected requests': left out of their time", what))
 }

@@ -20,7 +20,8 @@ func nowhere(uint32) tracefile.Func { return tracefile.Func{} }
 
 // pprofOf builds a gzipped profile whose samples have the given stacks
 // (outermost first, separated by ;) and values in nanoseconds. A function
-// written name@file:line starts at that place.
+// written name@file:line starts at that place. A stack followed by #ID
+// has its samples labelled with span ID (tracefile.SpanLabel).
 func pprofOf(t *testing.T, typ string, samples map[string]int64) []byte {
 	t.Helper()
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "count", Unit: "count"}, {Type: typ, Unit: "nanoseconds"}}}
@@ -42,12 +43,17 @@ func pprofOf(t *testing.T, typ string, samples map[string]int64) []byte {
 		return l
 	}
 	for st, v := range samples {
+		st, span, _ := strings.Cut(st, "#")
 		var locs []*profile.Location
 		names := splitStack(st)
 		for i := len(names) - 1; i >= 0; i-- {
 			locs = append(locs, loc(names[i]))
 		}
-		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{1, v}})
+		s := &profile.Sample{Location: locs, Value: []int64{1, v}}
+		if span != "" {
+			s.Label = map[string][]string{tracefile.SpanLabel: {span}}
+		}
+		p.Sample = append(p.Sample, s)
 	}
 	var buf bytes.Buffer
 	if err := p.Write(&buf); err != nil {
@@ -92,7 +98,7 @@ func TestSplit(t *testing.T) {
 		"block": pprofOf(t, "delay", map[string]int64{
 			"runtime.main;main;work;sync.(*Mutex).Lock;runtime.semacquire1": 30 * ms,
 		}),
-	}, nowhere)
+	}, nowhere, nil)
 	if !p.HasCPU || !p.HasWaits || p.ThinCPU {
 		t.Fatal("profiles not seen")
 	}
@@ -123,7 +129,7 @@ func TestThinCPU(t *testing.T) {
 	p := Analyze(build(t, splitTrace), Options{})
 	p.splitProfiles(map[string][]byte{
 		"cpu": pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 45 * ms}),
-	}, nowhere)
+	}, nowhere, nil)
 	f := funcsByName(p)
 	if p.HasCPU || !p.ThinCPU || p.TotalCPU != 45*ms || f["work"].CPU != 0 || f["work"].Wait != 0 {
 		t.Errorf("HasCPU %v, ThinCPU %v, TotalCPU %d, work cpu %d wait %d; want the profile left out", p.HasCPU, p.ThinCPU, p.TotalCPU, f["work"].CPU, f["work"].Wait)
@@ -212,7 +218,7 @@ func TestTracingIsNotWaiting(t *testing.T) {
 			"runtime.main;main;github.com/calltrail/calltrail.Enter":      5 * ms,
 			"runtime.goexit;github.com/calltrail/calltrail.(*writer).run": 7 * ms,
 		}),
-	}, nowhere)
+	}, nowhere, nil)
 	f := funcsByName(p)
 	if got, want := [3]int64{f["work"].CPU, f["work"].Tracing, f["work"].Wait}, [3]int64{20 * ms, 50 * ms, 10 * ms}; got != want {
 		t.Errorf("work: cpu, tracing, wait %v, want %v", got, want)
@@ -265,7 +271,7 @@ func TestResolve(t *testing.T) {
 			"main.main;main.f;other.f.func1@/src/other/f.go:5":                           5 * ms,
 			"main.main;main.(*List[go.shape.struct { a [2]int }]).Push@/src/x/list.go:7": 1 * ms,
 		}),
-	}, info)
+	}, info, nil)
 	f := funcsByName(p)
 	for name, want := range map[string]int64{
 		"main.sumSq[...]": 30 * ms, "main.observe.func1": 20 * ms, "main.f.func1": 25 * ms, "main.f": 30 * ms, "main.main": 81 * ms,
@@ -307,48 +313,80 @@ func TestProfileBomb(t *testing.T) {
 	zw.Write(raw.Bytes())
 	zw.Close()
 	p := Analyze(build(t, splitTrace), Options{})
-	p.splitProfiles(map[string][]byte{"cpu": gz.Bytes()}, nowhere)
+	p.splitProfiles(map[string][]byte{"cpu": gz.Bytes()}, nowhere, nil)
 	if p.HasCPU || len(p.ProfileErrors) != 1 || !strings.Contains(p.ProfileErrors[0].Error(), "inflates to more than 65536 bytes") {
 		t.Errorf("a profile past the budget: HasCPU %v, errors %v", p.HasCPU, p.ProfileErrors)
 	}
 }
 
-// TestRequestsLeaveProfilesOut: a CPU profile's samples do not say which
-// request they were taken for, so the analysis of a request's calls
-// (a reader narrowed by KeepSpans) leaves the profiles out and says so,
-// where the whole program's analysis splits its time by them.
-func TestRequestsLeaveProfilesOut(t *testing.T) {
+// TestRequestProfiles: the analysis of a request's calls (a reader
+// narrowed by KeepSpans) splits their time by the CPU profile's samples
+// labelled with the request's spans alone, leaves out a CPU profile whose
+// samples name no span, and the block and mutex profiles, whose samples
+// never do, and says so; the whole program's analysis takes every sample.
+func TestRequestProfiles(t *testing.T) {
 	data, err := tracetest.Build(`
 1 +main 0
 1 span 1 0 GET 1000
 1 +work 10000000
 1 - 90000000
 1 end 1 95000000
-1 - 100000000
+1 span 2 0 GET 96000000
+1 +work2 97000000
+1 - 190000000
+1 end 2 195000000
+1 - 200000000
 `)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var extra bytes.Buffer
-	e, err := tracewrite.NewEncoder(&extra, nil)
-	if err != nil {
-		t.Fatal(err)
+	one, two := tracetest.SpanID(1), tracetest.SpanID(2)
+	withProfiles := func(profiles map[string][]byte) []byte {
+		var extra bytes.Buffer
+		e, err := tracewrite.NewEncoder(&extra, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra.Reset() // the chunks alone, not a second header
+		for kind, p := range profiles {
+			e.Profile(kind, p)
+		}
+		if err := e.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return append(append([]byte(nil), data...), extra.Bytes()...)
 	}
-	extra.Reset() // the chunk alone, not a second header
-	e.Profile("cpu", pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 60 * ms}))
-	if err := e.Flush(); err != nil {
-		t.Fatal(err)
+	analyse := func(trace []byte, keep tracefile.SpanID) *Profile {
+		r, _ := tracefile.NewReader(bytes.NewReader(trace))
+		if keep.IsValid() {
+			r.KeepSpans(func(id tracefile.SpanID) bool { return id == keep })
+		}
+		return Analyze(r, Options{})
 	}
-	data = append(data, extra.Bytes()...)
-
-	r, _ := tracefile.NewReader(bytes.NewReader(data))
-	if p := Analyze(r, Options{}); !p.HasCPU || p.ProfilesLeftOut {
-		t.Fatalf("the whole program: HasCPU %v, ProfilesLeftOut %v", p.HasCPU, p.ProfilesLeftOut)
+	labelled := withProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"runtime.main;main;work#" + one.String():  60 * ms,
+			"runtime.main;main;work2#" + two.String(): 80 * ms,
+			"runtime.main;main":                       20 * ms,
+		}),
+		"block": pprofOf(t, "delay", map[string]int64{"runtime.main;main;work2;sync.(*Mutex).Lock": 5 * ms}),
+	})
+	if p := analyse(labelled, tracefile.SpanID{}); !p.HasCPU || !p.HasWaits || p.ProfilesLeftOut || p.TotalCPU != 160*ms {
+		t.Errorf("the whole program: HasCPU %v, HasWaits %v, ProfilesLeftOut %v, %d ns on CPU", p.HasCPU, p.HasWaits, p.ProfilesLeftOut, p.TotalCPU)
 	}
-	r, _ = tracefile.NewReader(bytes.NewReader(data))
-	r.KeepSpans(func(id tracefile.SpanID) bool { return id == tracetest.SpanID(1) })
-	p := Analyze(r, Options{})
-	if p.HasCPU || !p.ProfilesLeftOut || len(p.ProfileErrors) != 1 || funcsByName(p)["work"] == nil || funcsByName(p)["work"].CPU != 0 {
-		t.Errorf("a request: HasCPU %v, ProfilesLeftOut %v, errors %v", p.HasCPU, p.ProfilesLeftOut, p.ProfileErrors)
+	p := analyse(labelled, one)
+	f := funcsByName(p)
+	if !p.HasCPU || p.HasWaits || !p.ProfilesLeftOut || p.TotalCPU != 60*ms || f["work"] == nil || f["work"].CPU != 60*ms || f["work2"] != nil {
+		t.Errorf("request 1: HasCPU %v, HasWaits %v, ProfilesLeftOut %v, %d ns on CPU, functions %v", p.HasCPU, p.HasWaits, p.ProfilesLeftOut, p.TotalCPU, f)
+	}
+	if len(p.ProfileErrors) != 1 || !strings.Contains(p.ProfileErrors[0].Error(), "block profile is the whole program's") {
+		t.Errorf("request 1: %v", p.ProfileErrors)
+	}
+	if p := analyse(labelled, two); !p.HasCPU || p.TotalCPU != 80*ms || funcsByName(p)["work2"].CPU != 80*ms {
+		t.Errorf("request 2: HasCPU %v, %d ns on CPU", p.HasCPU, p.TotalCPU)
+	}
+	unlabelled := withProfiles(map[string][]byte{"cpu": pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 60 * ms})})
+	if p := analyse(unlabelled, one); p.HasCPU || !p.ProfilesLeftOut || len(p.ProfileErrors) != 1 || funcsByName(p)["work"].CPU != 0 {
+		t.Errorf("an unlabelled profile, request 1: HasCPU %v, ProfilesLeftOut %v, errors %v", p.HasCPU, p.ProfilesLeftOut, p.ProfileErrors)
 	}
 }

@@ -113,6 +113,12 @@ type Span struct {
 // MaxSpanName bounds the bytes of a span's name the trace keeps.
 const MaxSpanName = 256
 
+// SpanLabel is the key of the runtime/pprof label with which a program
+// that records its spans labels its goroutines while a span is open: its
+// value is the span's id in hex, so that a CPU profile's samples say which
+// span, and request, they were taken for.
+const SpanLabel = "calltrail.span"
+
 // An Error is an entry of the error table: an error some call returned,
 // by its dynamic type ("*fs.PathError") and its message, which the runtime
 // truncates (see the runtime's documentation).

@@ -71,6 +71,10 @@ func (rd *Reader) KeepSpans(keep func(SpanID) bool) {
 // (KeepSpans).
 func (rd *Reader) Narrowed() bool { return rd.sp != nil && rd.sp.keep != nil }
 
+// KeepsSpan reports whether the reader gives the calls of span id: all
+// spans', unless it was told KeepSpans.
+func (rd *Reader) KeepsSpan(id SpanID) bool { return !rd.Narrowed() || rd.sp.wants(id) }
+
 func (sp *spanState) g(g uint64) *gspans {
 	gs := sp.gs[g]
 	if gs == nil {

@@ -18,10 +18,11 @@ import (
 )
 
 // request is one request the test sends the orders service: its trace id,
-// the caller's span id and the order's size.
+// the caller's span id, the order's size and the CPU time each item takes.
 type request struct {
 	trace, parent string
 	n             int
+	spin          time.Duration
 }
 
 // servedOrders builds testdata/orders, a service that uses the
@@ -43,7 +44,7 @@ func servedOrders(t *testing.T, reqs []request, env ...string) string {
 			client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 			for i := c; i < len(reqs); i += 2 {
 				r := reqs[i]
-				req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/orders/%d", addr, r.n), nil)
+				req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/orders/%d?spin=%s", addr, r.n, r.spin), nil)
 				req.Header.Set("traceparent", "00-"+r.trace+"-"+r.parent+"-01")
 				resp, err := client.Do(req)
 				if err != nil {
@@ -417,5 +418,56 @@ func TestRealModuleSpans(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no trace ran traced calls")
+	}
+}
+
+// TestRequestCPU checks that a request's time on CPU is its own: of two
+// requests of six items each, one working 40 ms on each item and the
+// other not at all, the CPU profile's samples (labelled with their spans)
+// put the first's on it, and none on the second.
+func TestRequestCPU(t *testing.T) {
+	busy := request{trace: fmt.Sprintf("%032x", 0xc0ffee01), parent: fmt.Sprintf("%016x", 0xc0ffee01), n: 6, spin: 40 * time.Millisecond}
+	idle := request{trace: fmt.Sprintf("%032x", 0xc0ffee02), parent: fmt.Sprintf("%016x", 0xc0ffee02), n: 6}
+	trace := servedOrders(t, []request{busy, idle}, "CALLTRAIL_PROFILES=cpu")
+	priceCPU := func(args ...string) int64 {
+		t.Helper()
+		code, out, errOut := runCmd(append(append([]string{"report", "--json", "--top", "0"}, args...), trace)...)
+		if code != 0 {
+			t.Fatalf("report %v: %s", args, errOut)
+		}
+		var v struct {
+			Functions []struct {
+				Name  string `json:"name"`
+				CPUNs *int64 `json:"cpu_ns"`
+			} `json:"functions"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range v.Functions {
+			if f.Name == "main.price" {
+				if f.CPUNs == nil {
+					t.Fatalf("report %v: no time on CPU: %s", args, out)
+				}
+				return *f.CPUNs
+			}
+		}
+		t.Fatalf("report %v: no main.price", args)
+		return 0
+	}
+	// Some 240 ms of work, sampled every 10 ms: all of main.price's
+	// samples are the busy request's.
+	all, mine := priceCPU(), priceCPU("--trace-id", busy.trace)
+	if all < 60e6 || mine != all {
+		t.Errorf("main.price on CPU: %v in all, %v in the busy request", time.Duration(all), time.Duration(mine))
+	}
+	// The idle request's report has too few samples to split its time:
+	// its own analysis says so, and takes none of the busy one's.
+	code, out, errOut := runCmd("report", "--json", "--trace-id", idle.trace, trace)
+	if code != 0 {
+		t.Fatalf("report --trace-id idle: %s", errOut)
+	}
+	if strings.Contains(out, `"cpu_ns"`) {
+		t.Errorf("the idle request's report splits time by the busy one's samples: %s", out)
 	}
 }

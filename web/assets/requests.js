@@ -133,9 +133,12 @@ async function whereTimeWent(box, sel) {
   try {
     const o = await ct.api("overview", sel);
     ct.show(box,
-      // The profiles' samples are the whole program's: the analysis of
-      // a request leaves them out, as calltrail report --trace-id does.
-      o.profiles_left_out ? ct.el("p", { class: "muted", id: "rq-cpu" }, "Time on CPU and waiting is not split for a request: the trace's CPU, block and mutex profiles are the whole program's, and do not tell requests apart.") : null,
+      // Only the CPU profile's samples say which request they were taken
+      // for (a label per span): the analysis of a request leaves the
+      // other profiles out, as calltrail report --trace-id does.
+      o.profiles_left_out ? ct.el("p", { class: "muted", id: "rq-cpu" }, o.has_cpu ?
+        "On CPU counts the CPU profile's samples taken for this request; the block and mutex profiles, which do not tell requests apart, are left out." :
+        "Time on CPU and waiting is not split for this request: the trace's profiles do not tell requests apart (a CPU profile recorded without span labels, or block and mutex profiles).") : null,
       o.thin_cpu ? ct.el("p", { class: "muted" }, "The trace's CPU profile has too few samples to split time on and off CPU.") : null,
       ct.el("div", { class: "cols" },
         ct.el("div", {}, ct.el("h3", {}, "By self time"), ct.funcTable(o, o.top_self, sel)),

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -71,21 +72,26 @@ func main() {
 	}
 }
 
-// orders answers /orders/N: it loads order N, pricing its N items in
-// goroutines of its own, and writes the total.
+// orders answers /orders/N[?spin=DURATION]: it loads order N, pricing
+// its N items in goroutines of its own, each working on the CPU for spin,
+// and writes the total.
 func orders(w http.ResponseWriter, r *http.Request) {
 	n, err := strconv.Atoi(r.URL.Path[len("/orders/"):])
-	if err != nil || n < 1 || n > 100 {
+	var spin time.Duration
+	if s := r.URL.Query().Get("spin"); s != "" && err == nil {
+		spin, err = time.ParseDuration(s)
+	}
+	if err != nil || n < 1 || n > 100 || spin < 0 || spin > time.Second {
 		http.Error(w, "bad order", http.StatusBadRequest)
 		return
 	}
-	total := load(r.Context(), n)
+	total := load(r.Context(), n, spin)
 	fmt.Fprintln(w, total)
 }
 
 // load queries order n in a span of its own, then prices its items, one
 // goroutine each.
-func load(ctx context.Context, n int) int {
+func load(ctx context.Context, n int, spin time.Duration) int {
 	ctx, span := tracer.Start(ctx, "db.query")
 	query(n)
 	span.End()
@@ -95,7 +101,7 @@ func load(ctx context.Context, n int) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			prices[i] = price(i)
+			prices[i] = price(i, spin)
 		}()
 	}
 	wg.Wait()
@@ -111,7 +117,19 @@ func query(n int) {
 	}
 }
 
-func price(i int) int { return i*10 + 1 }
+// price works out item i's price, working on the CPU for about spin: a
+// step of work a nanosecond, whatever else the machine runs, so that the
+// CPU time is the same on a busy machine.
+func price(i int, spin time.Duration) int {
+	x := uint64(i)
+	for range spin.Nanoseconds() {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	worked.Add(x) // so that the compiler keeps the work
+	return i*10 + 1
+}
+
+var worked atomic.Uint64
 
 func sum(xs []int) int {
 	t := 0
