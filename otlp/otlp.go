@@ -119,7 +119,9 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 	links := spawn.New(0, func(l *spawn.Link[call]) {
 		if l.HasFrom {
 			b.from[l.G] = started{parent: l.Parent, call: l.From}
-			b.inherit.Started(l.G, l.Parent, l.At, spans.Origin{Span: l.From.req, Start: l.From.start})
+			if r.HasSpans() { // else none to inherit: nothing kept
+				b.inherit.Started(l.G, l.Parent, l.At, spans.Origin{Span: l.From.req, Start: l.From.start})
+			}
 		}
 	})
 	sel := f.Selector(func(id uint32) string { return r.Func(id).Name })

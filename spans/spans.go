@@ -83,7 +83,9 @@ func Read(r *tracefile.Reader) (*Index, error) {
 	ix := &Index{ByID: map[tracefile.SpanID]*Span{}}
 	var h Inheritance
 	links := spawn.New(0, func(l *spawn.Link[chain]) {
-		if l.HasFrom {
+		// Before the trace has a span, no goroutine can inherit one:
+		// a trace of a million goroutines and no spans keeps nothing.
+		if l.HasFrom && r.HasSpans() {
 			h.Started(l.G, l.Parent, l.At, l.From)
 		}
 	})

@@ -67,6 +67,11 @@ func (rd *Reader) KeepSpans(keep func(SpanID) bool) {
 	sp.keep, sp.kept = keep, map[SpanID]bool{}
 }
 
+// HasSpans reports whether the trace has named a span so far. The span
+// table comes before the events of its spans, so a goroutine that began
+// before it did cannot have been started under a span.
+func (rd *Reader) HasSpans() bool { return rd.sp != nil && len(rd.sp.table) > 0 }
+
 // Narrowed reports whether the reader gives the calls of some spans only
 // (KeepSpans).
 func (rd *Reader) Narrowed() bool { return rd.sp != nil && rd.sp.keep != nil }
