@@ -61,9 +61,8 @@ func spansVerb() *verb {
 			if err != nil {
 				return err
 			}
-			if sess.damage != nil {
-				return nil // said after what the pass showed: nothing
-			}
+			// Of a damaged trace, the spans before the damage; main says
+			// what was wrong after them.
 			err = sess.readTrace(path, nil, func(r *tracefile.Reader) error {
 				return ix.Count(r, func(id uint32) string { return r.Func(id).Name })
 			})
