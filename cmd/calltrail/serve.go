@@ -24,7 +24,7 @@ func serveVerb() *verb {
 		name:    "serve",
 		live:    true,
 		args:    "[-http ADDR] [--open] [FILE [BASE] | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
-		summary: "browse a trace in the web UI: overview, flame graph, functions, timeline, call tree",
+		summary: "browse a trace in the web UI: overview, flame graph, functions, timeline, call tree, requests",
 		flags: func(fs *flag.FlagSet) {
 			addr, open = "localhost:0", false
 			fs.StringVar(&addr, "http", "localhost:0", "listen on `ADDR` (host:port; a port of 0 picks a free one)")
