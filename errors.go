@@ -85,7 +85,7 @@ func (e *errorTable) id(g uint64, err error) uint32 {
 		wraps = last.wraps + 1
 	}
 	if wraps > maxWraps {
-		msg = cut("…: " + last.root)
+		msg = cut("…: "+last.root, MaxErrorMessage)
 	} else {
 		msg = message(err)
 	}
@@ -153,16 +153,16 @@ func message(err error) (msg string) {
 			msg = "(its Error method panicked)"
 		}
 	}()
-	return cut(err.Error())
+	return cut(err.Error(), MaxErrorMessage)
 }
 
-// cut cuts msg to MaxErrorMessage bytes, at a character, ending it with
-// "…" if it is cut.
-func cut(msg string) string {
-	if len(msg) <= MaxErrorMessage {
+// cut cuts msg to max bytes, at a character, ending it with "…" if it is
+// cut.
+func cut(msg string, max int) string {
+	if len(msg) <= max {
 		return msg
 	}
-	n := MaxErrorMessage - len("…")
+	n := max - len("…")
 	for n > 0 && !utf8.RuneStart(msg[n]) {
 		n--
 	}

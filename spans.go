@@ -109,9 +109,7 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 			return false
 		}
 		t.spans.open[sp.ID] = g
-		if len(sp.Name) > tracefile.MaxSpanName {
-			sp.Name = sp.Name[:tracefile.MaxSpanName]
-		}
+		sp.Name = cut(sp.Name, tracefile.MaxSpanName)
 		// In the table before its events are in a ring: the writer
 		// writes the table, then the events it drained.
 		t.spans.pending = append(t.spans.pending, sp)

@@ -214,37 +214,28 @@ func TestRequests(t *testing.T) {
 }
 
 // chainCalls sums the calls of chains --json's chains.
-func chainCalls(t *testing.T, out string) int {
-	t.Helper()
-	var v struct {
-		Chains []struct {
-			Calls int `json:"calls"`
-		} `json:"chains"`
-	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	n := 0
-	for _, c := range v.Chains {
-		n += c.Calls
-	}
-	return n
-}
+func chainCalls(t *testing.T, out string) int { return sumCalls(t, out, "chains") }
 
 // reportCalls sums the calls of report --json's functions.
-func reportCalls(t *testing.T, out string) int {
+func reportCalls(t *testing.T, out string) int { return sumCalls(t, out, "functions") }
+
+// sumCalls sums the calls of the entries of list, a field of the JSON
+// object out.
+func sumCalls(t *testing.T, out, list string) int {
 	t.Helper()
-	var v struct {
-		Functions []struct {
-			Calls int `json:"calls"`
-		} `json:"functions"`
+	var v map[string]json.RawMessage
+	var entries []struct {
+		Calls int `json:"calls"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	if err := json.Unmarshal(v[list], &entries); err != nil && v[list] != nil {
+		t.Fatalf("%s: %v: %s", list, err, out)
+	}
 	n := 0
-	for _, f := range v.Functions {
-		n += f.Calls
+	for _, e := range entries {
+		n += e.Calls
 	}
 	return n
 }
