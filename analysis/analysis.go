@@ -568,7 +568,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && !p.Failed(ev.Err) {
 				continue
 			}
-			p.count(fr.node, ev, d, d-fr.children, outermost, o.Slowest)
+			p.count(fr.node, &ev, d, d-fr.children, outermost, o.Slowest)
 			if o.ByGoroutine {
 				n := fr.node
 				if n.ByGoroutine == nil {
@@ -663,7 +663,7 @@ func (g *goroutine) At(i int) (uint32, *Node) {
 	return n.Func, n
 }
 
-func (p *Profile) count(n *Node, ev tracefile.Event, d, self int64, outermost bool, slowest int) {
+func (p *Profile) count(n *Node, ev *tracefile.Event, d, self int64, outermost bool, slowest int) {
 	n.Calls++
 	n.Total += d
 	n.Self += self

@@ -1,5 +1,7 @@
 package analysis
 
+import "math/bits"
+
 // Growth counts a function's calls, and those that returned an error,
 // in spans of the run of equal length: eight of them, each twice as long
 // as before whenever the run outgrows them, so that its size is fixed
@@ -13,12 +15,15 @@ type Growth struct {
 const growthSpans = 8
 
 // add counts a call started at t, nanoseconds since the trace started.
+// Width is a power of two, so the span is a shift, not a division: add
+// runs for every call, and a division costs more than the rest of it.
 func (g *Growth) add(t int64, failed bool) {
 	if g.Width == 0 {
 		g.Width = 1 << 10 // a microsecond: doubled as the run goes on
 	}
 	t = max(t, 0)
-	for t/g.Width >= growthSpans {
+	shift := uint(bits.TrailingZeros64(uint64(g.Width)))
+	for t>>shift >= growthSpans {
 		for i := range growthSpans / 2 {
 			g.Calls[i] = g.Calls[2*i] + g.Calls[2*i+1]
 			g.Errors[i] = g.Errors[2*i] + g.Errors[2*i+1]
@@ -27,8 +32,9 @@ func (g *Growth) add(t int64, failed bool) {
 			g.Calls[i], g.Errors[i] = 0, 0
 		}
 		g.Width *= 2
+		shift++
 	}
-	i := t / g.Width
+	i := t >> shift
 	g.Calls[i] = satAdd(g.Calls[i], 1)
 	if failed {
 		g.Errors[i] = satAdd(g.Errors[i], 1)

@@ -719,8 +719,17 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 			return false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
 		}
 		ev.Kind, ev.Func = EnterEvent, uint32(fn)
-		*st = append(*st, frame{fn: uint32(fn), start: t, last: t})
-		ev.Depth = len(*st)
+		// Field by field into the slot: a frame built aside and copied
+		// in is written with small stores and read back with wide
+		// loads, which the CPU cannot forward, and stalls on.
+		n := len(*st)
+		if n == cap(*st) {
+			*st = append(*st, frame{})
+		}
+		*st = (*st)[:n+1]
+		f := &(*st)[n]
+		f.fn, f.err, f.start, f.last, f.held = uint32(fn), 0, t, t, 0
+		ev.Depth = n + 1
 		rd.calls++
 		if rd.sp != nil {
 			return rd.sp.enter(rd.g, ev), nil

@@ -34,12 +34,16 @@ func Summarize(r *Reader) (Summary, error) {
 	s := Summary{Meta: r.Meta(), Version: r.Version()}
 	var err error
 	var ev Event
+	var lastG uint64
 	for {
 		err = r.Read(&ev)
 		if err != nil {
 			break
 		}
-		gs.Put(ev.G)
+		if ev.G != lastG { // a goroutine's events come in runs
+			gs.Put(ev.G)
+			lastG = ev.G
+		}
 		if ev.Kind == EnterEvent {
 			for int(ev.Func) >= len(called) {
 				called = append(called, false)
