@@ -21,10 +21,12 @@
 // (32MiB), CALLTRAIL_FLUSH sets how often the file is written (100ms).
 //
 // The runtime uses the standard library only. Its hot path takes no lock
-// and never allocates or blocks: events go into rings chosen by goroutine
-// id, and a background goroutine writes them out. When the rings are
-// full, whole calls are dropped, counted, and the count written to the
-// file. The trace is complete when main.main returns, when a panic ends
+// and never allocates: events go into a ring per P, written without an
+// atomic read-modify-write, and a background goroutine puts each
+// goroutine's events back in order and writes them out. When a ring is
+// full, the goroutine waits for the writer, and the wait is counted; with
+// CALLTRAIL_FULL=drop, whole calls are dropped instead, counted, and the
+// count written to the file. The trace is complete when main.main returns, when a panic ends
 // the program, and on SIGINT or SIGTERM; see Stop for os.Exit.
 //
 // # What programs call

@@ -2,6 +2,7 @@ package calltrail
 
 import (
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"sync/atomic"
@@ -81,8 +82,8 @@ func BenchmarkDrain(b *testing.B) {
 // benchDrain fills a ring with evs and drains it, b.N events in all.
 func benchDrain(b *testing.B, evs []drainEvent) {
 	n := len(evs)
-	s := ring.New(1 << 16)
-	w := &writer{t: &tracer{}}
+	w := &writer{t: &tracer{rings: []ring.Ring{ring.New(1 << 16)}}}
+	s := &w.t.rings[0]
 	// Counted for the summary, as the writer of a trace file counts,
 	// its registry knowing the functions evs enter.
 	fns := map[uint32]bool{}
@@ -91,17 +92,17 @@ func benchDrain(b *testing.B, evs []drainEvent) {
 	}
 	var entered atomic.Uint64
 	entered.Store(uint64(len(fns)))
-	batch := tracewrite.Batch{Totals: &tracewrite.Totals{Entered: &entered}}
+	w.batch.Totals = &tracewrite.Totals{Entered: &entered}
 	enc, _ := tracewrite.NewEncoder(io.Discard, nil)
 	size := 0
 	b.ResetTimer()
 	for done := 0; done < b.N; done += n {
 		b.StopTimer()
-		fillShard(&s, evs)
+		fillShard(s, evs)
 		b.StartTimer()
-		w.drainShard(&s, &batch, 0)
-		size = batch.Size()
-		enc.Events(&batch)
+		w.drainRing(0, 0, math.MaxUint64, noUpto)
+		size = w.batch.Size()
+		enc.Events(&w.batch)
 		enc.Flush()
 	}
 	b.ReportMetric(float64(size)/float64(n), "B/event")
@@ -111,14 +112,14 @@ func benchDrain(b *testing.B, evs []drainEvent) {
 // reads them back as written.
 func TestDrainStream(t *testing.T) {
 	const n = 1 << 16
-	s := ring.New(n)
-	w := &writer{t: &tracer{}}
+	w := &writer{t: &tracer{rings: []ring.Ring{ring.New(n)}}}
+	s := &w.t.rings[0]
 	evs := drainStream(n)
-	fillShard(&s, evs)
-	var batch tracewrite.Batch
-	if got := w.drainShard(&s, &batch, 0); got != n {
+	fillShard(s, evs)
+	if got, _ := w.drainRing(0, 0, math.MaxUint64, noUpto); got != n {
 		t.Fatalf("drained %d events of %d", got, n)
 	}
+	batch := &w.batch
 	for i, sl := range s.Run(0, n) {
 		if sl != (ring.Slot{}) {
 			t.Fatalf("slot %d not zeroed after draining", i)

@@ -408,11 +408,9 @@ func (w *writer) writeFlight() {
 	// Goroutine records go before the events of the cycle, as in a
 	// trace file (see write).
 	w.seg.Events(&w.gbatch)
-	for i := range w.batches {
-		s.calls += w.batches[i].Enters()
-		w.calls.Add(uint64(w.batches[i].Enters()))
-		w.seg.Events(&w.batches[i])
-	}
+	s.calls += w.batch.Enters()
+	w.calls.Add(uint64(w.batch.Enters()))
+	w.seg.Events(&w.batch)
 	w.flushes++
 	s.stats = w.stats()
 	w.seg.Stats(s.stats)

@@ -34,15 +34,7 @@ type trace struct {
 
 func readTrace(t *testing.T, path string) trace {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := tracefile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTrace(t, path)
 	tr := trace{calls: map[uint64][]string{}, gs: map[uint64]tracefile.Goroutine{}}
 	for {
 		ev, err := r.Next()
@@ -85,6 +77,21 @@ func readTrace(t *testing.T, path string) trace {
 	tr.end, _ = r.End()
 	checkSummary(t, path)
 	return tr
+}
+
+// openTrace opens the trace at path for reading, until the test ends.
+func openTrace(t *testing.T, path string) *tracefile.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r, err := tracefile.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // checkSummary checks that the summary chunk a trace ends with, which
@@ -651,4 +658,112 @@ func tracedRecursion(depth int) {
 			tracedRecursion(depth - 1)
 		}
 	})
+}
+
+// TestMigration runs more goroutines than Ps, with more Ps than cores,
+// that yield, block and end each other's spans inside traced calls, in
+// the smallest rings: their events go to the rings of whichever Ps they
+// run on, and the trace must still hold each goroutine's calls in order,
+// each under the span that was open when it began. Then again with more
+// Ps than the tracer has rings for, which share the last ring.
+func TestMigration(t *testing.T) {
+	t.Run("rings of Ps", func(t *testing.T) { migrate(t, false) })
+	t.Run("shared ring", func(t *testing.T) { migrate(t, true) })
+}
+
+func migrate(t *testing.T, shared bool) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const gs, reps, depth = 32, 200, 6
+	ids := make([]uint64, gs)
+	path := filepath.Join(t.TempDir(), "trace.out")
+	stop := useTracer(t, path, options{buffer: 1, every: time.Millisecond})
+	if shared {
+		runtime.GOMAXPROCS(tr.perP + 3)
+	}
+	for i := range funcs {
+		funcs[i].id.Store(0)
+	}
+	ends := make(chan [8]byte)
+	ended := make(chan bool)
+	go func() { // ends the spans the goroutines hand it
+		for id := range ends {
+			SpanEnd(id)
+			ended <- true
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = gstate.Goid()
+			var nest func(d int)
+			nest = func(d int) {
+				call(&funcs[3], func() {
+					switch d % 3 {
+					case 0:
+						runtime.Gosched()
+					case 1:
+						time.Sleep(time.Microsecond)
+					}
+					if d > 1 {
+						nest(d - 1)
+					}
+				})
+			}
+			for r := range reps {
+				id := [8]byte{byte(i + 1), byte(r + 1)}
+				SpanStart([16]byte{1}, id, [8]byte{}, false, 1, "s")
+				nest(depth)
+				ends <- id
+				<-ended
+				call(&funcs[2], func() {})
+			}
+		}()
+	}
+	wg.Wait()
+	close(ends)
+	// The test is of events in several rings, and, when shared, in the
+	// shared ring.
+	barriers, inShared := tr.barriers.Load(), tr.rings[tr.perP].Head()
+	stop()
+	if barriers == 0 || shared && inShared == 0 {
+		t.Fatalf("%d barriers, %d slots taken in the shared ring", barriers, inShared)
+	}
+
+	r := openTrace(t, path)
+	got := map[uint64][]string{}
+	var ev tracefile.Event
+	for {
+		if err := r.Read(&ev); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		span := "-"
+		if ev.Span != (tracefile.SpanID{}) {
+			span = "s"
+		}
+		switch ev.Kind {
+		case tracefile.EnterEvent:
+			got[ev.G] = append(got[ev.G], "->"+r.Func(ev.Func).Name+"@"+span)
+		case tracefile.ExitEvent:
+			got[ev.G] = append(got[ev.G], "<-"+r.Func(ev.Func).Name)
+		}
+	}
+	one := strings.Repeat("->test.rec@s ", depth) + strings.Repeat("<-test.rec ", depth) + "->test.leaf@- <-test.leaf "
+	want := strings.Fields(strings.Repeat(one, reps))
+	for _, g := range ids {
+		evs := got[g]
+		for k := range max(len(evs), len(want)) {
+			if k >= len(evs) || k >= len(want) || evs[k] != want[k] {
+				lo := max(k-4, 0)
+				t.Fatalf("goroutine %d: %d events, want %d; from event %d:\ngot  %v\nwant %v",
+					g, len(evs), len(want), lo, evs[lo:min(k+4, len(evs))], want[lo:min(k+4, len(want))])
+			}
+		}
+	}
+	if st := r.Stats(); st.DroppedCalls != 0 || st.Calls != gs*reps*(depth+1) {
+		t.Errorf("stats = %+v, want %d calls, none dropped", st, gs*reps*(depth+1))
+	}
 }

@@ -86,6 +86,7 @@ func (s *spanTable) unwritten() []tracefile.Span {
 // goroutine started it.
 func (t *tracer) span(sp tracefile.Span, end bool) bool {
 	g, ts := stamp()
+	caller := g
 	if !end && t.seen[g&t.seenMask].Load() == g|quiet {
 		return false // calltrail itself is calling an error's Error method
 	}
@@ -116,7 +117,6 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 	}
 	t.spans.mu.Unlock()
 
-	i := g & t.ringMask
 	// The starting goroutine's record goes first, as before its first
 	// call; an end's goroutine has one since its start.
 	first := !end && t.seen[g&t.seenMask].Load() != g
@@ -124,7 +124,18 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 	if first {
 		n += 3
 	}
-	pos, ts, ok := t.take(i, n, ts)
+	// Another goroutine's end goes after that goroutine's events so far,
+	// and before those after: a barrier that stops the writer at its
+	// ring's head, or, when that is not known, one that drains the rings
+	// (see claim).
+	var lim upto
+	if !own && t.perP != 0 {
+		var known bool
+		if lim, known = t.ringOf(g); !known {
+			lim = upto{ring: -1}
+		}
+	}
+	s, pos, ts, ok := t.take(caller, n, ts, lim)
 	if !ok {
 		t.spans.mu.Lock()
 		t.spans.lost++
@@ -134,7 +145,6 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 		t.spans.mu.Unlock()
 		return end && own
 	}
-	s := &t.rings[i]
 	if first {
 		t.seen[g&t.seenMask].Store(g)
 		parent, gopc, startpc := gstate.Info()
@@ -147,5 +157,12 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 	// first slot not yet written, takes both or neither.
 	ring.Put(s.At(pos+1), tracewrite.RawSpanID(g), int64(binary.LittleEndian.Uint64(sp.ID[:])))
 	ring.Put(s.At(pos), tracewrite.RawSpan(g, end), ts)
+	if !own && t.perP != 0 {
+		// The goroutine's events after the end, which may be in the
+		// ring the writer drains first, go after a barrier numbered
+		// after the end's.
+		t.where[g&t.whereMask].Store(0)
+	}
+	t.unpin()
 	return own
 }

@@ -45,15 +45,7 @@ func TestSpansRecorded(t *testing.T) {
 	stop()
 	readTrace(t, path) // the summary agrees with the events
 
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := tracefile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTrace(t, path)
 	name := func(id tracefile.SpanID) string {
 		if id == (tracefile.SpanID{}) {
 			return "-"

@@ -159,8 +159,14 @@ func setup() {
 // newTracer builds the rings for o and starts the writer on out.
 func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Closer) (*tracer, error) {
 	setup()
-	nshards := 1 << bits.Len(uint(4*runtime.GOMAXPROCS(0)-1))
-	nshards = min(max(nshards, 4), 256)
+	// Under fullWait, a ring per P the program may run on, and the
+	// shared one (see claim); under fullDrop, rings by goroutine id.
+	nshards := max(runtime.GOMAXPROCS(0), runtime.NumCPU(), 1) + 1
+	nshards = min(nshards, maxRings)
+	if o.full == fullDrop {
+		nshards = 1 << bits.Len(uint(4*runtime.GOMAXPROCS(0)-1))
+		nshards = min(max(nshards, 4), 256)
+	}
 	rings := o.buffer
 	if o.flight {
 		rings = o.buffer / 4 // the rest holds the encoded window
@@ -203,14 +209,10 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	w := &writer{t: t, out: newSink(out), every: o.every, reqs: make(chan flushReq, 4), wakeup: make(chan struct{}, 1)}
 	w.lag = uint64(min(per/8, lagBytes/slotSize))
 	w.sites = map[uintptr]pcSite{}
-	w.batches = make([]tracewrite.Batch, nshards)
-	for i := range w.batches {
-		w.batches[i].Shard = i
-		if !o.flight {
-			w.batches[i].Totals = &w.totals // a snapshot counts its own
-		}
+	if !o.flight {
+		w.batch.Totals = &w.totals // a snapshot counts its own
 	}
-	w.gbatch.Shard = nshards
+	w.gbatch.Shard = 1 // the events' batch is 0
 	enc, err := tracewrite.NewEncoder(w.out, meta)
 	if err == nil {
 		err = w.out.Sync()
@@ -248,16 +250,27 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	return t, nil
 }
 
+// maxRings bounds the rings of a tracer: past maxRings-1 Ps, goroutines
+// share the last ring.
+const maxRings = 1024
+
 // makeTracer makes the rings of a tracer: nshards of per slots each, both
-// powers of two.
+// powers of two under fullDrop, where rings are chosen by goroutine id;
+// under fullWait, nshards-1 rings of Ps and the shared one.
 func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 	t := &tracer{
-		rings:    make([]ring.Ring, nshards),
-		ringMask: uint64(nshards - 1),
-		waitqs:   make([]waitq, nshards),
-		policy:   policy,
-		seen:     make([]atomic.Uint64, 1<<12),
-		seenMask: 1<<12 - 1,
+		rings:     make([]ring.Ring, nshards),
+		waitqs:    make([]waitq, nshards),
+		policy:    policy,
+		seen:      make([]atomic.Uint64, 1<<12),
+		seenMask:  1<<12 - 1,
+		where:     whereTable(),
+		whereMask: 1<<14 - 1,
+	}
+	if policy == fullWait {
+		t.perP = nshards - 1
+	} else {
+		t.ringMask = uint64(nshards - 1)
 	}
 	for i := range t.rings {
 		t.rings[i] = ring.New(per)

@@ -18,16 +18,23 @@ import (
 // A program has one, started by init when built with the calltrail tag;
 // tests make their own.
 type tracer struct {
-	rings    []ring.Ring
-	ringMask uint64
-	waitqs   []waitq         // per shard: goroutines waiting for room
-	policy   fullPolicy      // what a goroutine does when its ring is full
-	seen     []atomic.Uint64 // goroutines whose creation record is in a ring
-	seenMask uint64
-	reg      registry
-	errs     errorTable
-	spans    spanTable
-	w        *writer
+	// Under fullWait, rings[:perP] are the rings of the Ps and
+	// rings[perP] the shared one (see claim); under fullDrop, perP is
+	// 0 and a goroutine's ring is rings[g&ringMask].
+	rings     []ring.Ring
+	perP      int
+	ringMask  uint64
+	where     []atomic.Uint64 // by goroutine: its latest ring, see claim
+	whereMask uint64
+	barriers  atomic.Uint64   // numbers barriers, see claim
+	waitqs    []waitq         // per ring: goroutines waiting for room
+	policy    fullPolicy      // what a goroutine does when its ring is full
+	seen      []atomic.Uint64 // goroutines whose creation record is in a ring
+	seenMask  uint64
+	reg       registry
+	errs      errorTable
+	spans     spanTable
+	w         *writer
 
 	stopping atomic.Bool // the trace is closing: nobody waits for room any more
 }
@@ -59,10 +66,17 @@ type waitq struct {
 // stamp returns the calling goroutine's id and the time.
 func stamp() (g uint64, ts int64) {
 	if !gstate.Fast() {
-		return gstate.StackGoid() & gMask, clock.Nanotime()
+		return stampSlow()
 	}
 	g, _, ticks := gstate.State()
 	return g & gMask, clock.Units(ticks)
+}
+
+// stampSlow is stamp where the goroutine id comes from the stack.
+//
+//go:noinline
+func stampSlow() (g uint64, ts int64) {
+	return gstate.StackGoid() & gMask, clock.Nanotime()
 }
 
 // enter records the calling goroutine's entry into f, giving f its id the
@@ -77,61 +91,89 @@ func (t *tracer) enter(f *Func) Call {
 		}
 	}
 	g, ts := stamp()
-	i := g & t.ringMask
 	if t.seen[g&t.seenMask].Load() != g {
-		return t.enterFirst(i, g, id, ts)
-	}
-	// take, by hand: a call of it costs a tenth of the floor (see
-	// BenchmarkHotPathVsFloor), and this is the hot path.
-	s := &t.rings[i]
-	var pos uint64
-	if t.policy == fullWait {
-		var full bool
-		if pos, full = s.Claim(1); full {
-			if !t.waitFree(i, pos, 1) {
-				return 0
-			}
-			from := ts
-			_, ts = stamp() // the wait was the caller's time, not this call's
-			c := newCall(g, id)
-			ring.Put(s.At(pos), c.word(), ts)
-			t.noteHeld(i, g, from, ts)
-			return c
-		}
-	} else {
-		var ok bool
-		if pos, ok = s.Reserve(1, 1); !ok {
-			s.Dropped.Add(1)
-			return 0
-		}
+		return t.enterFirst(g, id, ts)
 	}
 	c := newCall(g, id)
+	if t.perP != 0 {
+		// claim, by hand for its common case, the goroutine's latest
+		// ring being its P's and having room: calls cost a tenth of
+		// the floor each, and this is the hot path.
+		p := procPin()
+		if p < t.perP && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
+			s := &t.rings[p]
+			if pos, ok := s.Take(1); ok {
+				ring.Put(s.At(pos), c.word(), ts)
+				procUnpin()
+				return c
+			}
+		}
+		procUnpin()
+		return t.enterClaim(c, g, ts)
+	}
+	s := &t.rings[g&t.ringMask]
+	pos, ok := s.Reserve(1, 1)
+	if !ok {
+		s.Dropped.Add(1)
+		return 0
+	}
 	ring.Put(s.At(pos), c.word(), ts)
 	return c
 }
 
-// take claims n slots of shard i for a call entered at ts, as the policy
-// says: under fullWait it waits while the ring is full, and returns the
-// time after the wait, which was the caller's, not the call's; under
-// fullDrop it refuses, counting the call as dropped. It reports whether
-// the call is to be recorded.
-func (t *tracer) take(i, n uint64, ts int64) (uint64, int64, bool) {
-	s := &t.rings[i]
-	if t.policy == fullWait {
-		pos, full := s.Claim(n)
-		if full {
-			if !t.waitFree(i, pos, n) {
-				return 0, 0, false
-			}
+// enterClaim records enter c of goroutine g at ts where the hot path
+// could not: after a barrier, in the shared ring, or once its ring has
+// room (fullWait). A wait was the caller's time, not the call's: the
+// call starts after it, and the wait is noted in the caller.
+//
+//go:noinline
+func (t *tracer) enterClaim(c Call, g uint64, ts int64) Call {
+	i, pos, from, ok := t.claimWait(g, 1, upto{})
+	if !ok {
+		return 0
+	}
+	if from != 0 {
+		from = ts
+		_, ts = stamp()
+	}
+	ring.Put(t.rings[i].At(pos), c.word(), ts)
+	procUnpin()
+	if from != 0 {
+		t.noteHeld(g, from, ts)
+	}
+	return c
+}
+
+// take takes n slots for goroutine g's events at ts, as the policy says:
+// under fullWait, pinned to its P until the caller calls procUnpin (see
+// claim), waiting while the ring is full, and returning the time after
+// the wait, which was the caller's, not the events'; under fullDrop, in
+// g's ring, refusing when it is full and counting the call as dropped.
+// It reports whether the events are to be recorded.
+func (t *tracer) take(g, n uint64, ts int64, lim upto) (*ring.Ring, uint64, int64, bool) {
+	if t.perP != 0 {
+		i, pos, from, ok := t.claimWait(g, n, lim)
+		if !ok {
+			return nil, 0, 0, false
+		}
+		if from != 0 {
 			_, ts = stamp()
 		}
-		return pos, ts, true
+		return &t.rings[i], pos, ts, true
 	}
+	s := &t.rings[g&t.ringMask]
 	pos, ok := s.Reserve(n, 1)
 	if !ok {
 		s.Dropped.Add(1)
 	}
-	return pos, ts, ok
+	return s, pos, ts, ok
+}
+
+// unpin ends what take began.
+func (t *tracer) unpin() {
+	if t.perP != 0 {
+		procUnpin()
+	}
 }
 
 // enterFirst records a goroutine's first traced call, after the record of
@@ -139,12 +181,11 @@ func (t *tracer) take(i, n uint64, ts int64) (uint64, int64, bool) {
 // The call is marked callRoot.
 //
 //go:noinline
-func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
+func (t *tracer) enterFirst(g uint64, id uint32, ts int64) Call {
 	if t.seen[g&t.seenMask].Load() == g|quiet {
 		return 0 // calltrail itself is calling an error's Error method
 	}
-	s := &t.rings[i]
-	pos, ts, ok := t.take(i, 4, ts)
+	s, pos, ts, ok := t.take(g, 4, ts, upto{})
 	if !ok {
 		return 0 // the record waits for the goroutine's next call
 	}
@@ -159,6 +200,7 @@ func (t *tracer) enterFirst(i, g uint64, id uint32, ts int64) Call {
 	ring.Put(s.At(pos), g<<opBits|tracewrite.RawGoroutineOp, ts)
 	call := newCall(g, id) | callRoot
 	ring.Put(s.At(pos+3), call.word(), ts)
+	t.unpin()
 	return call
 }
 
@@ -177,66 +219,54 @@ func (t *tracer) register(f *Func) uint32 {
 	return id
 }
 
-// exitHeld writes, in the slots of c's shard at pos that waitFree made
-// room for, the exit at ts of call c, with error errID if any, and the
-// wait for the writer after it.
+// exitClaim records the exit at ts of call c, with error errID if any,
+// where the hot path could not: after a barrier, in the shared ring, or
+// once its ring has room (fullWait), with the wait for the writer after
+// it: the call ended at ts, and the wait is its caller's time.
 //
 //go:noinline
-func (t *tracer) exitHeld(c Call, pos uint64, errID uint32, kind tracefile.ExitKind, ts int64) {
+func (t *tracer) exitClaim(c Call, errID uint32, kind tracefile.ExitKind, ts int64) {
 	g := c.goroutine()
-	i := g & t.ringMask
-	s := &t.rings[i]
+	n := uint64(1)
 	if errID != 0 {
-		ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
+		n = 2
+	}
+	i, pos, from, ok := t.claimWait(g, n, upto{})
+	if !ok {
+		return // the trace is closing: the call reads as unfinished
+	}
+	putExit(&t.rings[i], pos, c, errID, kind, ts)
+	procUnpin()
+	if from != 0 {
+		_, now := stamp()
+		t.noteHeld(g, ts, now)
+	}
+}
+
+// putExit writes, at pos of s, the exit of call c at ts, of kind, after
+// its error errID if any.
+func putExit(s *ring.Ring, pos uint64, c Call, errID uint32, kind tracefile.ExitKind, ts int64) {
+	if errID != 0 {
+		ring.Put(s.At(pos), tracewrite.RawError(c.goroutine(), errID), ts)
 		pos++
 	}
 	ring.Put(s.At(pos), c.exitWord(kind), ts)
-	_, now := stamp()
-	t.noteHeld(i, g, ts, now)
-	if c&(callMain|callRoot) != 0 {
-		t.left(c, g, kind)
-	}
 }
 
 // noteHeld records, after the event whose recording waited, that
 // goroutine g waited for the writer from from to to: the time of the
 // calls it was in, which readers leave out of them (tracefile.Event's
-// Held). A wait for room for the note itself goes unnoted.
-func (t *tracer) noteHeld(i, g uint64, from, to int64) {
-	s := &t.rings[i]
-	pos, full := s.Claim(2)
-	if full && !t.waitFree(i, pos, 2) {
+// Held). A wait for room for the note itself goes unnoted. Only under
+// fullWait: under fullDrop nothing waits.
+func (t *tracer) noteHeld(g uint64, from, to int64) {
+	i, pos, _, ok := t.claimWait(g, 2, upto{})
+	if !ok {
 		return
 	}
+	s := &t.rings[i]
 	ring.Put(s.At(pos), tracewrite.RawHeld(g, false), from)
 	ring.Put(s.At(pos+1), tracewrite.RawHeld(g, true), to)
-}
-
-// waitFree blocks until the n slots claimed at pos in shard i are free,
-// while the writer makes room: the program slows down rather than lose
-// the call. It counts the wait and its time. It gives up, reporting false,
-// only when the trace is closing; the slots then stay unwritten, which
-// matters to no one, since nothing more is read.
-//
-//go:noinline
-func (t *tracer) waitFree(i, pos, n uint64) bool {
-	s, q := &t.rings[i], &t.waitqs[i]
-	start := clock.Nanotime()
-	q.mu.Lock()
-	q.waiters.Add(1)
-	ok := false
-	for {
-		if ok = s.Free(pos, n); ok || t.stopping.Load() {
-			break
-		}
-		t.w.wake()
-		q.cond.Wait()
-	}
-	q.waiters.Add(-1)
-	q.mu.Unlock()
-	s.Waits.Add(1)
-	s.Held.Add(uint64(clock.Nanotime() - start))
-	return ok
+	procUnpin()
 }
 
 // wakeWaiters tells goroutines waiting for room that the writer has made
@@ -281,29 +311,27 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 		kind = exitKind()
 	}
 	g := c.goroutine()
-	i := g & t.ringMask
-	s := &t.rings[i]
-	var sl *ring.Slot
-	if t.policy == fullWait {
+	if t.perP != 0 {
 		n := uint64(1)
 		if errID != 0 {
 			n = 2
 		}
-		pos, full := s.Claim(n)
-		// The call ended at ts; a wait is its caller's time.
-		if full {
-			if !t.waitFree(i, pos, n) {
-				return // the trace is closing: the call reads as unfinished
+		// claim, by hand for its common case, as in enter.
+		p := procPin()
+		done := false
+		if p < t.perP && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
+			s := &t.rings[p]
+			if pos, ok := s.Take(n); ok {
+				putExit(s, pos, c, errID, kind, ts)
+				done = true
 			}
-			t.exitHeld(c, pos, errID, kind, ts)
-			return
 		}
-		if errID != 0 {
-			ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
-			pos++
+		procUnpin()
+		if !done {
+			t.exitClaim(c, errID, kind, ts)
 		}
-		sl = s.At(pos)
 	} else {
+		s := &t.rings[g&t.ringMask]
 		if errID != 0 {
 			// Only the exit's slot was promised: the error's is
 			// taken if there is room, and counted if not.
@@ -313,9 +341,8 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 				s.LostErrors.Add(1)
 			}
 		}
-		sl = s.ClaimOwed()
+		ring.Put(s.ClaimOwed(), c.exitWord(kind), ts)
 	}
-	ring.Put(sl, c.exitWord(kind), ts)
 	if c&(callMain|callRoot) != 0 {
 		t.left(c, g, kind)
 	}

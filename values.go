@@ -153,27 +153,32 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 	if k == tracefile.StringValue {
 		n += uint64(wire.StringBytes(len(s))+7) / 8
 	}
-	i := g & t.ringMask
-	r := &t.rings[i]
-	var pos uint64
-	if t.policy == fullWait {
-		var full bool
-		if pos, full = r.Claim(n); full {
-			_, from := stamp()
-			if !t.waitFree(i, pos, n) {
-				return
-			}
-			_, to := stamp()
-			// The value is the call's; so is the wait for it.
-			defer t.noteHeld(i, g, from, to)
-		}
-	} else {
-		var ok bool
-		if pos, ok = r.Reserve(n, 0); !ok {
-			r.LostErrors.Add(1) // counted with the errors lost
+	if t.perP != 0 {
+		i, pos, from, ok := t.claimWait(g, n, upto{})
+		if !ok {
 			return
 		}
+		putValue(&t.rings[i], pos, g, k, result, bits, s, n)
+		procUnpin()
+		if from != 0 {
+			// The value is the call's; so is the wait for it.
+			_, to := stamp()
+			t.noteHeld(g, from, to)
+		}
+		return
 	}
+	r := &t.rings[g&t.ringMask]
+	pos, ok := r.Reserve(n, 0)
+	if !ok {
+		r.LostErrors.Add(1) // counted with the errors lost
+		return
+	}
+	putValue(r, pos, g, k, result, bits, s, n)
+}
+
+// putValue writes, in the n slots of r at pos, a value of goroutine g's
+// innermost call: its slot, and a string's bytes after.
+func putValue(r *ring.Ring, pos, g uint64, k tracefile.ValueKind, result bool, bits uint64, s string, n uint64) {
 	ring.Put(r.At(pos), tracewrite.RawValue(g, k, result), int64(bits))
 	for j := uint64(1); j < n; j++ {
 		ring.Put(r.At(pos+j), tracewrite.RawValueBytes(g), tracewrite.PackBytes(s, int(j-1)*8))

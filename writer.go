@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -25,8 +26,9 @@ type writer struct {
 	t        *tracer
 	out      *sink
 	enc      *tracewrite.Encoder
-	batches  []tracewrite.Batch
+	batch    tracewrite.Batch // the events drained, in the order drained
 	gbatch   tracewrite.Batch // goroutine records, written first
+	draining []bool           // by ring: drainRing is draining it
 	profiles *profiler        // the Go runtime's profiles, or nil
 	text     *textView        // the live indented view, or nil
 	every    time.Duration
@@ -209,15 +211,9 @@ func (w *writer) anyPending() bool {
 	return false
 }
 
-func (w *writer) pendingBytes() int {
-	n := 0
-	for i := range w.batches {
-		n += w.batches[i].Size()
-	}
-	return n
-}
+func (w *writer) pendingBytes() int { return w.batch.Size() }
 
-// drain moves complete events out of the rings into the batches and
+// drain moves complete events out of the rings into the batch and
 // returns how many it moved. It leaves the newest lag slots of each ring
 // alone: those cache lines are likely still in the producing core's cache,
 // and reading them there costs a transfer per line; a little later they
@@ -225,21 +221,54 @@ func (w *writer) pendingBytes() int {
 func (w *writer) drain(lag uint64) int {
 	n := 0
 	for i := range w.t.rings {
-		n += w.drainShard(&w.t.rings[i], &w.batches[i], lag)
+		k, _ := w.drainRing(i, lag, math.MaxUint64, noUpto)
+		n += k
 	}
 	return n
 }
 
-func (w *writer) drainShard(s *ring.Ring, b *tracewrite.Batch, lag uint64) int {
+// noUpto is drainRing's upto when nothing but the ring limits it.
+const noUpto = math.MaxUint64
+
+// drainRing moves the events of ring i into the batch, from its tail on:
+// up to lag slots short of its head and to position upto at most, and no
+// further than a slot not yet written or a barrier numbered above limit.
+//
+// A goroutine's events went to several rings, with a barrier before its
+// first event in each (see claim): drainRing resolves a barrier numbered
+// up to limit before it moves past it, draining the other rings, but
+// those it is draining already, as far as they go before the barrier.
+// Those rings then hold nothing of the barrier's goroutine that was
+// recorded before it. Barriers numbered after it, where it stops them,
+// were taken after it, so after the goroutine's events. A barrier before
+// another goroutine's span end limits the draining of that goroutine's
+// ring to where its events ended with the span (markUpto).
+//
+// It returns how many slots it moved, and whether it stopped short of
+// all that goes before limit (or upto): at a barrier it could not
+// resolve, or at a slot not yet written that another goroutine's events
+// of then may be behind: in the shared ring, which goroutines take in
+// turns and fill in any order, or before upto. In a ring of a P, slots
+// are written in order by the goroutine running on it, and one not yet
+// written is the latest.
+func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short bool) {
+	s := &w.t.rings[i]
 	tail, avail := s.Readable()
-	if avail <= lag {
-		return 0
+	if upto != noUpto {
+		avail = min(avail, (upto-tail)&ringPosMask)
+		if reached(tail, upto) {
+			avail = 0
+		}
 	}
+	if avail <= lag {
+		return 0, false
+	}
+	all := avail // lag included
 	avail -= lag
 	start := tail
 	for avail > 0 {
 		run := s.Run(tail, avail)
-		n := b.AppendRaw(run)
+		n := w.batch.AppendRaw(run)
 		if w.text != nil {
 			w.textEvents(run[:n])
 		}
@@ -250,18 +279,89 @@ func (w *writer) drainShard(s *ring.Ring, b *tracewrite.Batch, lag uint64) int {
 		}
 		sl := s.At(tail)
 		word := ring.Load(sl)
-		if word&tracewrite.RawOpMask != tracewrite.RawGoroutineOp || avail < 3 {
-			if word == 0 || avail < 3 {
-				break // handed out but not yet written, or a record cut by the lag
+		switch {
+		case word == 0:
+			// Handed out but not yet written.
+			short = i == w.t.perP && w.t.perP != 0 || upto != noUpto
+		case word == markBarrier:
+			if uint64(sl.Time) > limit {
+				break // taken after what is being drained for
 			}
+			k := uint64(1)
+			lim := uint64(noUpto)
+			limRing := -1
+			// Written before the barrier, and taken with it: there
+			// when the barrier is, if within the lag.
+			if all-(tail-start) > 1 && ring.Load(s.At(tail+1)) == markUpto {
+				u := uint64(s.At(tail + 1).Time)
+				limRing, lim = int(u>>uptoShift), u&(1<<uptoShift-1)
+				k = 2
+			}
+			if !w.resolve(i, uint64(sl.Time), limRing, lim) {
+				short = true
+				break
+			}
+			tail += k
+			avail -= min(k, avail)
+			continue
+		case word == markUpto:
+			// Only ever after a barrier, which takes it with it.
+			tail++
+			avail--
+			continue
+		case word&tracewrite.RawOpMask == tracewrite.RawGoroutineOp && avail >= 3:
+			w.goroutine(&w.gbatch, word>>opBits, sl.Time, s.At(tail+1), s.At(tail+2))
+			tail += 3
+			avail -= 3
+			continue
+		case word&tracewrite.RawOpMask == tracewrite.RawGoroutineOp:
+			// A record cut by the lag.
+		case n == len(run) && word >= 1<<opBits:
 			continue // the run stopped at the ring's end
 		}
-		w.goroutine(&w.gbatch, word>>opBits, sl.Time, s.At(tail+1), s.At(tail+2))
-		tail += 3
-		avail -= 3
+		break
 	}
 	s.Release(tail)
-	return int(tail - start)
+	return int(tail - start), short
+}
+
+// ringPosMask wraps ring positions (see ring.Ring.Head).
+const ringPosMask = 1<<40 - 1
+
+// reached reports whether ring position pos is at or past p, positions
+// that wrap, and are never half their range apart.
+func reached(pos, p uint64) bool { return (pos-p)&ringPosMask < 1<<39 }
+
+// resolve drains, for a barrier numbered seq in ring i, the rings not
+// being drained already, ring limRing no further than position lim. It
+// reports whether they drained all they had before the barrier.
+func (w *writer) resolve(i int, seq uint64, limRing int, lim uint64) bool {
+	if w.draining == nil {
+		w.draining = make([]bool, len(w.t.rings))
+	}
+	w.draining[i] = true
+	done := true
+	for k := range w.t.rings {
+		switch {
+		case k == i:
+		case w.draining[k]:
+			// Stopped at a barrier of its own, taken after this one:
+			// only a limit past it is out of reach.
+			if k == limRing {
+				tail, _ := w.t.rings[k].Readable()
+				done = done && reached(tail, lim)
+			}
+		case k == limRing:
+			_, short := w.drainRing(k, 0, seq, lim)
+			tail, _ := w.t.rings[k].Readable()
+			done = done && !short && reached(tail, lim)
+		default:
+			_, short := w.drainRing(k, 0, seq, noUpto)
+			done = done && !short
+		}
+	}
+	w.draining[i] = false
+	return done
 }
 
 // textEvents shows events in the live text view.
@@ -345,10 +445,8 @@ func (w *writer) write() {
 	// reader knows of a goroutine's parent before it reads the parent's
 	// events of the cycle, whatever the order of the rings.
 	w.enc.Events(&w.gbatch)
-	for i := range w.batches {
-		w.calls.Add(uint64(w.batches[i].Enters()))
-		w.enc.Events(&w.batches[i])
-	}
+	w.calls.Add(uint64(w.batch.Enters()))
+	w.enc.Events(&w.batch)
 	w.flushes++
 	w.enc.Stats(w.stats())
 	w.flushFile()

@@ -34,6 +34,11 @@ const RawOpMask = 1<<RawOpBits - 1
 // encodes itself (Batch.Goroutine) and which stops AppendRaw.
 const RawGoroutineOp = wire.ExtGoroutine<<2 | wire.OpExt
 
+// RawMark is a Raw.Word that is no event: AppendRaw stops at it and at
+// any other word of goroutine 0, for the caller to read. The runtime
+// marks its rings with them; they are never encoded.
+const RawMark = 1<<RawOpBits - 1
+
 // RawEnter returns the Raw.Word of goroutine g entering function fn.
 func RawEnter(g uint64, fn uint32) uint64 { return g<<RawOpBits | uint64(fn)<<2 | wire.OpEnter }
 
@@ -80,9 +85,10 @@ const maxRawEvent = 3 * binary.MaxVarintLen64
 const rawBlock = 256
 
 // AppendRaw encodes the events of raw into b, in order, up to the first
-// goroutine record, the first slot not yet written (a zero Word), or the
-// end of raw, and returns how many it encoded. A goroutine record stops
-// it for the caller to encode with Batch.Goroutine.
+// goroutine record, the first word of goroutine 0, or the end of raw, and
+// returns how many it encoded. A goroutine record stops it for the caller
+// to encode with Batch.Goroutine. A word of goroutine 0 is a slot not yet
+// written (a zero Word) or one the caller uses for itself (RawMark).
 //
 // raw may be a ring that other goroutines are writing: AppendRaw reads
 // each Word atomically before the Time beside it, so a writer that stores
@@ -120,7 +126,7 @@ func (b *Batch) AppendRaw(raw []Raw) int {
 			// bytes, a goroutine record, or a slot not yet written.
 			w := atomic.LoadUint64(&raw[done].Word)
 			op := w & RawOpMask
-			if w == 0 || op == RawGoroutineOp {
+			if w < 1<<RawOpBits || op == RawGoroutineOp {
 				b.count(raw[start:done], enters)
 				return done
 			}

@@ -1,0 +1,181 @@
+package calltrail
+
+import (
+	"sync/atomic"
+	_ "unsafe" // for go:linkname
+
+	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/tracewrite"
+)
+
+// procPin and procUnpin keep the calling goroutine on its P, preemption
+// off, and return the P's id: the runtime exports them for packages such
+// as sync.Pool that keep data per P.
+//
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
+// Rings per P. Under fullWait, the tracer has a ring for each P the
+// program may run on, written only by the goroutine running on that P,
+// pinned to it while it writes: slots are taken with plain loads and
+// stores, no atomic read-modify-write, which on some hosts costs a third
+// of a traced call. A last ring takes the events of Ps beyond those, any
+// goroutine writing it (ring.TakeShared).
+//
+// A goroutine's events then go to the ring of whichever P it runs on, and
+// the writer must read them in order across rings. Each goroutine's
+// latest ring is kept in a table (where); when a goroutine writes to
+// another ring, or the table no longer says (another goroutine took its
+// entry), a barrier goes first: a slot that is no event, numbered from a
+// counter. The writer, meeting a barrier, drains the other rings before it
+// moves past it (see writer.drainRing). The goroutine's earlier events
+// were written before the barrier's number was taken, so they are in the
+// other rings before any barrier numbered after it, where the writer may
+// stop.
+//
+// Under fullDrop, where an enter must be sure of its exit's slot, rings
+// are chosen by goroutine id instead, as they were before (Reserve).
+
+// Marks in the rings, which the writer reads and never encodes.
+const (
+	// markBarrier: the slot's Time is the barrier's number.
+	markBarrier = tracewrite.RawMark
+	// markUpto follows a barrier before another goroutine's span end:
+	// its Time is a ring's index<<uptoShift and a position in that
+	// ring, as far as the writer drains it first. Past it are the span's
+	// goroutine's events after the end.
+	markUpto  = tracewrite.RawMark - 1
+	uptoShift = 40
+)
+
+// whereBits is how many low bits of a where entry hold the ring (plus
+// one, so that 0 is no entry); the goroutine is above them.
+const whereBits = 16
+
+// upto, when ring is above 0, asks claim for a barrier that limits the
+// writer's draining of ring-1 to position pos; below 0, for a barrier
+// alone.
+type upto struct {
+	ring int
+	pos  uint64
+}
+
+// claim takes n slots for events of the calling goroutine g in the ring
+// of the P it runs on, with a barrier first when g's earlier events went
+// to another ring, or when lim asks. On success the goroutine stays
+// pinned to the P until the caller has written the slots and called
+// procUnpin. When the ring is full it fails, unpinned, and returns the
+// ring, for waitRoom.
+func (t *tracer) claim(g, n uint64, lim upto) (i int, pos uint64, ok bool) {
+	i = min(procPin(), t.perP)
+	s := &t.rings[i]
+	w := &t.where[g&t.whereMask]
+	mark := g<<whereBits | uint64(i+1)
+	barrier := w.Load() != mark || lim.ring != 0
+	if !barrier {
+		if i < t.perP {
+			pos, ok = s.Take(n)
+		} else {
+			pos, ok = s.TakeShared(n)
+		}
+		if !ok {
+			procUnpin()
+		}
+		return i, pos, ok
+	}
+	return t.claimBarrier(i, g, n, lim)
+}
+
+// claimBarrier is claim for events that need a barrier before them.
+//
+//go:noinline
+func (t *tracer) claimBarrier(i int, g, n uint64, lim upto) (int, uint64, bool) {
+	s := &t.rings[i]
+	extra := uint64(1)
+	if lim.ring > 0 {
+		extra++
+	}
+	// The number before the slots: in the shared ring, slots taken
+	// after these by other goroutines come after it too.
+	seq := t.barriers.Add(1)
+	var pos uint64
+	var ok bool
+	if i < t.perP {
+		pos, ok = s.Take(n + extra)
+	} else {
+		pos, ok = s.TakeShared(n + extra)
+	}
+	if !ok {
+		procUnpin()
+		return i, 0, false
+	}
+	if lim.ring > 0 {
+		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<uptoShift|lim.pos&(1<<uptoShift-1)))
+	}
+	ring.Put(s.At(pos), markBarrier, int64(seq))
+	t.where[g&t.whereMask].Store(g<<whereBits | uint64(i+1))
+	return i, pos + extra, true
+}
+
+// claimWait is claim that waits while the ring is full, as fullWait says:
+// the program slows down rather than lose events. It returns when the
+// wait began, in trace units, or 0 if it did not wait, and fails only
+// when the trace is closing.
+func (t *tracer) claimWait(g, n uint64, lim upto) (i int, pos uint64, from int64, ok bool) {
+	for {
+		if i, pos, ok = t.claim(g, n, lim); ok {
+			return i, pos, from, true
+		}
+		if from == 0 {
+			_, from = stamp()
+			from = max(from, 1)
+		}
+		if !t.waitRoom(i, n+2) {
+			return 0, 0, from, false
+		}
+	}
+}
+
+// ringOf returns the ring that goroutine g wrote its latest events to and
+// its head, if the where table still says.
+func (t *tracer) ringOf(g uint64) (upto, bool) {
+	e := t.where[g&t.whereMask].Load()
+	if e>>whereBits != g || e&(1<<whereBits-1) == 0 {
+		return upto{}, false
+	}
+	i := int(e&(1<<whereBits-1)) - 1
+	return upto{ring: i + 1, pos: t.rings[i].Head()}, true
+}
+
+// waitRoom blocks until ring i has room for n slots, while the writer
+// makes room. It counts the wait and its time. It gives up, reporting
+// false, only when the trace is closing.
+//
+//go:noinline
+func (t *tracer) waitRoom(i int, n uint64) bool {
+	s, q := &t.rings[i], &t.waitqs[i]
+	start := clock.Nanotime()
+	q.mu.Lock()
+	q.waiters.Add(1)
+	ok := false
+	for {
+		if ok = s.Room(n); ok || t.stopping.Load() {
+			break
+		}
+		t.w.wake()
+		q.cond.Wait()
+	}
+	q.waiters.Add(-1)
+	q.mu.Unlock()
+	s.Waits.Add(1)
+	s.Held.Add(uint64(clock.Nanotime() - start))
+	return ok
+}
+
+// whereTable makes the table of goroutines' latest rings, of
+// whereMask+1 entries.
+func whereTable() []atomic.Uint64 { return make([]atomic.Uint64, 1<<14) }
