@@ -21,9 +21,11 @@ func procUnpin()
 
 // Rings per P. Under fullWait, the tracer has a ring for each P the
 // program may run on, written only by the goroutine running on that P,
-// pinned to it while it writes: slots are taken with plain loads and
+// which stays on it while it writes: slots are taken with plain loads and
 // stores, no atomic read-modify-write, which on some hosts costs a third
-// of a traced call. A last ring takes the events of Ps beyond those, any
+// of a traced call. The hot path (enter, exitErr) stays on the P by being
+// nosplit, and reads the P from the runtime's m (gstate.StateP); the
+// other paths pin the goroutine with procPin, as claim does. A last ring takes the events of Ps beyond those, any
 // goroutine writing it (ring.TakeShared).
 //
 // A goroutine's events then go to the ring of whichever P it runs on, and

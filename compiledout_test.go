@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -56,4 +57,58 @@ func disasm(t *testing.T, bin, fn string) []string {
 		ins = append(ins, strings.TrimSpace(in))
 	}
 	return ins
+}
+
+// TestHotPathCalls checks what the hot path calls, in its machine code.
+// Between reading the P a goroutine runs on and writing the event in
+// that P's ring, the goroutine must not move to another P: enter and
+// exitErr are nosplit, never preempted in their own code, and what they
+// call there must be too (assembly, the runtime's nosplit functions); a
+// call of any other function must be one of the slow paths, which pin the goroutine
+// themselves. A change of the compiler's inlining that turned a helper
+// into a call would break that unseen: the test names it.
+func TestHotPathCalls(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the allowed calls are those of amd64")
+	}
+	bin := filepath.Join(t.TempDir(), "compiledout")
+	if out, err := exec.Command("go", "build", "-tags", "calltrail", "-o", bin, "./testdata/compiledout").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	const pkg, readP = "github.com/calltrail/calltrail.", "github.com/calltrail/calltrail/internal/gstate.readP.abi0"
+	allowed := map[string]bool{
+		// Assembly and nosplit functions, safe on the hot path.
+		readP:                 true, // the goroutine, its P, the time
+		"runtime.nanotime":    true, // the time, without a cycle counter
+		"runtime.panicBounds": true, // not taken
+		// Before the P is read, or the slow paths after it.
+		pkg + "(*tracer).register":   true,
+		pkg + "stampSlow":            true,
+		pkg + "(*tracer).enterFirst": true,
+		pkg + "(*tracer).enterClaim": true,
+		pkg + "exitKind":             true,
+		pkg + "(*tracer).exitClaim":  true,
+		pkg + "(*tracer).left":       true,
+	}
+	call := regexp.MustCompile(`^CALL (\S+)\(SB\)$`)
+	for _, fn := range []string{pkg + "(*tracer).enter", pkg + "(*tracer).exitErr"} {
+		ins := disasm(t, bin, fn)
+		if len(ins) == 0 {
+			t.Fatalf("no instructions found for %s", fn)
+		}
+		readsP := false
+		for _, in := range ins {
+			m := call.FindStringSubmatch(in)
+			if m == nil {
+				continue
+			}
+			readsP = readsP || m[1] == readP
+			if !allowed[m[1]] {
+				t.Errorf("%s calls %s, which may let the goroutine move to another P", fn, m[1])
+			}
+		}
+		if !readsP {
+			t.Errorf("%s does not read its P with gstate.readP", fn)
+		}
+	}
 }

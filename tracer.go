@@ -81,6 +81,15 @@ func stampSlow() (g uint64, ts int64) {
 
 // enter records the calling goroutine's entry into f, giving f its id the
 // first time.
+//
+// It is nosplit, and so never preempted but in the functions it calls
+// (see gstate.StateP): from reading the P it runs on to writing the
+// event in that P's ring, the goroutine stays on the P, as if pinned,
+// without the two calls pinning takes. TestHotPathCalls checks that
+// nothing there is a call to a function that could be preempted.
+//
+//go:nosplit
+//go:noinline
 func (t *tracer) enter(f *Func) Call {
 	id := f.id.Load()
 	if id == 0 {
@@ -90,25 +99,28 @@ func (t *tracer) enter(f *Func) Call {
 			return 0
 		}
 	}
-	g, ts := stamp()
+	g, ts, p := uint64(0), int64(0), -1 // stamp, with the P
+	if gstate.Fast() {
+		var ticks int64
+		g, _, ticks, p = gstate.StateP()
+		g, ts = g&gMask, clock.Units(ticks)
+	} else {
+		g, ts = stampSlow()
+	}
 	if t.seen[g&t.seenMask].Load() != g {
 		return t.enterFirst(g, id, ts)
 	}
 	c := newCall(g, id)
 	if t.perP != 0 {
-		// claim, by hand for its common case, the goroutine's latest
-		// ring being its P's and having room: calls cost a tenth of
-		// the floor each, and this is the hot path.
-		p := procPin()
-		if p < t.perP && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
+		// claim, by hand for its common case: the goroutine's latest
+		// ring is its P's and has room.
+		if uint(p) < uint(t.perP) && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
 			s := &t.rings[p]
 			if pos, ok := s.Take(1); ok {
 				ring.Put(s.At(pos), c.word(), ts)
-				procUnpin()
 				return c
 			}
 		}
-		procUnpin()
 		return t.enterClaim(c, g, ts)
 	}
 	s := &t.rings[g&t.ringMask]
@@ -298,17 +310,24 @@ func (t *tracer) exit(c Call) { t.exitErr(c, 0) }
 // exitErr records the end of call c, which returned error errID of the
 // error table, or none if it is 0: the error goes in the slot before the
 // exit's, with the exit's time.
+//
+// It is nosplit, as enter is and for the same reason.
+//
+//go:nosplit
+//go:noinline
 func (t *tracer) exitErr(c Call, errID uint32) {
-	panicking, ts := uintptr(1), int64(0) // without g, ask the stack every time
+	panicking, ts, p := uintptr(1), int64(0), -1 // without g, ask the stack every time
 	if gstate.Fast() {
-		_, panicking, ts = gstate.State()
-		ts = clock.Units(ts)
+		var ticks int64
+		_, panicking, ticks, p = gstate.StateP()
+		ts = clock.Units(ticks)
 	} else {
 		ts = clock.Nanotime()
 	}
 	kind := tracefile.Return
 	if panicking != 0 {
 		kind = exitKind()
+		p = -1 // the goroutine may have moved in exitKind
 	}
 	g := c.goroutine()
 	if t.perP != 0 {
@@ -316,17 +335,20 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 		if errID != 0 {
 			n = 2
 		}
-		// claim, by hand for its common case, as in enter.
-		p := procPin()
+		// claim, by hand for its common case, as in enter, and
+		// putExit, which is no function to call here (see enter).
 		done := false
-		if p < t.perP && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
+		if uint(p) < uint(t.perP) && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
 			s := &t.rings[p]
 			if pos, ok := s.Take(n); ok {
-				putExit(s, pos, c, errID, kind, ts)
+				if errID != 0 {
+					ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
+					pos++
+				}
+				ring.Put(s.At(pos), c.exitWord(kind), ts)
 				done = true
 			}
 		}
-		procUnpin()
 		if !done {
 			t.exitClaim(c, errID, kind, ts)
 		}

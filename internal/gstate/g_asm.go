@@ -6,9 +6,6 @@ package gstate
 // current goroutine's g and the cycle counter.
 const Have = true
 
-func read(goidOff uintptr) (goid uint64, panicking uintptr, ticks int64)
-func word(off uintptr) uint64
-
 // Ticks reads the cycle counter: TSC on amd64, CNTVCT_EL0 on arm64.
 func Ticks() int64
 
@@ -16,3 +13,7 @@ func Ticks() int64
 // returns the return address stored beside the last one: for a function
 // shaped like Trace, Hops() of them give its caller's return address.
 func Caller(hops uintptr) uintptr
+
+func readP(goidOff, pOff uintptr) (goid uint64, panicking uintptr, ticks int64, p int64)
+func at(addr uintptr) uint64 // the word at addr
+func gptr() uintptr          // the current goroutine's g

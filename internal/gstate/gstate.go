@@ -36,6 +36,9 @@ var probeOnce sync.Once
 func Probe() {
 	probeOnce.Do(func() {
 		probeG()
+		if fast {
+			probeP()
+		}
 		probeHops()
 	})
 }
@@ -47,7 +50,14 @@ func Fast() bool { return fast }
 // State returns the calling goroutine's id, whether a panic or Goexit is
 // unwinding it (non-zero g._panic), and the cycle counter, in one call.
 // Only when Fast.
-func State() (goid uint64, panicking uintptr, ticks int64) { return read(goidOff) }
+func State() (goid uint64, panicking uintptr, ticks int64) {
+	goid, panicking, ticks, _ = readP(goidOff, 0)
+	return goid, panicking, ticks
+}
+
+// word reads the word at offset off of the current goroutine's g. Used
+// only at start-up, to find and check offsets.
+func word(off uintptr) uint64 { return at(gptr() + off) }
 
 // HasParents reports whether Info can tell a goroutine's creator.
 func HasParents() bool { return parentOff != 0 }
@@ -59,9 +69,9 @@ func Hops() int { return hops }
 // Fallback makes this package act as where its offsets are unknown, for
 // tests of the slow paths, until the returned function restores it.
 func Fallback() (restore func()) {
-	f, p, h := fast, parentOff, hops
-	fast, parentOff, hops = false, 0, -1
-	return func() { fast, parentOff, hops = f, p, h }
+	f, p, h, po := fast, parentOff, hops, pOff
+	fast, parentOff, hops, pOff = false, 0, -1, 0
+	return func() { fast, parentOff, hops, pOff = f, p, h, po }
 }
 
 // scanLimit bounds the offsets probeG tries: the g struct is a little over
@@ -278,7 +288,7 @@ func Info() (parent uint64, gopc, startpc uintptr) {
 // Goid returns the id of the calling goroutine.
 func Goid() uint64 {
 	if fast {
-		id, _, _ := read(goidOff)
+		id, _, _, _ := readP(goidOff, 0)
 		return id
 	}
 	return StackGoid()

@@ -95,3 +95,28 @@ func TestGoMinor(t *testing.T) {
 		}
 	}
 }
+
+// TestStateP checks that StateP gives the P runtime.procPin says, on
+// this Go release and architecture, and that the probe that finds m.p
+// survives a candidate that is no pointer.
+func TestStateP(t *testing.T) {
+	Probe()
+	if !Fast() {
+		t.Skip("no offsets in g on this platform")
+	}
+	if pOff == 0 {
+		t.Fatalf("m.p not found on %s", runtime.Version())
+	}
+	for range 1000 {
+		pid := procPin()
+		_, _, _, p := StateP()
+		procUnpin()
+		if p != pid {
+			t.Fatalf("StateP says P %d, runtime.procPin %d", p, pid)
+		}
+		runtime.Gosched()
+	}
+	if isP(1<<40, 8, -1) {
+		t.Error("an address that faults is a P")
+	}
+}
