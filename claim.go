@@ -44,7 +44,9 @@ func procUnpin()
 
 // Marks in the rings, which the writer reads and never encodes.
 const (
-	// markBarrier: the slot's Time is the barrier's number.
+	// markBarrier: the slot's Time is the barrier's number, shifted
+	// left by prevBits, and the goroutine's previous ring plus one, 0
+	// when it is not known (see barrierTime).
 	markBarrier = tracewrite.RawMark
 	// markUpto follows a barrier before another goroutine's span end:
 	// its Time is a ring's index<<uptoShift and a position in that
@@ -53,6 +55,23 @@ const (
 	markUpto  = tracewrite.RawMark - 1
 	uptoShift = 40
 )
+
+// prevBits holds a ring index plus one: maxRings is below 1<<prevBits.
+const prevBits = 11
+
+const _ = uint(1<<prevBits - 1 - maxRings) // does not compile if maxRings is too many
+
+// barrierTime packs a barrier's number and the ring that its goroutine's
+// events went to before it, prev, -1 if not known, into its slot's Time.
+// The writer, resolving the barrier, drains that ring only: the events
+// of the goroutine in rings before it are behind barriers in it, or
+// drained.
+func barrierTime(seq uint64, prev int) int64 { return int64(seq<<prevBits | uint64(prev+1)) }
+
+// barrierOf unpacks what barrierTime packed.
+func barrierOf(time int64) (seq uint64, prev int) {
+	return uint64(time) >> prevBits, int(uint64(time)&(1<<prevBits-1)) - 1
+}
 
 // whereBits is how many low bits of a where entry hold the ring (plus
 // one, so that 0 is no entry); the goroutine is above them.
@@ -77,25 +96,30 @@ func (t *tracer) claim(g, n uint64, lim upto) (i int, pos uint64, ok bool) {
 	s := &t.rings[i]
 	w := &t.where[g&t.whereMask]
 	mark := g<<whereBits | uint64(i+1)
-	barrier := w.Load() != mark || lim.ring != 0
-	if !barrier {
-		if i < t.perP {
-			pos, ok = s.Take(n)
-		} else {
-			pos, ok = s.TakeShared(n)
-		}
-		if !ok {
-			procUnpin()
-		}
-		return i, pos, ok
+	e := w.Load()
+	if e != mark || lim.ring != 0 {
+		return t.claimBarrier(i, g, n, lim, e)
 	}
-	return t.claimBarrier(i, g, n, lim)
+	if i < t.perP {
+		pos, ok = s.Take(n)
+	} else {
+		pos, ok = s.TakeShared(n)
+	}
+	if !ok {
+		procUnpin()
+	}
+	return i, pos, ok
 }
 
-// claimBarrier is claim for events that need a barrier before them.
+// claimBarrier is claim for events that need a barrier before them; e is
+// g's entry in the where table.
 //
 //go:noinline
-func (t *tracer) claimBarrier(i int, g, n uint64, lim upto) (int, uint64, bool) {
+func (t *tracer) claimBarrier(i int, g, n uint64, lim upto, e uint64) (int, uint64, bool) {
+	prev := -1
+	if e>>whereBits == g && lim.ring >= 0 {
+		prev = int(e&(1<<whereBits-1)) - 1
+	}
 	s := &t.rings[i]
 	extra := uint64(1)
 	if lim.ring > 0 {
@@ -118,7 +142,7 @@ func (t *tracer) claimBarrier(i int, g, n uint64, lim upto) (int, uint64, bool) 
 	if lim.ring > 0 {
 		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<uptoShift|lim.pos&(1<<uptoShift-1)))
 	}
-	ring.Put(s.At(pos), markBarrier, int64(seq))
+	ring.Put(s.At(pos), markBarrier, barrierTime(seq, prev))
 	t.where[g&t.whereMask].Store(g<<whereBits | uint64(i+1))
 	return i, pos + extra, true
 }

@@ -665,13 +665,17 @@ func tracedRecursion(depth int) {
 // the smallest rings: their events go to the rings of whichever Ps they
 // run on, and the trace must still hold each goroutine's calls in order,
 // each under the span that was open when it began. Then again with more
-// Ps than the tracer has rings for, which share the last ring.
+// Ps than the tracer has rings for, which share the last ring; and with
+// a table of the goroutines' latest rings of four entries, whose
+// goroutines take each other's entries, so that their barriers do not
+// know their previous ring.
 func TestMigration(t *testing.T) {
-	t.Run("rings of Ps", func(t *testing.T) { migrate(t, false) })
-	t.Run("shared ring", func(t *testing.T) { migrate(t, true) })
+	t.Run("rings of Ps", func(t *testing.T) { migrate(t, false, false) })
+	t.Run("shared ring", func(t *testing.T) { migrate(t, true, false) })
+	t.Run("where table lost", func(t *testing.T) { migrate(t, false, true) })
 }
 
-func migrate(t *testing.T, shared bool) {
+func migrate(t *testing.T, shared, collide bool) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	const gs, reps, depth = 32, 200, 6
 	ids := make([]uint64, gs)
@@ -679,6 +683,9 @@ func migrate(t *testing.T, shared bool) {
 	stop := useTracer(t, path, options{buffer: 1, every: time.Millisecond})
 	if shared {
 		runtime.GOMAXPROCS(tr.perP + 3)
+	}
+	if collide {
+		tr.whereMask = 3
 	}
 	for i := range funcs {
 		funcs[i].id.Store(0)

@@ -284,7 +284,8 @@ func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short boo
 			// Handed out but not yet written.
 			short = i == w.t.perP && w.t.perP != 0 || upto != noUpto
 		case word == markBarrier:
-			if uint64(sl.Time) > limit {
+			seq, prev := barrierOf(sl.Time)
+			if seq > limit {
 				break // taken after what is being drained for
 			}
 			k := uint64(1)
@@ -297,7 +298,7 @@ func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short boo
 				limRing, lim = int(u>>uptoShift), u&(1<<uptoShift-1)
 				k = 2
 			}
-			if !w.resolve(i, uint64(sl.Time), limRing, lim) {
+			if !w.resolve(i, seq, prev, limRing, lim) {
 				short = true
 				break
 			}
@@ -333,9 +334,11 @@ const ringPosMask = 1<<40 - 1
 func reached(pos, p uint64) bool { return (pos-p)&ringPosMask < 1<<39 }
 
 // resolve drains, for a barrier numbered seq in ring i, the rings not
-// being drained already, ring limRing no further than position lim. It
-// reports whether they drained all they had before the barrier.
-func (w *writer) resolve(i int, seq uint64, limRing int, lim uint64) bool {
+// being drained already: ring prev, the goroutine's previous, and ring
+// limRing, no further than position lim, or, when prev is -1, not known,
+// all of them. It reports whether they drained all they had before the
+// barrier.
+func (w *writer) resolve(i int, seq uint64, prev, limRing int, lim uint64) bool {
 	if w.draining == nil {
 		w.draining = make([]bool, len(w.t.rings))
 	}
@@ -343,7 +346,7 @@ func (w *writer) resolve(i int, seq uint64, limRing int, lim uint64) bool {
 	done := true
 	for k := range w.t.rings {
 		switch {
-		case k == i:
+		case k == i, prev >= 0 && k != prev && k != limRing:
 		case w.draining[k]:
 			// Stopped at a barrier of its own, taken after this one:
 			// only a limit past it is out of reach.
