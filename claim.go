@@ -25,19 +25,21 @@ func procUnpin()
 // stores, no atomic read-modify-write, which on some hosts costs a third
 // of a traced call. The hot path (enter, exitErr) stays on the P by being
 // nosplit, and reads the P from the runtime's m (gstate.StateP); the
-// other paths pin the goroutine with procPin, as claim does. A last ring takes the events of Ps beyond those, any
-// goroutine writing it (ring.TakeShared).
+// other paths pin the goroutine with procPin, as claim does. A last ring
+// takes the events of Ps beyond those, any goroutine writing it
+// (ring.TakeShared).
 //
 // A goroutine's events then go to the ring of whichever P it runs on, and
 // the writer must read them in order across rings. Each goroutine's
 // latest ring is kept in a table (where); when a goroutine writes to
 // another ring, or the table no longer says (another goroutine took its
 // entry), a barrier goes first: a slot that is no event, numbered from a
-// counter. The writer, meeting a barrier, drains the other rings before it
-// moves past it (see writer.drainRing). The goroutine's earlier events
-// were written before the barrier's number was taken, so they are in the
-// other rings before any barrier numbered after it, where the writer may
-// stop.
+// counter, naming the goroutine's previous ring if the table knew it. The
+// writer, meeting a barrier, drains that ring, or every other ring when
+// it is not known, before it moves past it (see writer.drainRing). The
+// goroutine's earlier events were written before the barrier's number was
+// taken, so they are in the other rings before any barrier numbered after
+// it, where the writer may stop.
 //
 // Under fullDrop, where an enter must be sure of its exit's slot, rings
 // are chosen by goroutine id instead, as they were before (Reserve).

@@ -236,8 +236,9 @@ const noUpto = math.MaxUint64
 //
 // A goroutine's events went to several rings, with a barrier before its
 // first event in each (see claim): drainRing resolves a barrier numbered
-// up to limit before it moves past it, draining the other rings, but
-// those it is draining already, as far as they go before the barrier.
+// up to limit before it moves past it, draining the goroutine's previous
+// ring (all the other rings when the barrier does not know it), but one
+// it is draining already, as far as it goes before the barrier.
 // Those rings then hold nothing of the barrier's goroutine that was
 // recorded before it. Barriers numbered after it, where it stops them,
 // were taken after it, so after the goroutine's events. A barrier before
