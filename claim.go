@@ -95,29 +95,30 @@ type upto struct {
 // ring, for waitRoom.
 func (t *tracer) claim(g, n uint64, lim upto) (i int, pos uint64, ok bool) {
 	i = min(procPin(), t.perP)
-	s := &t.rings[i]
-	w := &t.where[g&t.whereMask]
-	mark := g<<whereBits | uint64(i+1)
-	e := w.Load()
-	if e != mark || lim.ring != 0 {
-		return t.claimBarrier(i, g, n, lim, e)
-	}
-	if i < t.perP {
-		pos, ok = s.Take(n)
-	} else {
-		pos, ok = s.TakeShared(n)
-	}
-	if !ok {
+	if pos, ok = t.takeIn(i, g, n, lim); !ok {
 		procUnpin()
 	}
 	return i, pos, ok
 }
 
-// claimBarrier is claim for events that need a barrier before them; e is
+// takeIn is claim in ring i, for a caller that keeps the goroutine on the
+// ring's P (or any P, in the shared ring) until it has written the slots.
+func (t *tracer) takeIn(i int, g, n uint64, lim upto) (pos uint64, ok bool) {
+	e := t.where[g&t.whereMask].Load()
+	if e != g<<whereBits|uint64(i+1) || lim.ring != 0 {
+		return t.takeBarrier(i, g, n, lim, e)
+	}
+	if i < t.perP {
+		return t.rings[i].Take(n)
+	}
+	return t.rings[i].TakeShared(n)
+}
+
+// takeBarrier is takeIn for events that need a barrier before them; e is
 // g's entry in the where table.
 //
 //go:noinline
-func (t *tracer) claimBarrier(i int, g, n uint64, lim upto, e uint64) (int, uint64, bool) {
+func (t *tracer) takeBarrier(i int, g, n uint64, lim upto, e uint64) (uint64, bool) {
 	prev := -1
 	if e>>whereBits == g && lim.ring >= 0 {
 		prev = int(e&(1<<whereBits-1)) - 1
@@ -138,15 +139,14 @@ func (t *tracer) claimBarrier(i int, g, n uint64, lim upto, e uint64) (int, uint
 		pos, ok = s.TakeShared(n + extra)
 	}
 	if !ok {
-		procUnpin()
-		return i, 0, false
+		return 0, false
 	}
 	if lim.ring > 0 {
 		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<uptoShift|lim.pos&(1<<uptoShift-1)))
 	}
 	ring.Put(s.At(pos), markBarrier, barrierTime(seq, prev))
 	t.where[g&t.whereMask].Store(g<<whereBits | uint64(i+1))
-	return i, pos + extra, true
+	return pos + extra, true
 }
 
 // claimWait is claim that waits while the ring is full, as fullWait says:

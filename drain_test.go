@@ -1,10 +1,14 @@
 package calltrail
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"math/rand"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -176,4 +180,202 @@ func BenchmarkDrainTrace(b *testing.B) {
 		b.Skip("set CALLTRAIL_DRAIN_TRACE to a trace file")
 	}
 	benchDrain(b, traceStream(b, path, 1<<16))
+}
+
+// TestBarrierOrder checks, over generated histories, that the writer puts
+// each goroutine's events back in order when they are spread over the
+// rings of Ps. A history is a random sequence of steps: a goroutine runs
+// on some P and takes slots in its ring (takeIn, as the runtime does,
+// barriers included), for calls or to start a span, writing them then or,
+// as a goroutine that has not finished writing, a few steps later; a
+// goroutine ends another's span (its end is an event of the span's
+// goroutine, in the ender's ring, as tracer.span does it); or the writer
+// drains the rings, with a random lag. The rings are small, so they fill
+// and wrap; a table of the goroutines' latest rings of two entries makes
+// goroutines lose their entries. Each goroutine's events, read back from
+// the trace, must be all that were taken for it, in the order they were
+// taken.
+func TestBarrierOrder(t *testing.T) {
+	for seed := range int64(1000) {
+		barrierHistory(t, seed)
+	}
+}
+
+func barrierHistory(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	const ps, gs, steps = 3, 5, 400
+	tr := makeTracer(ps+1, 32, fullWait) // and the shared ring
+	if seed%2 == 1 {
+		tr.whereMask = 1
+	}
+	w := &writer{t: tr}
+	var buf bytes.Buffer
+	enc, err := tracewrite.NewEncoder(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Calls enter functions numbered from 1, a goroutine's n-th call
+	// entering function n; spans are numbered from 1 too.
+	enc.Funcs(1, make([]tracefile.Func, steps*3))
+	spans := make([]tracefile.Span, steps)
+	for k := range spans {
+		binary.LittleEndian.PutUint64(spans[k].ID[:], uint64(k+1))
+	}
+	enc.Spans(spans)
+
+	// A write is slots taken in a ring and written then or later: calls,
+	// or a span's start or end.
+	type write struct {
+		ring       int
+		pos        uint64
+		g          uint64 // whose events they are
+		first      uint32 // the first call's number
+		n          uint64
+		span       uint64 // a span's start or end, not calls
+		end        bool
+		onBehalfOf int // the goroutine that took the slots
+	}
+	var (
+		ts      int64
+		calls   [gs + 1]uint32   // calls taken so far, by goroutine
+		want    [gs + 1][]string // what was taken for each goroutine, in order
+		open    [gs + 1][]uint64 // spans each goroutine started, not ended
+		spanN   uint64
+		pending [gs + 1]*write // a goroutine's slots not yet written
+		onP     [ps]int        // the goroutine whose slots of a P's ring are not yet written
+	)
+	put := func(wr *write) {
+		s := &tr.rings[wr.ring]
+		ts++
+		if wr.span != 0 {
+			ring.Put(s.At(wr.pos+1), tracewrite.RawSpanID(wr.g), int64(wr.span))
+			ring.Put(s.At(wr.pos), tracewrite.RawSpan(wr.g, wr.end), ts)
+		}
+		for k := range wr.n {
+			ring.Put(s.At(wr.pos+k), tracewrite.RawEnter(wr.g, wr.first+uint32(k)), ts)
+		}
+		pending[wr.onBehalfOf] = nil
+		if wr.ring < ps {
+			onP[wr.ring] = 0
+		}
+	}
+	drain := func(lag uint64) {
+		w.drain(lag)
+		enc.Events(&w.batch)
+	}
+	for range steps {
+		g := 1 + rng.Intn(gs)
+		if rng.Intn(4) == 0 {
+			drain(uint64(rng.Intn(8)))
+			continue
+		}
+		if pending[g] != nil {
+			put(pending[g])
+			continue
+		}
+		i := rng.Intn(ps + 1)
+		if i < ps && onP[i] != 0 {
+			continue // another goroutine runs on that P until it has written
+		}
+		wr := &write{ring: i, g: uint64(g), onBehalfOf: g}
+		var lim upto
+		switch k := rng.Intn(8); {
+		case k == 0:
+			spanN++
+			wr.span, wr.n = spanN, 0
+		case k == 1:
+			// g ends a span another goroutine, o, started: after o's
+			// events so far, which o has written (an end while o
+			// writes is concurrent with its events, and may come
+			// before them or after).
+			o := 1 + rng.Intn(gs)
+			if o == g || len(open[o]) == 0 || pending[o] != nil {
+				continue
+			}
+			wr.g, wr.span, wr.end = uint64(o), open[o][0], true
+			var known bool
+			if lim, known = tr.ringOf(uint64(o)); !known {
+				lim = upto{ring: -1}
+			}
+		default:
+			wr.first, wr.n = calls[g]+1, uint64(1+rng.Intn(3))
+		}
+		n := wr.n
+		if wr.span != 0 {
+			n = 2
+		}
+		pos, ok := tr.takeIn(i, uint64(g), n, lim)
+		if !ok {
+			drain(0)
+			continue
+		}
+		wr.pos = pos
+		switch {
+		case wr.end:
+			open[wr.g] = open[wr.g][1:]
+			want[wr.g] = append(want[wr.g], fmt.Sprintf("end%d", wr.span))
+		case wr.span != 0:
+			open[g] = append(open[g], wr.span)
+			want[g] = append(want[g], fmt.Sprintf("start%d", wr.span))
+		default:
+			calls[g] += uint32(wr.n)
+			for k := range wr.n {
+				want[g] = append(want[g], fmt.Sprint(wr.first+uint32(k)))
+			}
+		}
+		if i < ps {
+			onP[i] = g
+		}
+		if rng.Intn(3) == 0 && !wr.end {
+			pending[g] = wr // written a few steps later
+			continue
+		}
+		put(wr)
+		if wr.end {
+			// The span's goroutine's next events go behind a barrier
+			// (see tracer.span).
+			tr.where[wr.g&tr.whereMask].Store(0)
+		}
+	}
+	for g := range pending {
+		if pending[g] != nil {
+			put(pending[g])
+		}
+	}
+	drain(0)
+	drain(0)
+	for i := range tr.rings {
+		if tr.rings[i].Pending() {
+			t.Fatalf("seed %d: ring %d still holds events after the writer drained every ring", seed, i)
+		}
+	}
+	enc.Flush()
+
+	r, err := tracefile.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [gs + 1][]string
+	var ev tracefile.Event
+	for {
+		if err := r.Read(&ev); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		span := binary.LittleEndian.Uint64(ev.Span[:])
+		switch ev.Kind {
+		case tracefile.EnterEvent:
+			got[ev.G] = append(got[ev.G], fmt.Sprint(ev.Func))
+		case tracefile.SpanStartEvent:
+			got[ev.G] = append(got[ev.G], fmt.Sprintf("start%d", span))
+		case tracefile.SpanEndEvent:
+			got[ev.G] = append(got[ev.G], fmt.Sprintf("end%d", span))
+		}
+	}
+	for g := 1; g <= gs; g++ {
+		if strings.Join(got[g], " ") != strings.Join(want[g], " ") {
+			t.Fatalf("seed %d: goroutine %d's events read back as\n%v\nwant\n%v", seed, g, got[g], want[g])
+		}
+	}
 }
