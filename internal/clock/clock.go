@@ -28,7 +28,7 @@ func Now() int64 {
 // units, or reads the monotonic clock where the counter is not used.
 func Units(ticks int64) int64 {
 	if useCounter {
-		return ticks >> tickShift
+		return ticks >> (tickShift & 63) // the mask spares the check for a shift past 63
 	}
 	return Nanotime()
 }

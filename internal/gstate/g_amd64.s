@@ -26,34 +26,36 @@ done:
 	MOVQ	AX, ret+8(FP)
 	RET
 
-// func readP(goidOff, pOff uintptr) (goid uint64, panicking uintptr, ticks int64, p int64)
+// func readP() (goid uint64, panicking uintptr, ticks int64, p int64)
 //
 // One call gives the hot path everything it needs from the machine: the
-// current goroutine's id, whether it is panicking (g._panic, at offset
-// panicOff in every Go release calltrail knows, checked at start-up), the
-// time stamp counter, and the id of the P the goroutine runs on: g.m at
-// mOff (48), m.p at pOff, p.id at 0; or -1 if pOff is 0, unknown.
-TEXT ·readP(SB),NOSPLIT,$0-48
+// current goroutine's id (g.goid, at goidOff), whether it is panicking
+// (g._panic, at offset panicOff in every Go release calltrail knows,
+// checked at start-up), the time stamp counter, and the id of the P the
+// goroutine runs on: g.m at mOff (48), m.p at pOff, p.id at 0; or -1 if
+// pOff is 0, unknown. It reads the offsets itself, which saves the
+// caller passing them on the stack.
+TEXT ·readP(SB),NOSPLIT,$0-32
 	MOVQ	TLS, CX
 	MOVQ	0(CX)(TLS*1), CX
-	MOVQ	goidOff+0(FP), AX
+	MOVQ	·goidOff(SB), AX
 	MOVQ	(CX)(AX*1), AX
-	MOVQ	AX, goid+16(FP)
+	MOVQ	AX, goid+0(FP)
 	MOVQ	32(CX), AX
-	MOVQ	AX, panicking+24(FP)
+	MOVQ	AX, panicking+8(FP)
 	MOVQ	$-1, DX
-	MOVQ	pOff+8(FP), AX
+	MOVQ	·pOff(SB), AX
 	TESTQ	AX, AX
 	JZ	nop
 	MOVQ	48(CX), DX
 	MOVQ	(DX)(AX*1), DX
 	MOVLQSX	(DX), DX
 nop:
-	MOVQ	DX, p+40(FP)
+	MOVQ	DX, p+24(FP)
 	RDTSC
 	SHLQ	$32, DX
 	ORQ	DX, AX
-	MOVQ	AX, ticks+32(FP)
+	MOVQ	AX, ticks+16(FP)
 	RET
 
 // func at(addr uintptr) uint64 reads the word at addr. Used only at

@@ -20,24 +20,24 @@ done:
 	MOVD	R0, ret+8(FP)
 	RET
 
-// func readP(goidOff, pOff uintptr) (goid uint64, panicking uintptr, ticks int64, p int64)
+// func readP() (goid uint64, panicking uintptr, ticks int64, p int64)
 // See g_amd64.s. The counter is the virtual count register CNTVCT_EL0.
-TEXT ·readP(SB),NOSPLIT,$0-48
-	MOVD	goidOff+0(FP), R0
+TEXT ·readP(SB),NOSPLIT,$0-32
+	MOVD	·goidOff(SB), R0
 	MOVD	(g)(R0), R1
-	MOVD	R1, goid+16(FP)
+	MOVD	R1, goid+0(FP)
 	MOVD	32(g), R1
-	MOVD	R1, panicking+24(FP)
+	MOVD	R1, panicking+8(FP)
 	MOVD	$-1, R1
-	MOVD	pOff+8(FP), R0
+	MOVD	·pOff(SB), R0
 	CBZ	R0, nop
 	MOVD	48(g), R1
 	MOVD	(R1)(R0), R1
 	MOVW	(R1), R1
 nop:
-	MOVD	R1, p+40(FP)
+	MOVD	R1, p+24(FP)
 	MRS	CNTVCT_EL0, R2
-	MOVD	R2, ticks+32(FP)
+	MOVD	R2, ticks+16(FP)
 	RET
 
 // func at(addr uintptr) uint64

@@ -14,6 +14,6 @@ func Ticks() int64
 // shaped like Trace, Hops() of them give its caller's return address.
 func Caller(hops uintptr) uintptr
 
-func readP(goidOff, pOff uintptr) (goid uint64, panicking uintptr, ticks int64, p int64)
+func readP() (goid uint64, panicking uintptr, ticks int64, p int64)
 func at(addr uintptr) uint64 // the word at addr
 func gptr() uintptr          // the current goroutine's g

@@ -6,9 +6,9 @@ package gstate
 // runtime.Stack and time from the monotonic clock.
 const Have = false
 
-func readP(uintptr, uintptr) (uint64, uintptr, int64, int64) { return 0, 0, 0, -1 }
-func at(uintptr) uint64                                      { return 0 }
-func gptr() uintptr                                          { return 0 }
+func readP() (uint64, uintptr, int64, int64) { return 0, 0, 0, -1 }
+func at(uintptr) uint64                      { return 0 }
+func gptr() uintptr                          { return 0 }
 
 // Ticks is not used on this architecture.
 func Ticks() int64 { return 0 }

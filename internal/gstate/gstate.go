@@ -15,7 +15,8 @@ import (
 // unknown release or architecture) calltrail falls back to parsing
 // runtime.Stack, which is slow but always right.
 var (
-	fast      bool    // goidOff and panicOff are verified; State may be used
+	fast bool // goidOff and panicOff are verified; State may be used
+	//lint:ignore U1000 the assembly (readP) reads it
 	goidOff   uintptr // offset of g.goid
 	parentOff uintptr // offset of g.parentGoid, 0 if unknown
 	gopcOff   uintptr // offset of g.gopc, 0 if unknown
@@ -51,7 +52,7 @@ func Fast() bool { return fast }
 // unwinding it (non-zero g._panic), and the cycle counter, in one call.
 // Only when Fast.
 func State() (goid uint64, panicking uintptr, ticks int64) {
-	goid, panicking, ticks, _ = readP(goidOff, 0)
+	goid, panicking, ticks, _ = readP()
 	return goid, panicking, ticks
 }
 
@@ -288,7 +289,7 @@ func Info() (parent uint64, gopc, startpc uintptr) {
 // Goid returns the id of the calling goroutine.
 func Goid() uint64 {
 	if fast {
-		id, _, _, _ := readP(goidOff, 0)
+		id, _, _, _ := readP()
 		return id
 	}
 	return StackGoid()

@@ -32,7 +32,7 @@ const mOff = 48
 //
 //go:nosplit
 func StateP() (goid uint64, panicking uintptr, ticks int64, p int) {
-	goid, panicking, ticks, p64 := readP(goidOff, pOff)
+	goid, panicking, ticks, p64 := readP()
 	return goid, panicking, ticks, int(p64)
 }
 
