@@ -51,11 +51,10 @@ const (
 	// when it is not known (see barrierTime).
 	markBarrier = tracewrite.RawMark
 	// markUpto follows a barrier before another goroutine's span end:
-	// its Time is a ring's index<<uptoShift and a position in that
+	// its Time is a ring's index<<ring.PosBits and a position in that
 	// ring, as far as the writer drains it first. Past it are the span's
 	// goroutine's events after the end.
-	markUpto  = tracewrite.RawMark - 1
-	uptoShift = 40
+	markUpto = tracewrite.RawMark - 1
 )
 
 // prevBits holds a ring index plus one: maxRings is below 1<<prevBits.
@@ -101,12 +100,17 @@ func (t *tracer) claim(g, n uint64, lim upto) (i int, pos uint64, ok bool) {
 	return i, pos, ok
 }
 
+// latest reports whether ring i is where goroutine g's latest events
+// went, as the where table says: then g's next events need no barrier.
+func (t *tracer) latest(g uint64, i int) bool {
+	return t.where[g&t.whereMask].Load() == g<<whereBits|uint64(i+1)
+}
+
 // takeIn is claim in ring i, for a caller that keeps the goroutine on the
 // ring's P (or any P, in the shared ring) until it has written the slots.
 func (t *tracer) takeIn(i int, g, n uint64, lim upto) (pos uint64, ok bool) {
-	e := t.where[g&t.whereMask].Load()
-	if e != g<<whereBits|uint64(i+1) || lim.ring != 0 {
-		return t.takeBarrier(i, g, n, lim, e)
+	if !t.latest(g, i) || lim.ring != 0 {
+		return t.takeBarrier(i, g, n, lim)
 	}
 	if i < t.perP {
 		return t.rings[i].Take(n)
@@ -114,13 +118,12 @@ func (t *tracer) takeIn(i int, g, n uint64, lim upto) (pos uint64, ok bool) {
 	return t.rings[i].TakeShared(n)
 }
 
-// takeBarrier is takeIn for events that need a barrier before them; e is
-// g's entry in the where table.
+// takeBarrier is takeIn for events that need a barrier before them.
 //
 //go:noinline
-func (t *tracer) takeBarrier(i int, g, n uint64, lim upto, e uint64) (uint64, bool) {
+func (t *tracer) takeBarrier(i int, g, n uint64, lim upto) (uint64, bool) {
 	prev := -1
-	if e>>whereBits == g && lim.ring >= 0 {
+	if e := t.where[g&t.whereMask].Load(); e>>whereBits == g && lim.ring >= 0 {
 		prev = int(e&(1<<whereBits-1)) - 1
 	}
 	s := &t.rings[i]
@@ -142,7 +145,7 @@ func (t *tracer) takeBarrier(i int, g, n uint64, lim upto, e uint64) (uint64, bo
 		return 0, false
 	}
 	if lim.ring > 0 {
-		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<uptoShift|lim.pos&(1<<uptoShift-1)))
+		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<ring.PosBits|lim.pos&(1<<ring.PosBits-1)))
 	}
 	ring.Put(s.At(pos), markBarrier, barrierTime(seq, prev))
 	t.where[g&t.whereMask].Store(g<<whereBits | uint64(i+1))

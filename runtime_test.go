@@ -680,7 +680,8 @@ func migrate(t *testing.T, shared, collide bool) {
 	const gs, reps, depth = 32, 200, 6
 	ids := make([]uint64, gs)
 	path := filepath.Join(t.TempDir(), "trace.out")
-	stop := useTracer(t, path, options{buffer: 1, every: time.Millisecond})
+	// Rings of a thousand slots, one per P (8 rings' worth of buffer).
+	stop := useTracer(t, path, options{buffer: 8 * minRing * slotSize, every: time.Millisecond})
 	if shared {
 		runtime.GOMAXPROCS(tr.perP + 3)
 	}
@@ -772,5 +773,30 @@ func migrate(t *testing.T, shared, collide bool) {
 	}
 	if st := r.Stats(); st.DroppedCalls != 0 || st.Calls != gs*reps*(depth+1) {
 		t.Errorf("stats = %+v, want %d calls, none dropped", st, gs*reps*(depth+1))
+	}
+}
+
+// TestRingMemory checks that CALLTRAIL_BUFFER bounds the rings' memory
+// however many Ps there are: past the rings it pays for, Ps share the
+// last one.
+func TestRingMemory(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ buffer, procs int }{
+		{64 << 10, 64}, {1 << 20, 200}, {32 << 20, 4}, {1, 8},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		stop := useTracer(t, filepath.Join(t.TempDir(), "trace.out"), options{buffer: c.buffer})
+		bytes := 0
+		for i := range tr.rings {
+			bytes += tr.rings[i].Len() * slotSize
+		}
+		rings, perP := len(tr.rings), tr.perP
+		stop()
+		if limit := max(c.buffer, 2*minRing*slotSize); bytes > limit {
+			t.Errorf("buffer %d, %d Ps: %d rings of %d bytes in all, over %d", c.buffer, c.procs, rings, bytes, limit)
+		}
+		if perP != rings-1 || rings < 2 {
+			t.Errorf("buffer %d, %d Ps: %d rings, %d of them of Ps", c.buffer, c.procs, rings, perP)
+		}
 	}
 }

@@ -161,18 +161,20 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	setup()
 	// Under fullWait, a ring per P the program may run on, and the
 	// shared one (see claim); under fullDrop, rings by goroutine id.
-	nshards := max(runtime.GOMAXPROCS(0), runtime.NumCPU(), 1) + 1
-	nshards = min(nshards, maxRings)
-	if o.full == fullDrop {
-		nshards = 1 << bits.Len(uint(4*runtime.GOMAXPROCS(0)-1))
-		nshards = min(max(nshards, 4), 256)
-	}
 	rings := o.buffer
 	if o.flight {
 		rings = o.buffer / 4 // the rest holds the encoded window
 	}
+	// A ring holds minRing slots at least: past the rings the buffer
+	// pays for, Ps share the last one.
+	nshards := max(runtime.GOMAXPROCS(0), runtime.NumCPU(), 1) + 1
+	nshards = min(nshards, maxRings, max(rings/slotSize/minRing, 2))
+	if o.full == fullDrop {
+		nshards = 1 << bits.Len(uint(4*runtime.GOMAXPROCS(0)-1))
+		nshards = min(max(nshards, 4), 256)
+	}
 	per := rings / slotSize / nshards
-	per = 1 << (bits.Len(uint(max(per, 1024))) - 1) // a power of two, at least 1024
+	per = 1 << (bits.Len(uint(max(per, minRing))) - 1) // a power of two, at least minRing
 	t := makeTracer(nshards, per, o.full)
 
 	exe, _ := os.Executable()
@@ -251,8 +253,11 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 }
 
 // maxRings bounds the rings of a tracer: past maxRings-1 Ps, goroutines
-// share the last ring.
-const maxRings = 1024
+// share the last ring. minRing is the fewest slots a ring has.
+const (
+	maxRings = 1024
+	minRing  = 1024
+)
 
 // makeTracer makes the rings of a tracer: nshards of per slots each, both
 // powers of two under fullDrop, where rings are chosen by goroutine id;

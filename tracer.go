@@ -114,7 +114,7 @@ func (t *tracer) enter(f *Func) Call {
 	if t.perP != 0 {
 		// claim, by hand for its common case: the goroutine's latest
 		// ring is its P's and has room.
-		if uint(p) < uint(t.perP) && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
+		if uint(p) < uint(t.perP) && t.latest(g, p) {
 			s := &t.rings[p]
 			if pos, ok := s.Take(1); ok {
 				ring.Put(s.At(pos), c.word(), ts)
@@ -338,7 +338,7 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 		// claim, by hand for its common case, as in enter, and
 		// putExit, which is no function to call here (see enter).
 		done := false
-		if uint(p) < uint(t.perP) && t.where[g&t.whereMask].Load() == g<<whereBits|uint64(p+1) {
+		if uint(p) < uint(t.perP) && t.latest(g, p) {
 			s := &t.rings[p]
 			if pos, ok := s.Take(n); ok {
 				if errID != 0 {

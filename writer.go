@@ -256,8 +256,8 @@ func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short boo
 	s := &w.t.rings[i]
 	tail, avail := s.Readable()
 	if upto != noUpto {
-		avail = min(avail, (upto-tail)&ringPosMask)
-		if reached(tail, upto) {
+		avail = min(avail, ring.Dist(tail, upto))
+		if ring.Reached(tail, upto) {
 			avail = 0
 		}
 	}
@@ -296,7 +296,7 @@ func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short boo
 			// when the barrier is, if within the lag.
 			if all-(tail-start) > 1 && ring.Load(s.At(tail+1)) == markUpto {
 				u := uint64(s.At(tail + 1).Time)
-				limRing, lim = int(u>>uptoShift), u&(1<<uptoShift-1)
+				limRing, lim = int(u>>ring.PosBits), u&(1<<ring.PosBits-1)
 				k = 2
 			}
 			if !w.resolve(i, seq, prev, limRing, lim) {
@@ -327,13 +327,6 @@ func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short boo
 	return int(tail - start), short
 }
 
-// ringPosMask wraps ring positions (see ring.Ring.Head).
-const ringPosMask = 1<<40 - 1
-
-// reached reports whether ring position pos is at or past p, positions
-// that wrap, and are never half their range apart.
-func reached(pos, p uint64) bool { return (pos-p)&ringPosMask < 1<<39 }
-
 // resolve drains, for a barrier numbered seq in ring i, the rings not
 // being drained already: ring prev, the goroutine's previous, and ring
 // limRing, no further than position lim, or, when prev is -1, not known,
@@ -353,12 +346,12 @@ func (w *writer) resolve(i int, seq uint64, prev, limRing int, lim uint64) bool 
 			// only a limit past it is out of reach.
 			if k == limRing {
 				tail, _ := w.t.rings[k].Readable()
-				done = done && reached(tail, lim)
+				done = done && ring.Reached(tail, lim)
 			}
 		case k == limRing:
 			_, short := w.drainRing(k, 0, seq, lim)
 			tail, _ := w.t.rings[k].Readable()
-			done = done && !short && reached(tail, lim)
+			done = done && !short && ring.Reached(tail, lim)
 		default:
 			_, short := w.drainRing(k, 0, seq, noUpto)
 			done = done && !short

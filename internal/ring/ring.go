@@ -22,8 +22,19 @@ type Slot = tracewrite.Raw
 const (
 	owedBits = 24
 	owedMask = 1<<owedBits - 1
-	headMask = 1<<40 - 1
+	headMask = 1<<PosBits - 1
 )
+
+// PosBits is the width of ring positions (Head, Readable's tail), which
+// wrap.
+const PosBits = 40
+
+// Dist returns how many positions b is past a.
+func Dist(a, b uint64) uint64 { return (b - a) & headMask }
+
+// Reached reports whether position pos is at or past p, positions that
+// are never half their range apart.
+func Reached(pos, p uint64) bool { return Dist(p, pos) < 1<<(PosBits-1) }
 
 // A Ring is a ring of slots shared by the goroutines whose id maps to it.
 // All events of one goroutine go to one ring, in order, so the writer
