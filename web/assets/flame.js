@@ -188,11 +188,12 @@ ct.views.flame = async function (root, params) {
     }
     canvas.dataset.boxes = rects.length;
     canvas.dataset.failedBoxes = byErrors ? rects.filter((b) => b.f.failed > 0).length : 0;
-    // Where a function's widest box is on the page, for the browser tests.
+    // Where a function's widest box is on the page, for the browser tests:
+    // its middle, and its top left corner, which no label covers.
     ct.flameBox = (name) => {
       const r = canvas.getBoundingClientRect();
       const b = rects.filter((b) => b.f.name === name).sort((a, c) => c.w - a.w)[0];
-      return b ? { x: r.left + b.x + b.w / 2, y: r.top + b.y + rowH / 2 } : null;
+      return b ? { x: r.left + b.x + b.w / 2, y: r.top + b.y + rowH / 2, left: r.left + b.x, top: r.top + b.y } : null;
     };
     ct.mark("flameDraw", performance.now() - t0);
   }
