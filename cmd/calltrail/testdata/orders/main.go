@@ -55,8 +55,15 @@ func main() {
 	srv := &http.Server{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/orders/", orders)
+	// Serve returns as soon as Shutdown begins, before the /quit request
+	// has ended its span: the spans are flushed once Shutdown has waited
+	// for every request, that one included.
+	stopped := make(chan struct{})
 	mux.HandleFunc("/quit", func(w http.ResponseWriter, r *http.Request) {
-		go srv.Shutdown(context.Background())
+		go func() {
+			srv.Shutdown(context.Background())
+			close(stopped)
+		}()
 	})
 	srv.Handler = otelhttp.NewHandler(mux, "GET /orders")
 	if *addrFile != "" {
@@ -67,6 +74,7 @@ func main() {
 	if err := srv.Serve(ln); err != http.ErrServerClosed {
 		log.Fatal(err)
 	}
+	<-stopped
 	if err := tp.Shutdown(context.Background()); err != nil {
 		log.Fatal(err)
 	}
