@@ -104,6 +104,15 @@ func TestStateP(t *testing.T) {
 	if !Fast() {
 		t.Skip("no offsets in g on this platform")
 	}
+	if raceEnabled {
+		if pOff != 0 {
+			t.Fatal("m.p used under the race detector, whose atomics are preemptible calls")
+		}
+		if _, _, _, p := StateP(); p != -1 {
+			t.Fatalf("StateP says P %d under the race detector", p)
+		}
+		return
+	}
 	if pOff == 0 {
 		t.Fatalf("m.p not found on %s", runtime.Version())
 	}

@@ -40,9 +40,10 @@ func StateP() (goid uint64, panicking uintptr, ticks int64, p int) {
 // caughtsig, one word (go1.25 and before) or two (go1.26) after it:
 // probeP finds curg by the current goroutine's g, and takes the candidate
 // that points at a P with the id runtime.procPin gives and a link back to
-// the m. It leaves pOff 0 when none does.
+// the m. It leaves pOff 0 when none does, and under the race detector
+// (see raceEnabled).
 func probeP() {
-	if !Have {
+	if !Have || raceEnabled {
 		return
 	}
 	// The words of m are read pinned, so that they are the goroutine's

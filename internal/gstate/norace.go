@@ -1,0 +1,6 @@
+//go:build !race
+
+package gstate
+
+// raceEnabled reports a build with the race detector (see race.go).
+const raceEnabled = false
