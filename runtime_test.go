@@ -800,3 +800,14 @@ func TestRingMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestHotPathInlined checks that this build, with the compiler's usual
+// inlining, is seen to inline, so that the hot path keeps to its
+// goroutine's P; built with -l it is not, and the goroutine's StateP
+// gives no P (checked by hand: go test -gcflags=-l -run HotPathInlined
+// fails here).
+func TestHotPathInlined(t *testing.T) {
+	if !hotPathInlined() {
+		t.Fatal("this build does not inline, or the probe says so wrongly")
+	}
+}

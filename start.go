@@ -152,7 +152,7 @@ func parseSize(s string) (int, error) {
 
 // setup probes the runtime and the machine, once per process.
 func setup() {
-	gstate.Probe()
+	gstate.Probe(hotPathInlined())
 	clock.Setup()
 }
 

@@ -33,11 +33,13 @@ var probeOnce sync.Once
 
 // Probe finds and checks the offsets in the runtime's g that the hot path
 // reads, and how to find Trace's caller from frame pointers. It runs once
-// per process; the fallbacks serve until it has.
-func Probe() {
+// per process; the fallbacks serve until it has. withP says whether the
+// caller's hot path was compiled to keep to the P StateP gives (see
+// StateP); without it, StateP gives none.
+func Probe(withP bool) {
 	probeOnce.Do(func() {
 		probeG()
-		if fast {
+		if fast && withP {
 			probeP()
 		}
 		probeHops()

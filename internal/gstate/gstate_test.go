@@ -6,7 +6,7 @@ import (
 )
 
 func TestProbe(t *testing.T) {
-	Probe()
+	Probe(true)
 	switch runtime.GOARCH {
 	case "amd64", "arm64":
 		if !Fast() {
@@ -33,7 +33,7 @@ func TestProbe(t *testing.T) {
 // TestState checks what State says of a goroutine: its id, and whether a
 // panic or Goexit unwinds it, as the hot path's exits ask.
 func TestState(t *testing.T) {
-	Probe()
+	Probe(true)
 	if !Fast() {
 		t.Skipf("no fast path on %s/%s", runtime.Version(), runtime.GOARCH)
 	}
@@ -72,7 +72,7 @@ func TestState(t *testing.T) {
 }
 
 func TestFallback(t *testing.T) {
-	Probe()
+	Probe(true)
 	restore := Fallback()
 	if Fast() || HasParents() || Hops() != -1 {
 		t.Errorf("Fallback leaves Fast %v, HasParents %v, Hops %d", Fast(), HasParents(), Hops())
@@ -100,7 +100,7 @@ func TestGoMinor(t *testing.T) {
 // this Go release and architecture, and that the probe that finds m.p
 // survives a candidate that is no pointer.
 func TestStateP(t *testing.T) {
-	Probe()
+	Probe(true)
 	if !Fast() {
 		t.Skip("no offsets in g on this platform")
 	}
