@@ -2,5 +2,6 @@
 
 package gstate
 
-// raceEnabled reports a build with the race detector (see race.go).
+// raceEnabled reports a build with the race detector or a sanitizer (see
+// race.go).
 const raceEnabled = false
