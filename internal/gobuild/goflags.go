@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/calltrail/calltrail/instrument"
 )
 
 // The go command's flags, as calltrail passes them through: every rule
@@ -140,6 +142,9 @@ func buildFlags(user []goFlag, goMinor int, given ...string) []string {
 	out := flagArgs(without(user, "tags", "ldflags"))
 	out = append(out, given...)
 	out = append(out, tags(user, buildTags...).String())
+	if g := runtimeGCFlags(values(user, "gcflags")); g != "" {
+		out = append(out, goFlag{"gcflags", g, true}.String())
+	}
 	ld := values(user, "ldflags")
 	if goMinor >= 23 {
 		ld = append(ld, "-checklinkname=0")
@@ -149,6 +154,27 @@ func buildFlags(user []goFlag, goMinor int, given ...string) []string {
 		out = append(out, goFlag{"ldflags", strings.TrimSpace(strings.Join(ld, " ")), true}.String())
 	}
 	return out
+}
+
+// runtimeGCFlags returns a -gcflags value for calltrail's runtime when
+// the user's, gcflags, disable its optimizations (-N) for every package
+// but not its inlining (-l): "" when they do not. Unoptimized, the hot
+// path's frames outgrow what its nosplit functions may take, and the
+// link fails; without inlining too they are small again, and the hot
+// path, seeing it is not inlined, takes its pinned path. The go command
+// heeds the last -gcflags whose pattern matches a package.
+func runtimeGCFlags(gcflags []string) string {
+	last := ""
+	for _, v := range gcflags {
+		if f, ok := strings.CutPrefix(v, "all="); ok {
+			last = f
+		}
+	}
+	fields := strings.Fields(last)
+	if !slices.Contains(fields, "-N") || slices.Contains(fields, "-l") {
+		return ""
+	}
+	return instrument.RuntimePath + "=" + last + " -l"
 }
 
 // goMinor returns the minor version of the go command of the build, 0 if

@@ -16,10 +16,33 @@ func TestBuildFlags(t *testing.T) {
 		{"", 26, "-o=x -tags=calltrail,calltrail_exithook -ldflags=-checklinkname=0"},
 		{"-race -tags a,b --ldflags=-s -count 1", 26, "-race -count=1 -o=x -tags=a,b,calltrail,calltrail_exithook -ldflags=-s -checklinkname=0"},
 		{"-tags=a -tags b -ldflags -w -ldflags=-s", 22, "-o=x -tags=a,b,calltrail,calltrail_exithook -ldflags=-w -s"},
+		// -N for all packages: the runtime's hot path without inlining too.
+		{"-gcflags=all=-N", 22, "-gcflags=all=-N -o=x -tags=calltrail,calltrail_exithook -gcflags=github.com/calltrail/calltrail=-N -l"},
+		{"-gcflags=all=-N -gcflags=all=-B", 22, "-gcflags=all=-N -gcflags=all=-B -o=x -tags=calltrail,calltrail_exithook"},
+		{"-gcflags=-N", 22, "-gcflags=-N -o=x -tags=calltrail,calltrail_exithook"},
 	} {
 		got := strings.Join(buildFlags(parseGoFlags(strings.Fields(tc.user)), tc.goMinor, "-o=x"), " ")
 		if got != tc.want {
 			t.Errorf("buildFlags(%q, go1.%d) = %q, want %q", tc.user, tc.goMinor, got, tc.want)
+		}
+	}
+}
+
+func TestRuntimeGCFlags(t *testing.T) {
+	for _, tc := range []struct {
+		gcflags []string
+		want    string
+	}{
+		{nil, ""},
+		{[]string{"all=-N"}, "github.com/calltrail/calltrail=-N -l"},
+		{[]string{"all=-N -l"}, ""},
+		{[]string{"all=-l -N"}, ""},
+		{[]string{"-N"}, ""}, // the packages named only
+		{[]string{"all=-N", "all=-m"}, ""},
+		{[]string{"all=-m", "all=-N -m"}, "github.com/calltrail/calltrail=-N -m -l"},
+	} {
+		if got := runtimeGCFlags(tc.gcflags); got != tc.want {
+			t.Errorf("runtimeGCFlags(%q) = %q, want %q", tc.gcflags, got, tc.want)
 		}
 	}
 }
