@@ -15,13 +15,20 @@ import (
 //
 //go:noinline
 func hotPathInlined() bool {
-	f := runtime.FuncForPC(pcOf())
-	return f != nil && f.Entry() == reflect.ValueOf(hotPathInlined).Pointer()
+	return callerEntry() == reflect.ValueOf(hotPathInlined).Pointer()
 }
 
-// pcOf returns a pc of its own code, which is its caller's once inlined.
-func pcOf() uintptr {
+// callerEntry returns the entry of the function its code is in: its own,
+// or its caller's once inlined, as a function this small is.
+func callerEntry() uintptr { return entryOfCaller() }
+
+// entryOfCaller returns the entry of the function whose code called it.
+//
+//go:noinline
+func entryOfCaller() uintptr {
 	var pc [1]uintptr
-	runtime.Callers(1, pc[:])
-	return pc[0]
+	if runtime.Callers(2, pc[:]) == 0 { // 0 is Callers, 1 entryOfCaller
+		return 0
+	}
+	return runtime.FuncForPC(pc[0] - 1).Entry()
 }

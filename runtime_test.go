@@ -811,3 +811,15 @@ func TestHotPathInlined(t *testing.T) {
 		t.Fatal("this build does not inline, or the probe says so wrongly")
 	}
 }
+
+// notInlined is hotPathInlined's check in a function that cannot be
+// inlined into: it must say so, or the check says nothing.
+//
+//go:noinline
+func notInlined() bool { return entryOfCaller() == reflect.ValueOf(notInlined).Pointer() }
+
+func TestEntryOfCaller(t *testing.T) {
+	if !notInlined() {
+		t.Fatal("entryOfCaller does not give its caller's entry")
+	}
+}
