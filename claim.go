@@ -154,19 +154,20 @@ func (t *tracer) takeBarrier(i int, g, n uint64, lim upto) (uint64, bool) {
 
 // claimWait is claim that waits while the ring is full, as fullWait says:
 // the program slows down rather than lose events. It returns when the
-// wait began, in trace units, or 0 if it did not wait, and fails only
-// when the trace is closing.
-func (t *tracer) claimWait(g, n uint64, lim upto) (i int, pos uint64, from int64, ok bool) {
+// waits began and ended, in trace units, both 0 if it did not wait, and
+// fails only when the trace is closing.
+func (t *tracer) claimWait(g, n uint64, lim upto) (i int, pos uint64, from, to int64, ok bool) {
 	for {
 		if i, pos, ok = t.claim(g, n, lim); ok {
-			return i, pos, from, true
+			return i, pos, from, to, true
 		}
+		began, ended, ok := t.waitRoom(i, n+2)
 		if from == 0 {
-			_, from = stamp()
-			from = max(from, 1)
+			from = began
 		}
-		if !t.waitRoom(i, n+2) {
-			return 0, 0, from, false
+		to = ended
+		if !ok {
+			return 0, 0, from, to, false
 		}
 	}
 }
@@ -183,16 +184,19 @@ func (t *tracer) ringOf(g uint64) (upto, bool) {
 }
 
 // waitRoom blocks until ring i has room for n slots, while the writer
-// makes room. It counts the wait and its time. It gives up, reporting
-// false, only when the trace is closing.
+// makes room. It counts the wait and its time, and returns when it began
+// and ended in trace units (at least 1), read beside the nanoseconds it
+// counts, so that the waits the trace holds add up to what the run says
+// it was held up. It gives up, reporting false, only when the trace is
+// closing.
 //
 //go:noinline
-func (t *tracer) waitRoom(i int, n uint64) bool {
+func (t *tracer) waitRoom(i int, n uint64) (from, to int64, ok bool) {
 	s, q := &t.rings[i], &t.waitqs[i]
 	start := clock.Nanotime()
+	from = max(clock.Now(), 1)
 	q.mu.Lock()
 	q.waiters.Add(1)
-	ok := false
 	for {
 		if ok = s.Room(n); ok || t.stopping.Load() {
 			break
@@ -202,9 +206,10 @@ func (t *tracer) waitRoom(i int, n uint64) bool {
 	}
 	q.waiters.Add(-1)
 	q.mu.Unlock()
+	to = max(clock.Now(), from)
 	s.Waits.Add(1)
 	s.Held.Add(uint64(clock.Nanotime() - start))
-	return ok
+	return from, to, ok
 }
 
 // whereTable makes the table of goroutines' latest rings, of

@@ -140,13 +140,12 @@ func (t *tracer) enter(f *Func) Call {
 //
 //go:noinline
 func (t *tracer) enterClaim(c Call, g uint64, ts int64) Call {
-	i, pos, from, ok := t.claimWait(g, 1, upto{})
+	i, pos, from, to, ok := t.claimWait(g, 1, upto{})
 	if !ok {
 		return 0
 	}
 	if from != 0 {
-		from = ts
-		_, ts = stamp()
+		ts = max(ts, to)
 	}
 	ring.Put(t.rings[i].At(pos), c.word(), ts)
 	procUnpin()
@@ -164,12 +163,12 @@ func (t *tracer) enterClaim(c Call, g uint64, ts int64) Call {
 // It reports whether the events are to be recorded.
 func (t *tracer) take(g, n uint64, ts int64, lim upto) (*ring.Ring, uint64, int64, bool) {
 	if t.perP != 0 {
-		i, pos, from, ok := t.claimWait(g, n, lim)
+		i, pos, from, to, ok := t.claimWait(g, n, lim)
 		if !ok {
 			return nil, 0, 0, false
 		}
 		if from != 0 {
-			_, ts = stamp()
+			ts = max(ts, to)
 		}
 		return &t.rings[i], pos, ts, true
 	}
@@ -243,15 +242,14 @@ func (t *tracer) exitClaim(c Call, errID uint32, kind tracefile.ExitKind, ts int
 	if errID != 0 {
 		n = 2
 	}
-	i, pos, from, ok := t.claimWait(g, n, upto{})
+	i, pos, from, to, ok := t.claimWait(g, n, upto{})
 	if !ok {
 		return // the trace is closing: the call reads as unfinished
 	}
 	putExit(&t.rings[i], pos, c, errID, kind, ts)
 	procUnpin()
 	if from != 0 {
-		_, now := stamp()
-		t.noteHeld(g, ts, now)
+		t.noteHeld(g, max(from, ts), max(to, ts))
 	}
 }
 
@@ -271,7 +269,7 @@ func putExit(s *ring.Ring, pos uint64, c Call, errID uint32, kind tracefile.Exit
 // Held). A wait for room for the note itself goes unnoted. Only under
 // fullWait: under fullDrop nothing waits.
 func (t *tracer) noteHeld(g uint64, from, to int64) {
-	i, pos, _, ok := t.claimWait(g, 2, upto{})
+	i, pos, _, _, ok := t.claimWait(g, 2, upto{})
 	if !ok {
 		return
 	}

@@ -154,7 +154,7 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 		n += uint64(wire.StringBytes(len(s))+7) / 8
 	}
 	if t.perP != 0 {
-		i, pos, from, ok := t.claimWait(g, n, upto{})
+		i, pos, from, to, ok := t.claimWait(g, n, upto{})
 		if !ok {
 			return
 		}
@@ -162,7 +162,6 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 		procUnpin()
 		if from != 0 {
 			// The value is the call's; so is the wait for it.
-			_, to := stamp()
 			t.noteHeld(g, from, to)
 		}
 		return
