@@ -16,8 +16,12 @@ type File struct {
 	f *os.File
 }
 
-// Close closes the file.
-func (f *File) Close() error { return f.f.Close() }
+// Close closes the file, once the reader's goroutine has stopped if it
+// reads ahead (Reader.ReadAhead).
+func (f *File) Close() error {
+	f.StopReadAhead()
+	return f.f.Close()
+}
 
 // Stat returns the file's FileInfo: its size, to say how much of it has
 // been read (see Reader.Offset).

@@ -127,6 +127,8 @@ type Reader struct {
 	done    bool
 	pending []Event
 	err     error
+
+	ahead *ahead // reading ahead, on a goroutine of the reader's own (ReadAhead)
 }
 
 // NewReader reads the header and metadata of a trace. The events are read
@@ -363,6 +365,15 @@ func (rd *Reader) Next() (Event, error) {
 // large trace spends much of its time copying the Events Next returns.
 // On an error, *ev is the zero Event.
 func (rd *Reader) Read(ev *Event) error {
+	if a := rd.ahead; a != nil {
+		return a.read(ev)
+	}
+	return rd.next(ev)
+}
+
+// next decodes the next event into *ev: Read's work, on the caller's
+// goroutine or, reading ahead, on the reader's own.
+func (rd *Reader) next(ev *Event) error {
 	for {
 		if rd.left > 0 {
 			ok, err := rd.decodeOne(ev)
@@ -393,7 +404,10 @@ func (rd *Reader) Read(ev *Event) error {
 			rd.fail(err)
 			continue
 		}
-		if err := rd.handle(typ, p); err != nil {
+		rd.lock()
+		err = rd.handle(typ, p)
+		rd.unlock()
+		if err != nil {
 			rd.fail(err)
 		}
 	}
@@ -759,7 +773,9 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 			rd.held(*st, id == wire.ExtHeldTo, t)
 			return false, nil
 		case wire.ExtSpanStart, wire.ExtSpanEnd:
+			rd.lock()
 			rd.spans().pending(rd.g, id == wire.ExtSpanEnd, t)
+			rd.unlock()
 			return false, nil
 		}
 		if !record { // an error: of the call about to exit
@@ -850,6 +866,8 @@ func (rd *Reader) Version() int { return rd.version }
 
 // Func returns the function with the given id. Ids come from events.
 func (rd *Reader) Func(id uint32) Func {
+	rd.lock()
+	defer rd.unlock()
 	if int(id) < len(rd.funcs) {
 		return rd.funcs[id]
 	}
@@ -858,6 +876,8 @@ func (rd *Reader) Func(id uint32) Func {
 
 // Error returns the error with the given id. Ids come from exit events.
 func (rd *Reader) Error(id uint32) Error {
+	rd.lock()
+	defer rd.unlock()
 	if int(id) < len(rd.errs) {
 		return rd.errs[id]
 	}
@@ -874,7 +894,11 @@ func (rd *Reader) NumFuncs() int { return len(rd.funcs) - 1 }
 
 // Goroutine returns what is known of goroutine id, and whether anything is.
 func (rd *Reader) Goroutine(id uint64) (Goroutine, bool) {
-	g := rd.gs.Get(id)
+	gs := &rd.gs
+	if rd.ahead != nil {
+		gs = &rd.ahead.gs // as far as Read has got
+	}
+	g := gs.Get(id)
 	if g == nil {
 		return Goroutine{ID: id}, false
 	}

@@ -44,6 +44,8 @@ func (rd *Reader) spans() *spanState {
 
 // Span returns the entry of the span table with id.
 func (rd *Reader) Span(id SpanID) (Span, bool) {
+	rd.lock()
+	defer rd.unlock()
 	if rd.sp == nil {
 		return Span{}, false
 	}
@@ -70,7 +72,11 @@ func (rd *Reader) KeepSpans(keep func(SpanID) bool) {
 // HasSpans reports whether the trace has named a span so far. The span
 // table comes before the events of its spans, so a goroutine that began
 // before it did cannot have been started under a span.
-func (rd *Reader) HasSpans() bool { return rd.sp != nil && len(rd.sp.table) > 0 }
+func (rd *Reader) HasSpans() bool {
+	rd.lock()
+	defer rd.unlock()
+	return rd.sp != nil && len(rd.sp.table) > 0
+}
 
 // Narrowed reports whether the reader gives the calls of some spans only
 // (KeepSpans).

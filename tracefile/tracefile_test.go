@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -243,6 +244,10 @@ func FuzzReader(f *testing.F) {
 	f.Add(coverageTrace(f, sampleCoverage))
 	f.Add(summarized(f, "main returned"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Reading ahead gives what reading does.
+		if got, want := readAll(t, data, true), readAll(t, data, false); !reflect.DeepEqual(got, want) {
+			t.Fatalf("reading ahead differs:\n%s", firstDiff(got, want))
+		}
 		// The summary of whatever the input ends with is read without
 		// a panic and within its bounds.
 		if s, ok, _ := tracefile.ReadSummary(bytes.NewReader(data), int64(len(data))); ok && (uint64(s.Unfinished) > s.Calls || s.Called > s.Funcs || s.Duration < 0 || s.Duration > tracefile.MaxNanos) {

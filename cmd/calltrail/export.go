@@ -98,6 +98,7 @@ func exportVerb() *verb {
 				}
 			case "speedscope", "chrome":
 				err := sess.readTrace(name, f, func(r *tracefile.Reader) (err error) {
+					r.ReadAhead()
 					if format == "chrome" {
 						cut, err = export.Chrome(w, r, f)
 					} else {

@@ -26,6 +26,7 @@ func replayVerb() *verb {
 				return err
 			}
 			return sess.readTrace(name, f, func(r *tracefile.Reader) error {
+				r.ReadAhead()
 				if err := replay.Write(sess.out, r, f, opts); err != nil && err != io.EOF {
 					return err
 				}

@@ -22,6 +22,7 @@ func (sess *session) load(name string, o analysis.Options) (*query.Trace, error)
 		return nil, err
 	}
 	defer f.Close()
+	f.ReadAhead() // decoding on one core, the analysis on another
 	p := analysis.Analyze(f.Reader, o)
 	if err := sess.told(name, p.Health()); err != nil {
 		return nil, err

@@ -1,0 +1,161 @@
+package tracefile_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// TestReadAhead reads traces of every shape twice, once reading ahead:
+// the events, the error that ends them and what the reader tells after
+// are the same, and so are the names and goroutines asked for while
+// reading, as an analysis asks for them.
+func TestReadAhead(t *testing.T) {
+	traces := map[string][]byte{"sample": sample(t), "values": valueTrace("a string of values"), "coverage": coverageTrace(t, sampleCoverage), "summarized": summarized(t, "main returned")}
+	for _, name := range []string{"sample.trace", "sample-before-waits.trace"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces[name] = data
+	}
+	// Several batches: a synthetic trace of 60,000 calls.
+	data, err := os.ReadFile(synthetic(t, 60_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces["synthetic"] = data
+	// Recursion, errors, panics, waits for the writer, clocks that step
+	// back; and what a damaged or hostile writer makes, spans included.
+	for seed := range uint64(50) {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces[fmt.Sprintf("random%d", seed)] = data
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 30 {
+		in := make([]byte, r.IntN(2048))
+		for j := range in {
+			in[j] = byte(r.Uint32())
+		}
+		traces[fmt.Sprintf("generated%d", i)] = tracetest.Generate(in)
+	}
+	for name, data := range traces {
+		// Whole, and cut short: the error comes after the events.
+		for _, data := range [][]byte{data, data[:len(data)*2/3]} {
+			want := readAll(t, data, false)
+			got := readAll(t, data, true)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (%d bytes): reading ahead differs:\n%s", name, len(data), firstDiff(got, want))
+			}
+		}
+	}
+}
+
+// read is what a reader gave: each event with the names and goroutine
+// asked for at it, the error, and what the reader told after.
+type read struct {
+	Events []seen
+	Err    string
+	After  string
+}
+
+type seen struct {
+	tracefile.Event
+	Func      tracefile.Func
+	Error     tracefile.Error
+	Goroutine tracefile.Goroutine
+	Known     bool
+}
+
+func readAll(t *testing.T, data []byte, ahead bool) read {
+	t.Helper()
+	rd, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return read{Err: err.Error()}
+	}
+	if ahead {
+		rd.ReadAhead()
+		defer rd.StopReadAhead()
+	}
+	var out read
+	var ev tracefile.Event
+	for {
+		if err := rd.Read(&ev); err != nil {
+			out.Err = err.Error()
+			break
+		}
+		s := seen{Event: ev, Func: rd.Func(ev.Func), Error: rd.Error(ev.Err)}
+		s.Goroutine, s.Known = rd.Goroutine(ev.G)
+		if ev.Span.IsValid() {
+			sp, ok := rd.Span(ev.Span)
+			s.Error.Message = fmt.Sprintf("%+v %v %v", sp, ok, rd.HasSpans())
+		}
+		out.Events = append(out.Events, s)
+	}
+	// Reading on after the end gives the same error.
+	if err := rd.Read(&ev); err == nil || err.Error() != out.Err || ev != (tracefile.Event{}) {
+		t.Fatalf("Read after %q: %v, %+v", out.Err, err, ev)
+	}
+	end, ended := rd.End()
+	out.After = fmt.Sprintf("%+v calls %d max %d end %q %v funcs %d errors %d profiles %d coverage %d narrowed %v",
+		rd.Stats(), rd.Calls(), rd.MaxTime(), end, ended, rd.NumFuncs(), rd.NumErrors(), len(rd.Profiles()), len(rd.Coverage()), rd.Narrowed())
+	return out
+}
+
+func firstDiff(got, want read) string {
+	for i := range min(len(got.Events), len(want.Events)) {
+		if !reflect.DeepEqual(got.Events[i], want.Events[i]) {
+			return fmt.Sprintf("event %d: got %+v\nwant %+v", i, got.Events[i], want.Events[i])
+		}
+	}
+	return fmt.Sprintf("got %d events, %q, %s\nwant %d events, %q, %s", len(got.Events), got.Err, got.After, len(want.Events), want.Err, want.After)
+}
+
+// TestStopReadAhead stops a reader midway: its goroutine ends, and Read
+// says it was stopped rather than block.
+func TestStopReadAhead(t *testing.T) {
+	f, err := tracefile.Open(synthetic(t, 100_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ReadAhead()
+	var ev tracefile.Event
+	for range 10 {
+		if err := f.Read(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close() // stops the reader's goroutine first
+	n := 0
+	for {
+		err := f.Read(&ev)
+		if err != nil {
+			if errors.Is(err, tracefile.ErrCorrupt) || n > 100_000 {
+				t.Fatalf("after %d more events: %v", n, err)
+			}
+			break
+		}
+		n++
+	}
+}
+
+// synthetic writes a synthetic trace of n calls and returns its path.
+func synthetic(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "synthetic.trace")
+	if err := tracetest.WriteSynthetic(path, n); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
