@@ -40,8 +40,9 @@ func (rd *Reader) ReadAhead() {
 
 // StopReadAhead ends the goroutine ReadAhead started, once it has
 // decoded the batch under way (over an input whose reads block, as long
-// as they do); Read returns an error after it. It does nothing to a
-// reader not reading ahead.
+// as they do). Read then gives the events it had been handed, then an
+// error; the rest of what the reader tells may be read. It does nothing
+// to a reader not reading ahead.
 func (rd *Reader) StopReadAhead() {
 	a := rd.ahead
 	if a == nil || a.stopped {

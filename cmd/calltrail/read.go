@@ -54,7 +54,11 @@ func (sess *session) readTrace(name string, f *filter.Filter, use func(*tracefil
 		return err
 	}
 	defer file.Close()
-	return sess.told(name, file.Health(use(file.Reader)))
+	err = use(file.Reader)
+	// A use that stopped early (its output closed) leaves a reader
+	// reading ahead: stopped, it is still, for Health to read.
+	file.StopReadAhead()
+	return sess.told(name, file.Health(err))
 }
 
 // openTrace opens trace name for a view with filter f (nil for none).
