@@ -145,7 +145,7 @@ step "fuzzing the trace reader, the web UI's parameters, instrument and undo, an
 # minimizing of each new input is bounded by a count too (its default is
 # a minute, in which nothing else runs). FUZZTIME (a count, 5000x, or a
 # duration) overrides the budgets.
-go test -run '^$' -fuzz FuzzReader -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-1000000x}" ./tracefile
+go test -run '^$' -fuzz FuzzReader -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-500000x}" ./tracefile # each input read twice: reading ahead, and not
 go test -run '^$' -fuzz FuzzParams -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-25000x}" ./web
 go test -run '^$' -fuzz FuzzUndo -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-150000x}" ./instrument
 go test -run '^$' -fuzz FuzzViews -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-2000x}" ./cmd/calltrail

@@ -53,8 +53,8 @@ func TestReadAhead(t *testing.T) {
 	for name, data := range traces {
 		// Whole, and cut short: the error comes after the events.
 		for _, data := range [][]byte{data, data[:len(data)*2/3]} {
-			want := readAll(t, data, false)
-			got := readAll(t, data, true)
+			want := readAll(t, data, false, 0)
+			got := readAll(t, data, true, 0)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s (%d bytes): reading ahead differs:\n%s", name, len(data), firstDiff(got, want))
 			}
@@ -78,7 +78,9 @@ type seen struct {
 	Known     bool
 }
 
-func readAll(t *testing.T, data []byte, ahead bool) read {
+// readAll reads data, reading ahead or not, failing the test past limit
+// events (0 for none).
+func readAll(t *testing.T, data []byte, ahead bool, limit int) read {
 	t.Helper()
 	rd, err := tracefile.NewReader(bytes.NewReader(data))
 	if err != nil {
@@ -102,6 +104,9 @@ func readAll(t *testing.T, data []byte, ahead bool) read {
 			s.Error.Message = fmt.Sprintf("%+v %v %v", sp, ok, rd.HasSpans())
 		}
 		out.Events = append(out.Events, s)
+		if limit > 0 && len(out.Events) > limit {
+			t.Fatalf("%d events from %d bytes", len(out.Events), len(data))
+		}
 	}
 	// Reading on after the end gives the same error.
 	if err := rd.Read(&ev); err == nil || err.Error() != out.Err || ev != (tracefile.Event{}) {
