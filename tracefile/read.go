@@ -805,6 +805,8 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 func (rd *Reader) value(ev *Event, x, bits uint64) (bool, error) {
 	k, result := ValueKind(x>>1), x&1 == 1
 	if k == wire.ValueSpan {
+		rd.lock() // it may add to the span table
+		defer rd.unlock()
 		return rd.spans().id(rd, ev, bits)
 	}
 	st := rd.cur
