@@ -46,7 +46,15 @@ func Findings(p *analysis.Profile, max int, chain func(*analysis.Node) string) [
 	fs = append(fs, churn(p)...)
 	fs = append(fs, errorFindings(p, chain)...)
 	fs = append(fs, lost(p)...)
-	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Score > fs[j].Score })
+	// Equal scores (CPU samples come in tens of milliseconds) are ordered
+	// by what they say, not by the map's order: the same trace gives the
+	// same findings every time.
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].Score != fs[j].Score {
+			return fs[i].Score > fs[j].Score
+		}
+		return fs[i].Kind+fs[i].Function+fs[i].Message < fs[j].Kind+fs[j].Function+fs[j].Message
+	})
 	if len(fs) > max {
 		fs = fs[:max]
 	}
@@ -283,7 +291,7 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	if p.HasCPU {
 		var top *analysis.Func
 		for _, f := range p.Funcs {
-			if top == nil || ownCPU(f) > ownCPU(top) {
+			if top == nil || ownCPU(f) > ownCPU(top) || ownCPU(f) == ownCPU(top) && f.Name < top.Name {
 				top = f
 			}
 		}
@@ -306,10 +314,10 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	for _, f := range p.Funcs {
 		switch {
 		case f.Calls <= 2 && 10*f.Self >= 9*f.Total && 2*f.Total >= int64(p.Duration):
-			if long == nil || f.Self > long.Self {
+			if long == nil || f.Self > long.Self || f.Self == long.Self && f.Name < long.Name {
 				long = f
 			}
-		case top == nil || f.Self > top.Self:
+		case top == nil || f.Self > top.Self || f.Self == top.Self && f.Name < top.Name:
 			top = f
 		}
 	}

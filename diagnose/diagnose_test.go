@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -213,5 +214,29 @@ func TestFindings(t *testing.T) {
 				t.Errorf("first finding %+v\nwant it to start %q", fs, tt.first)
 			}
 		})
+	}
+}
+
+// TestFindingsTies gives functions of equal CPU time, as the CPU
+// profile's ten-millisecond samples often make them: the findings are the
+// same every time, whatever order the map of functions is walked in.
+func TestFindingsTies(t *testing.T) {
+	var funcs []*analysis.Func
+	for _, name := range []string{"main.e", "main.c", "main.a", "main.d", "main.b"} {
+		funcs = append(funcs, &analysis.Func{Name: name, Calls: 100, Total: 1e9, Sum: 1e9, Self: 1e9, CPU: 1e9, SelfCPU: 1e9})
+	}
+	var first []Finding
+	for i := range 50 {
+		p := profile(funcs...)
+		p.TotalCPU = 5e9
+		fs := Findings(p, 5, nil)
+		if len(fs) == 0 || fs[0].Function != "main.a" {
+			t.Fatalf("top finding %+v, want main.a's, the first of equals by name", fs)
+		}
+		if i == 0 {
+			first = fs
+		} else if !reflect.DeepEqual(fs, first) {
+			t.Fatalf("findings differ between runs:\n%+v\n%+v", fs, first)
+		}
 	}
 }
