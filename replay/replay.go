@@ -116,6 +116,11 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	run := map[uint64]*running{}
 	var free []*running // states of goroutines with no open call, to reuse
 	name := func(id uint32) string { return r.Func(id).Name }
+	var (
+		lastID  uint64
+		last    *goroutine
+		lastRun *running
+	)
 	var readErr error
 	var ev tracefile.Event
 	for {
@@ -129,8 +134,14 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		if ev.Kind == tracefile.GoroutineEvent || !f.Goroutine(ev.G) {
 			continue
 		}
-		g, _ := gs.Put(ev.G)
-		rg := run[ev.G]
+		// Events come in runs of one goroutine: the last one's states
+		// are kept at hand.
+		g, rg := last, lastRun
+		if ev.G != lastID || g == nil {
+			g, _ = gs.Put(ev.G)
+			rg = run[ev.G]
+			lastID, last, lastRun = ev.G, g, rg
+		}
 		if rg == nil {
 			if ev.Kind != tracefile.EnterEvent {
 				continue // no open call to carry a value or to end
@@ -142,6 +153,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			}
 			rg.tracker = *f.NewTracker()
 			run[ev.G] = rg
+			lastRun = rg
 		}
 		switch ev.Kind {
 		case tracefile.ValueEvent:
@@ -170,6 +182,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			rg.open = rg.open[:len(rg.open)-1]
 			if len(rg.open) == 0 {
 				delete(run, ev.G)
+				lastRun = nil
 				if len(free) < 1024 {
 					free = append(free, rg)
 				}

@@ -75,6 +75,9 @@ type ahead struct {
 	// gs are the goroutines Read has given the records of: Goroutine
 	// answers from them, as the decoding side's run ahead.
 	gs gtable.Table[goroutineRecord]
+	// funcs and errs are the tables as Func and Error last saw them.
+	funcs []Func
+	errs  []Error
 }
 
 // A batch is events as the decoding side hands them over: enters and
