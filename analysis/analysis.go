@@ -61,12 +61,13 @@ type Node struct {
 
 	hit   *Node            // the child found last: chains repeat
 	index map[uint32]*Node // children by function, once there are many
-	// nested says a call of the same function is among its callers: a
-	// call of this chain is inside one of that function's. A node is
-	// its chain, so this is known once, when it is made (from the
-	// stack of the goroutine that made it), rather than looked up on
-	// every call.
-	nested bool
+	// up is the depth, counted from 0 at the outermost call, of the
+	// innermost of its callers that is a call of the same function, or
+	// -1 if none is: a call of this chain is inside that one. A node is
+	// its chain, so this is known once, when it is made (from the stack
+	// of the goroutine that made it), rather than looked up on every
+	// call.
+	up int32
 }
 
 // shallow is how many of a goroutine's outermost open calls are walked
@@ -133,7 +134,7 @@ func (n *Node) child(fn uint32) (c *Node, made bool) {
 			}
 		}
 	}
-	c = &Node{Func: fn, Parent: n}
+	c = &Node{Func: fn, Parent: n, up: -1}
 	n.Children = append(n.Children, c)
 	n.hit = c
 	if n.index != nil {
@@ -410,7 +411,11 @@ type frame struct {
 	node     *Node
 	start    int64
 	children int64
-	shown    bool
+	// inner is the time of the calls of the same function inside this
+	// one that a function's total already holds: those counted, and
+	// those inside calls left out.
+	inner int64
+	shown bool
 }
 
 type goroutine struct {
@@ -429,6 +434,20 @@ func (g *goroutine) inside(fn uint32) bool {
 		}
 	}
 	return g.deep[fn] > 0
+}
+
+// innermost returns the depth of g's innermost open call of fn, or -1.
+// It looks only if inside says there is one, so that a chain made deep
+// in a stack walks it only as far as that call.
+func (g *goroutine) innermost(fn uint32) int32 {
+	if g.inside(fn) {
+		for i := len(g.stack) - 1; i >= 0; i-- {
+			if g.stack[i].node.Func == fn {
+				return int32(i)
+			}
+		}
+	}
+	return -1
 }
 
 // span is what Analyze keeps of every goroutine: from its first root
@@ -517,7 +536,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			n, made := parent.child(ev.Func)
 			if made {
-				n.nested = g.inside(ev.Func)
+				n.up = g.innermost(ev.Func)
 			}
 			links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n, g)
 			if len(g.stack) >= shallow {
@@ -542,7 +561,20 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				}
 			}
 			d := int64(ev.Duration())
-			outermost := !fr.node.nested
+			counted := fr.shown && f.Long(time.Duration(d)) && !(o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && !p.Failed(ev.Err))
+			// A function's total holds each of its calls counted that is
+			// not inside another counted: a recursive function's time
+			// once, though its outer calls be left out (by -F, a window,
+			// --panics) and inner ones counted. So a call passes to the
+			// same function's call around it the time the total holds
+			// of it: its own if counted, else that of the calls inside.
+			if up := fr.node.up; up >= 0 {
+				if counted {
+					g.stack[up].inner += d
+				} else {
+					g.stack[up].inner += fr.inner
+				}
+			}
 			if len(g.stack) == 0 {
 				sp, _ := spans.Put(ev.G)
 				if !sp.ended {
@@ -565,10 +597,10 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if len(g.stack) > 0 {
 				g.stack[len(g.stack)-1].children += d
 			}
-			if o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && !p.Failed(ev.Err) {
+			if !counted {
 				continue
 			}
-			p.count(fr.node, &ev, d, d-fr.children, outermost, o.Slowest)
+			p.count(fr.node, &ev, d, d-fr.children, d-fr.inner, o.Slowest)
 			if o.ByGoroutine {
 				n := fr.node
 				if n.ByGoroutine == nil {
@@ -663,7 +695,9 @@ func (g *goroutine) At(i int) (uint32, *Node) {
 	return n.Func, n
 }
 
-func (p *Profile) count(n *Node, ev *tracefile.Event, d, self int64, outermost bool, slowest int) {
+// count counts a call of chain n that lasted d, self in its own code,
+// adding total to its function's total.
+func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slowest int) {
 	n.Calls++
 	n.Total += d
 	n.Self += self
@@ -703,9 +737,7 @@ func (p *Profile) count(n *Node, ev *tracefile.Event, d, self int64, outermost b
 	fn.Sum += d
 	fn.Self += self
 	fn.Max = max(fn.Max, d)
-	if outermost {
-		fn.Total += d
-	}
+	fn.Total += total
 	if ev.Exit == tracefile.Panic {
 		fn.Panics++
 	}

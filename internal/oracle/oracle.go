@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,23 +81,31 @@ func (ev *events) names(k int32) []string {
 	return out
 }
 
-func readEvents(data []byte) (*events, error) {
+// each reads every event of the trace data, and calls f with each and
+// the reader, which tells its names; it returns the reader at the end.
+func each(data []byte, f func(r *tracefile.Reader, e tracefile.Event)) (*tracefile.Reader, error) {
 	r, err := tracefile.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
-	ev := &events{fns: map[string]*fn{}, parent: []int32{-1}, name: []string{""}, kids: map[pathKey]int32{}}
-	stacks := map[uint64][]string{}
-	paths := map[uint64][]int32{}
-	open := map[uint64]map[string]int{}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			break
+			return r, nil
 		}
 		if err != nil {
 			return nil, err
 		}
+		f(r, e)
+	}
+}
+
+func readEvents(data []byte) (*events, error) {
+	ev := &events{fns: map[string]*fn{}, parent: []int32{-1}, name: []string{""}, kids: map[pathKey]int32{}}
+	stacks := map[uint64][]string{}
+	paths := map[uint64][]int32{}
+	open := map[uint64]map[string]int{}
+	r, err := each(data, func(r *tracefile.Reader, e tracefile.Event) {
 		switch e.Kind {
 		case tracefile.EnterEvent:
 			name := r.Func(e.Func).Name
@@ -112,7 +122,7 @@ func readEvents(data []byte) (*events, error) {
 		case tracefile.ExitEvent:
 			st := stacks[e.G]
 			if len(st) == 0 {
-				continue
+				return
 			}
 			name := st[len(st)-1]
 			f := ev.fns[name]
@@ -148,6 +158,9 @@ func readEvents(data []byte) (*events, error) {
 			stacks[e.G] = st[:len(st)-1]
 			paths[e.G] = paths[e.G][:len(st)-1]
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	ev.duration = r.MaxTime()
 	return ev, nil
@@ -219,6 +232,100 @@ func (c *checker) check(data []byte) {
 	c.functionPages(t, ev)
 	c.flame(p, ev)
 	c.goroutines(t, ev)
+	c.filtered(data, ev)
+}
+
+// filtered: with a focus on a function, or a time window, report counts
+// the calls the filter shows, and each function's total is the time of
+// those not inside another shown call of it, whatever its calls around
+// them that the filter leaves out.
+func (c *checker) filtered(data []byte, ev *events) {
+	var names []string
+	for name := range ev.fns {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var fs []*filter.Filter
+	for _, name := range names[:min(len(names), 3)] {
+		fs = append(fs, &filter.Filter{Focus: regexp.MustCompile("^" + regexp.QuoteMeta(name) + "$")})
+	}
+	if ev.duration > 2 {
+		fs = append(fs, &filter.Filter{From: time.Duration(ev.duration / 2)})
+	}
+	for _, f := range fs {
+		want, err := shown(data, f)
+		if err != nil {
+			c.errorf("reader", "%v", err)
+			return
+		}
+		r, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		p := analysis.Analyze(r, analysis.Options{Filter: f})
+		got := map[string][2]int64{}
+		for _, fn := range query.New(c.name, p).Functions("calls", 0) {
+			got[fn.Name] = [2]int64{int64(fn.Calls), fn.TotalNs}
+		}
+		if !maps.Equal(got, want) {
+			c.errorf("report and the events, filtered", "focus %v, from %v: report's calls and totals %v, the events' %v", f.Focus, f.From, got, want)
+		}
+	}
+}
+
+// shown returns, by function, the calls filter f shows in the trace
+// data, and the time of those not inside another shown call of the same
+// function: worked out call by call, after reading them all.
+func shown(data []byte, f *filter.Filter) (map[string][2]int64, error) {
+	type call struct {
+		name    string
+		shown   bool
+		d       int64
+		callers []int // indexes in calls of the calls around it
+	}
+	var calls []call
+	open := map[uint64][]int{}
+	trackers := map[uint64]*filter.Tracker{}
+	_, err := each(data, func(r *tracefile.Reader, e tracefile.Event) {
+		name := func(id uint32) string { return r.Func(id).Name }
+		switch e.Kind {
+		case tracefile.EnterEvent:
+			tr := trackers[e.G]
+			if tr == nil {
+				tr = f.NewTracker()
+				trackers[e.G] = tr
+			}
+			ok, _ := tr.Enter(e.Func, name)
+			calls = append(calls, call{name: name(e.Func), shown: ok && f.InWindow(e.Time), callers: slices.Clone(open[e.G])})
+			open[e.G] = append(open[e.G], len(calls)-1)
+		case tracefile.ExitEvent:
+			st := open[e.G]
+			if len(st) == 0 {
+				return
+			}
+			trackers[e.G].Exit()
+			i := st[len(st)-1]
+			calls[i].d = int64(e.Duration())
+			calls[i].shown = calls[i].shown && f.Long(e.Duration())
+			open[e.G] = st[:len(st)-1]
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][2]int64{}
+	for _, c := range calls {
+		if !c.shown {
+			continue
+		}
+		v := out[c.name]
+		v[0]++
+		if !slices.ContainsFunc(c.callers, func(i int) bool { return calls[i].shown && calls[i].name == c.name }) {
+			v[1] += c.d
+		}
+		out[c.name] = v
+	}
+	return out, nil
 }
 
 // replay: the calls it prints are the events'.
