@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/calltrail/calltrail/tracefile"
@@ -9,15 +10,28 @@ import (
 
 // Outside explains why the function named name has no calls in the
 // trace, in one line (see Outside).
-func (t *Trace) Outside(name string) string { return Outside(t.Profile.Coverage, name) }
+func (t *Trace) Outside(name string) string {
+	return outside(t.Profile.Coverage, name, t.Profile.Err != nil)
+}
 
 // Outside explains why the function named name has no calls in a trace
 // of the given coverage, in one line, from what the build said it
 // traced: left out (and how to trace it), traced but never called, or in
 // a package that was not instrumented. It returns "" when the coverage
 // does not say: a name in no package the build knew of, or a trace
-// without coverage.
+// without coverage. A generic function may be named without its "[...]",
+// as go doc names it, and a function without its package, when no other
+// function the build knew of has that name.
 func Outside(coverage []tracefile.Coverage, name string) string {
+	return outside(coverage, name, false)
+}
+
+// outside is Outside, of a trace read only in part when cut is set: a
+// traced function may then have been called in the part not read.
+func outside(coverage []tracefile.Coverage, name string, cut bool) string {
+	if full, ok := known(coverage, name); ok {
+		name = full
+	}
 	pkg, path, why := "", "", ""
 	for _, c := range coverage {
 		for _, o := range c.Omitted {
@@ -27,6 +41,9 @@ func Outside(coverage []tracefile.Coverage, name string) string {
 		}
 		prefix := c.Package
 		for _, f := range c.Traced {
+			if f == name && cut {
+				return fmt.Sprintf("%s is traced, but has no calls in the part of the trace that could be read", name)
+			}
 			if f == name {
 				return fmt.Sprintf("%s is traced, but was not called in this run", name)
 			}
@@ -50,6 +67,63 @@ func Outside(coverage []tracefile.Coverage, name string) string {
 		return fmt.Sprintf("%s is not in the trace: package %s was instrumented, and has no function of that name", name, pkg)
 	}
 	return ""
+}
+
+// Traced reports whether the build traced the function named name, as
+// the coverage says; true for a trace without coverage, which does not
+// say. A function can be in a trace's table untraced: a goroutine's
+// creator or first function (runtime.main, testing.(*T).Run).
+func Traced(coverage []tracefile.Coverage, name string) bool {
+	if len(coverage) == 0 {
+		return true
+	}
+	for _, c := range coverage {
+		if slices.Contains(c.Traced, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// known returns the full name of the function of the coverage that name
+// names, when it names one but not exactly: a generic function without
+// its "[...]", or a function without its package path (pkg.F, F,
+// (*T).M), if no other function the coverage lists has that name.
+func known(coverage []tracefile.Coverage, name string) (string, bool) {
+	var found []string
+	exact := false
+	match := func(full string) {
+		if full == name {
+			exact = true
+			return
+		}
+		base := strings.TrimSuffix(full, "[...]")
+		if base == name || strings.HasSuffix(base, "."+name) || strings.HasSuffix(base, "/"+name) {
+			found = append(found, full)
+		}
+	}
+	for _, c := range coverage {
+		for _, o := range c.Omitted {
+			match(o.Name)
+		}
+		for _, f := range c.Traced {
+			match(f)
+		}
+	}
+	if exact {
+		return "", false
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	// A generic function by its go doc name is the one, whatever else
+	// shares its short name.
+	for _, f := range found {
+		if f == name+"[...]" {
+			return f, true
+		}
+	}
+	return "", false
 }
 
 // omitted explains a function the build left untraced, and how to trace

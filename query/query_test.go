@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -205,9 +206,10 @@ func TestLookup(t *testing.T) {
 func TestOutside(t *testing.T) {
 	cov := []tracefile.Coverage{{
 		Package: "example.com/app",
-		Traced:  []string{"main.main", "main.idle"},
+		Traced:  []string{"main.main", "main.idle", "main.(*list).Get", "main.Get"},
 		Omitted: []tracefile.Omitted{
 			{Name: "main.add", File: "main.go", Line: 9, Why: tracefile.WhyInlined, Detail: "main.go:9: &vec{...} escapes to heap"},
+			{Name: "main.With[...]", File: "opt.go", Line: 3, Why: tracefile.WhyInlined, Detail: "opt.go:3: &with{...} escapes to heap"},
 			{Name: "main.only", File: "main.go", Line: 10, Why: tracefile.WhyFuncs},
 			{Name: "main.noisy", File: "main.go", Line: 11, Why: tracefile.WhyExclude},
 			{Name: "main.hidden", File: "main.go", Line: 12, Why: tracefile.WhyIgnored},
@@ -222,14 +224,20 @@ func TestOutside(t *testing.T) {
 		},
 	}}
 	for name, want := range map[string]string{
-		"main.add":           "main.add is not traced: kept inlined, so that a value stays off the heap (main.go:9: &vec{...} escapes to heap); --inlined traces it",
-		"main.only":          "main.only is not traced: not matched by --funcs",
-		"main.noisy":         "main.noisy is not traced: matched by --exclude",
-		"main.hidden":        "main.hidden is not traced: marked //calltrail:ignore (main.go:12)",
-		"main.fast":          "main.fast is not traced: marked //go:nosplit (main.go:13)",
-		"main.parse":         "main.parse is not traced: parser.go is a generated file",
-		"main.now":           "main.now is not traced: declared without a Go body (main.go:15)",
-		"main.idle":          "main.idle is traced, but was not called in this run",
+		"main.add":    "main.add is not traced: kept inlined, so that a value stays off the heap (main.go:9: &vec{...} escapes to heap); --inlined traces it",
+		"main.only":   "main.only is not traced: not matched by --funcs",
+		"main.noisy":  "main.noisy is not traced: matched by --exclude",
+		"main.hidden": "main.hidden is not traced: marked //calltrail:ignore (main.go:12)",
+		"main.fast":   "main.fast is not traced: marked //go:nosplit (main.go:13)",
+		"main.parse":  "main.parse is not traced: parser.go is a generated file",
+		"main.now":    "main.now is not traced: declared without a Go body (main.go:15)",
+		"main.idle":   "main.idle is traced, but was not called in this run",
+		// As go doc names a generic function, and without its package.
+		"main.With": "main.With[...] is not traced: kept inlined",
+		"With":      "main.With[...] is not traced: kept inlined",
+		"idle":      "main.idle is traced, but was not called in this run",
+		// Two functions have it: which one is not for Outside to guess.
+		"Get":                "",
 		"main.nope":          "main.nope is not in the trace: package main was instrumented, and has no function of that name",
 		"fmt.Println":        "fmt.Println is not traced: package fmt was not instrumented (in the standard library: calltrail's runtime uses it)",
 		"gopkg.in/yaml.v3.F": "package gopkg.in/yaml.v3 was not instrumented (not in the main module: --pkgs gopkg.in/yaml.v3 traces it)",
@@ -246,6 +254,43 @@ func TestOutside(t *testing.T) {
 	nf = NotFound(cov, []string{"main.main", "main.idle"}, "mian.main")
 	if nf.Why != "" || len(nf.Near) == 0 || nf.Near[0] != "main.main" {
 		t.Errorf("mian.main, a name of no package: %+v", nf)
+	}
+	// runtime.main is in the table as where goroutines were created, not
+	// traced: it is no answer, and suggested after the traced names.
+	names := []string{"runtime.main", "main.main", "main.idle"}
+	if nf := NotFound(cov, names, "runtime.main"); !strings.Contains(nf.Why, "runtime.main is not traced") {
+		t.Errorf("runtime.main, named but not traced: %+v", nf)
+	}
+	if nf := NotFound(cov, names, "ain"); len(nf.Near) == 0 || nf.Near[len(nf.Near)-1] != "runtime.main" {
+		t.Errorf("ain: the traced names first: %+v", nf)
+	}
+}
+
+// TestLookupUntraced: a function the trace's table names only as where
+// goroutines were created or started is not one to ask about, by name or
+// by pattern; and on a trace read only in part, a traced function without
+// calls may have had them in the rest.
+func TestLookupUntraced(t *testing.T) {
+	tr := script(t, `
+1 +main.main 0
+1 - 3
+`)
+	id := uint32(len(tr.names))
+	tr.names = append(tr.names, "runtime.main")
+	tr.byName["runtime.main"] = id
+	tr.Profile.Coverage = []tracefile.Coverage{{Package: "example.com/app", Traced: []string{"main.main", "main.idle"}}}
+	if _, err := tr.Lookup("runtime.main"); err == nil || !strings.Contains(err.Error(), "runtime.main is not traced") {
+		t.Errorf("runtime.main: %v", err)
+	}
+	if ids, err := tr.Lookup("main$"); err != nil || len(ids) != 1 || tr.names[ids[0]] != "main.main" {
+		t.Errorf("main$: %v, %v", ids, err)
+	}
+	if why := tr.Outside("main.idle"); why != "main.idle is traced, but was not called in this run" {
+		t.Errorf("main.idle: %q", why)
+	}
+	tr.Profile.Err = errors.New("trace is truncated")
+	if why := tr.Outside("main.idle"); why != "main.idle is traced, but has no calls in the part of the trace that could be read" {
+		t.Errorf("main.idle, the trace cut: %q", why)
 	}
 }
 

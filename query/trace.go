@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -147,20 +148,37 @@ func (t *Trace) notFound(query string) *NotFoundError {
 	if why := t.Outside(query); why != "" {
 		return &NotFoundError{Query: query, Why: why}
 	}
+	if _, ok := t.byName[query]; ok {
+		return &NotFoundError{Query: query, Why: onlyNamed(query)}
+	}
 	return &NotFoundError{Query: query, Near: t.Near(query, 3)}
+}
+
+// onlyNamed explains a function the trace's table names that the build
+// did not trace.
+func onlyNamed(name string) string {
+	return fmt.Sprintf("%s is not traced: the trace names it only as where goroutines were created or started", name)
+}
+
+// traced reports whether function id is one to ask about: called, or
+// traced by the build (and then not called, which is an answer too). The
+// table also names untraced functions that created or started goroutines
+// (runtime.main, testing.(*T).Run).
+func (t *Trace) traced(id uint32) bool {
+	return t.Profile.Funcs[id] != nil || Traced(t.Profile.Coverage, t.names[id])
 }
 
 // Lookup finds functions by exact name, or else by regular expression; a
 // query that matches none is a *NotFoundError naming the closest
 // functions.
 func (t *Trace) Lookup(query string) ([]uint32, error) {
-	if id, ok := t.byName[query]; ok {
+	if id, ok := t.byName[query]; ok && t.traced(id) {
 		return []uint32{id}, nil
 	}
 	var ids []uint32
 	if re, err := regexp.Compile(query); err == nil {
 		for id := 1; id < len(t.names); id++ {
-			if re.MatchString(t.names[id]) {
+			if re.MatchString(t.names[id]) && t.traced(uint32(id)) {
 				ids = append(ids, uint32(id))
 			}
 		}
@@ -186,7 +204,11 @@ func NotFound(coverage []tracefile.Coverage, names []string, query string) *NotF
 	if why := Outside(coverage, query); why != "" {
 		return &NotFoundError{Query: query, Why: why}
 	}
-	return &NotFoundError{Query: query, Near: closest(names, func(int) bool { return true }, query, 3)}
+	if slices.Contains(names, query) {
+		return &NotFoundError{Query: query, Why: onlyNamed(query)}
+	}
+	traced := func(i int) bool { return Traced(coverage, names[i]) }
+	return &NotFoundError{Query: query, Near: closest(names, traced, query, 3)}
 }
 
 // closest returns up to n of names closest to query, by edit distance,

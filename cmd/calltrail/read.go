@@ -167,7 +167,7 @@ func focusMatched(r *tracefile.Reader, focus string, f *filter.Filter) error {
 	names := make([]string, r.NumFuncs())
 	for i := range names {
 		names[i] = r.Func(uint32(i + 1)).Name
-		if names[i] == focus || f.Focus.MatchString(names[i]) {
+		if (names[i] == focus || f.Focus.MatchString(names[i])) && query.Traced(r.Coverage(), names[i]) {
 			return nil
 		}
 	}
