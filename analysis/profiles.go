@@ -70,7 +70,12 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) trac
 	}
 	for _, f := range p.Funcs {
 		if p.HasCPU {
-			f.Wait = max(f.Total-f.CPU-f.Tracing, 0)
+			// A sample stands for a period of CPU time (10ms): one in
+			// a function that ran 2ms would put it on CPU longer than
+			// it ran. No function is, so its split is of its total.
+			f.CPU = min(f.CPU, f.Total)
+			f.Tracing = min(f.Tracing, f.Total-f.CPU)
+			f.Wait = f.Total - f.CPU - f.Tracing
 		}
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
 		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })

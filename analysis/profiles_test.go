@@ -123,6 +123,37 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// TestSplitWithinTotal: a sample stands for 10ms of CPU, more than a
+// 2ms call ran; the function's split is of its total all the same: on
+// CPU, tracing and waiting add up to it, none above it.
+func TestSplitWithinTotal(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+1 +short 10000000
+1 - 12000000
+1 +traced 20000000
+1 - 23000000
+1 - 100000000
+`), Options{})
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"runtime.main;main":       60 * ms,
+			"runtime.main;main;short": 10 * ms,
+			"runtime.main;main;traced;github.com/calltrail/calltrail.(*tracer).enter": 10 * ms,
+		}),
+	}, nowhere, nil)
+	if !p.HasCPU {
+		t.Fatal("profile not seen")
+	}
+	f := funcsByName(p)
+	for name, want := range map[string][3]int64{"short": {2 * ms, 0, 0}, "traced": {0, 3 * ms, 0}, "main": {70 * ms, 10 * ms, 20 * ms}} {
+		got := [3]int64{f[name].CPU, f[name].Tracing, f[name].Wait}
+		if got != want {
+			t.Errorf("%s (total %d): cpu, tracing, wait %v, want %v", name, f[name].Total, got, want)
+		}
+	}
+}
+
 // TestThinCPU: 45ms of CPU samples are too few to split time on and off
 // CPU; the profile is left out, and said to be thin.
 func TestThinCPU(t *testing.T) {
