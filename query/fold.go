@@ -16,7 +16,8 @@ import (
 // Nothing is dropped and nothing is reordered: writing each run out, at
 // most its count of times, gives back the path of calls (Reaches), so
 // every folded chain is a path that replay shows. Chains that differ only in how many
-// times their runs ran are one chain, counted at the most.
+// times their runs ran are one chain, counted at the most: each step's
+// most, which for a chain of two repeated steps may come from two paths.
 
 // maxPeriod bounds the steps of a run the folding looks for. Past it a
 // chain is not folded further, which costs only length: recursion
