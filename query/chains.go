@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,24 @@ type Step struct {
 	Name   string `json:"name,omitempty"`
 	Cycle  []Step `json:"cycle,omitempty"`
 	Repeat int    `json:"repeat,omitempty"`
+}
+
+// Ends returns the functions chains end in, each once, sorted: the
+// functions a query matched that were called.
+func Ends(chains []Chain) []string {
+	var out []string
+	for _, c := range chains {
+		if len(c.Path) == 0 {
+			continue
+		}
+		s := c.Path[len(c.Path)-1]
+		for s.Cycle != nil {
+			s = s.Cycle[len(s.Cycle)-1]
+		}
+		out = append(out, s.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Text writes a chain as "a -> b ×3 -> (c -> d) ×2 -> e", steps

@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"strings"
 
 	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
@@ -42,6 +44,15 @@ func chainsVerb() *verb {
 			chains, err := src.Chains(ctx, fn, query.ChainOptions{Slowest: slowest, OnlyErrors: failed, OnlyPanics: panics})
 			if err != nil {
 				return err
+			}
+			if ends := query.Ends(chains); len(ends) > 1 {
+				// A pattern: say what it matched, which the chains
+				// mix.
+				n, more := len(ends), ""
+				if n > 5 {
+					ends, more = ends[:5], fmt.Sprintf(" and %d more", n-5)
+				}
+				fmt.Fprintf(sess.errOut, "calltrail: %s matches %d functions: %s%s (a full name names one, as does a pattern ending in $)\n", fn, n, strings.Join(ends, ", "), more)
 			}
 			if asJSON {
 				return writeJSON(sess.out, struct {

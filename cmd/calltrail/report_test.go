@@ -30,6 +30,12 @@ func TestReportAndChains(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			golden(t, tt.golden, stdout)
+			// A pattern that matched several functions says which;
+			// a name says nothing more.
+			several := tt.golden == "chains-regexp.golden"
+			if want := "calltrail: ^main\\.C matches 2 functions: main.C1, main.C2 ("; several != strings.Contains(stderr, " matches ") || several && !strings.Contains(stderr, want) {
+				t.Errorf("stderr %q", stderr)
+			}
 		})
 	}
 	var rep struct {
