@@ -145,7 +145,7 @@ func Goroutines(w io.Writer, duration time.Duration, g query.Goroutines) {
 	fmt.Fprintf(w, "traced work:  p50 %s, p90 %s, max %s\n", Duration(int64(g.Work.P50)), Duration(int64(g.Work.P90)), Duration(int64(g.Work.Max)))
 	if len(g.Live) > 0 {
 		top := slices.Max(g.Live)
-		fmt.Fprintf(w, "alive:        %s  (0 to %d in a column of %s)\n", sparkline(g.Live, top), top, Duration(int64(g.Slice)))
+		fmt.Fprintf(w, "alive:        %s  (0 to %d alive within a column of %s)\n", sparkline(g.Live, top), top, Duration(int64(g.Slice)))
 	}
 	if len(g.StartedBy) == 0 {
 		return
