@@ -271,6 +271,28 @@ func TestTriggerPanic(t *testing.T) {
 	}
 }
 
+// TestTriggerAtEnd checks that a window fired just before the trace
+// ends, as when a panic is about to kill the program, is written before
+// the end is: the program may be gone before the aftermath passes.
+func TestTriggerAtEnd(t *testing.T) {
+	rules, _ := parseTriggers("panic")
+	dir := t.TempDir()
+	defer useFlight(t, options{every: time.Hour, triggers: rules, triggerDir: dir, triggerEvery: time.Minute})()
+	func() {
+		defer func() { recover() }()
+		call(&funcs[4], func() { panic("boom") }) // test.panics
+	}()
+	tr.w.request("panic", false) // as a panic leaving main does
+	files, _ := filepath.Glob(filepath.Join(dir, "calltrail-*.trace"))
+	if len(files) != 1 {
+		t.Fatalf("%d trigger files when the trace ended, want 1", len(files))
+	}
+	got := readTrace(t, files[0])
+	if all := allCalls(got); !strings.Contains(all, "<-test.panics (panic)") || !strings.Contains(got.end, "test.panics left by a panic") {
+		t.Errorf("trigger file (ended %q) holds %.300s", got.end, all)
+	}
+}
+
 func TestParseTriggers(t *testing.T) {
 	for _, bad := range []string{"main.D", "main.D>", ">5ms", "main.D>fast", "panic,", "main.D>-1s", "span:>1s", "span:GET"} {
 		if _, err := parseTriggers(bad); err == nil {

@@ -235,6 +235,7 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		w.seg = tracewrite.NewChunkEncoder(&w.segBuf)
 		if o.triggers != nil {
 			w.triggers = newTriggers(o.triggers, o.triggerDir, o.triggerEvery)
+			w.triggers.w = w
 		}
 	}
 	if text != nil {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/calltrail/calltrail/internal/tracewrite"
@@ -37,6 +39,20 @@ type triggers struct {
 	bySpan  map[tracefile.SpanID]*rule
 	started map[tracefile.SpanID]int64
 	last    time.Time // when a trigger last wrote
+	// pending are the windows fired and not yet written: each is
+	// written after its aftermath, or when the trace ends, whichever
+	// comes first (the writer's goroutine only).
+	pending []*firing
+	w       *writer // the writer whose segments it watches
+}
+
+// A firing is a trigger's window to write: once, by whichever of its
+// own goroutine, after the aftermath, and the writer, when the trace
+// ends first, claims it.
+type firing struct {
+	name, text, what string
+	claimed          atomic.Bool
+	done             chan struct{} // closed once its goroutine has written it
 }
 
 type rule struct {
@@ -169,24 +185,63 @@ func (tg *triggers) fire(r *rule, what string) {
 		return
 	}
 	tg.last = now
-	name := filepath.Join(tg.dir, "calltrail-"+now.UTC().Format("20060102T150405.000")+".trace")
-	go func() {
-		time.Sleep(tg.after) // the call's aftermath: its callers returning
-		if err := writeTriggered(name, "trigger "+r.text+": "+what); err != nil {
-			fmt.Fprintf(os.Stderr, "calltrail: trigger %s fired, but the window could not be written: %v\n", r.text, err)
-			return
+	f := &firing{name: filepath.Join(tg.dir, "calltrail-"+now.UTC().Format("20060102T150405.000")+".trace"), text: r.text, what: what, done: make(chan struct{})}
+	tg.pending = slices.DeleteFunc(tg.pending, func(f *firing) bool {
+		select {
+		case <-f.done:
+			return true // written
+		default:
+			return false
 		}
-		fmt.Fprintf(os.Stderr, "calltrail: trigger %s fired (%s): window written to %s\n", r.text, what, name)
+	})
+	tg.pending = append(tg.pending, f)
+	go func() {
+		time.Sleep(tg.after)    // the call's aftermath: its callers returning
+		tg.w.request("", false) // what is recorded so far goes into a segment
+		// Claimed only now, once the writer is no longer needed: the
+		// writer waits at the end for a window being written.
+		if f.claimed.CompareAndSwap(false, true) {
+			f.write(tg.w)
+			close(f.done)
+		}
 	}()
 }
 
-// writeTriggered writes a snapshot to name, whole or not at all.
-func writeTriggered(name, reason string) error {
+// ended writes the windows fired and not yet written, at once: the trace
+// ends (the program returns, exits, or a panic or a signal is about to
+// kill it), so their aftermath is over, and the program may be gone
+// before their goroutines wake. A window its goroutine is writing is
+// waited for. It runs on the writer's goroutine, whose latest segment
+// holds the last calls.
+func (tg *triggers) ended() {
+	for _, f := range tg.pending {
+		if f.claimed.CompareAndSwap(false, true) {
+			f.write(tg.w)
+		} else {
+			<-f.done
+		}
+	}
+	tg.pending = tg.pending[:0]
+}
+
+// write writes the window of w's flight recorder to the file and says so
+// on stderr.
+func (f *firing) write(w *writer) {
+	if err := writeTriggered(w, f.name, "trigger "+f.text+": "+f.what); err != nil {
+		fmt.Fprintf(os.Stderr, "calltrail: trigger %s fired, but the window could not be written: %v\n", f.text, err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "calltrail: trigger %s fired (%s): window written to %s\n", f.text, f.what, f.name)
+}
+
+// writeTriggered writes a snapshot to name, whole or not at all, of the
+// segments made so far.
+func writeTriggered(w *writer, name, reason string) error {
 	f, err := os.CreateTemp(filepath.Dir(name), ".calltrail-trigger-*")
 	if err != nil {
 		return err
 	}
-	_, err = snapshot(f, 0, reason, nil)
+	_, err = w.flight.write(f, 0, w.t.reg.all(), w.t.errs.all(), reason, nil)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

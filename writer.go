@@ -169,6 +169,9 @@ func (w *writer) serve(r flushReq) (closed bool) {
 			time.Sleep(20 * time.Microsecond)
 		}
 		w.write()
+		if r.end != "" && w.triggers != nil {
+			w.triggers.ended()
+		}
 		if r.end != "" {
 			// The trace ends, at least for now: the profiles go in
 			// before the end chunk, once.
