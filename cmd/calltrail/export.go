@@ -120,6 +120,11 @@ func exportVerb() *verb {
 					fmt.Fprintf(sess.errOut, "calltrail: %d calls nested deeper than %d were left out, as Go's profiler cuts its stacks\n", cut, export.MaxStack)
 				}
 			}
+			// -g naming a goroutine that ran no traced call is an
+			// error, not an empty export.
+			if err := sess.unseen(); err != nil {
+				return err
+			}
 			if output == "" {
 				_, err := sess.out.Write(buf.Bytes())
 				return err

@@ -100,6 +100,11 @@ func flameVerb() *verb {
 			if err != nil {
 				return err
 			}
+			// -g naming a goroutine that ran no traced call is an
+			// error, not an empty graph.
+			if err := sess.unseen(); err != nil {
+				return err
+			}
 			if output == "" {
 				_, err = sess.out.Write(buf.Bytes())
 				return err

@@ -198,11 +198,21 @@ func (sess *session) run(args []string) (code int) {
 		fmt.Fprintf(stderr, "calltrail: %s\n", oneLine(sess.damage.Error()))
 		return 1
 	}
-	if sess.goroutines != nil && sess.goroutines.Unseen() {
-		fmt.Fprintf(stderr, "calltrail: -g %d: no traced call ran in goroutine %d (calltrail goroutines lists those that ran some)\n", sess.goroutines.G, sess.goroutines.G)
+	if err := sess.unseen(); err != nil {
+		fmt.Fprintf(stderr, "calltrail: %s\n", err)
 		return 1
 	}
 	return 0
+}
+
+// unseen is the error of a -g naming a goroutine in which no call read
+// ran: a verb says it rather than show an empty view, and one writing a
+// file writes none.
+func (sess *session) unseen() error {
+	if g := sess.goroutines; g != nil && g.Unseen() {
+		return fmt.Errorf("-g %d: no traced call ran in goroutine %d (calltrail goroutines lists those that ran some)", g.G, g.G)
+	}
+	return nil
 }
 
 // parseInterspersed parses flags wherever they are among the arguments,

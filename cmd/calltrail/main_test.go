@@ -244,17 +244,29 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("a file named after --: exit %d, %s", code, stderr)
 	}
 
-	for _, verb := range []string{"replay", "report", "chains", "flame"} {
+	out := filepath.Join(t.TempDir(), "out")
+	for _, verb := range []string{"replay", "report", "chains", "flame", "flame-html", "pprof", "folded", "chrome"} {
 		args := []string{verb, "-g", "999", path}
-		if verb == "chains" {
+		switch verb {
+		case "chains":
 			args = []string{verb, "-g", "999", "main.D", path}
-		}
-		if verb == "flame" {
-			args = []string{verb, "-g", "999", "-o", filepath.Join(t.TempDir(), "f.svg"), path}
+		case "flame":
+			args = []string{verb, "-g", "999", "-o", out + ".svg", path}
+		case "flame-html":
+			args = []string{"flame", "-g", "999", "-o", out + ".html", path}
+		case "pprof", "folded", "chrome":
+			args = []string{"export", "--format", verb, "-g", "999", "-o", out, path}
 		}
 		code, _, stderr := runCmd(args...)
 		if code != 1 || !strings.Contains(stderr, "no traced call ran in goroutine 999") {
 			t.Errorf("%s -g 999: exit %d, %q", verb, code, stderr)
+		}
+		// An error, not an empty view: no file is written.
+		if written, _ := filepath.Glob(out + "*"); len(written) > 0 {
+			t.Errorf("%s -g 999 wrote %v", verb, written)
+			for _, f := range written {
+				os.Remove(f)
+			}
 		}
 	}
 	if code, out, stderr := runCmd("replay", "-g", "7", path); code != 0 || strings.Contains(stderr, "goroutine") || !strings.Contains(out, "main.A2") {
