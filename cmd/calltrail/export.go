@@ -39,6 +39,9 @@ func exportVerb() *verb {
 				if err := notInput(output, name); err != nil {
 					return err
 				}
+				if err := notKept(output); err != nil {
+					return err
+				}
 				if err := writable(output); err != nil {
 					return err
 				}

@@ -227,8 +227,9 @@ func TestExportErrors(t *testing.T) {
 }
 
 // TestOutputChecked checks what -o may name, before any work: not the
-// trace being read (through a link or not), nor a directory that is not
-// there; and that an output link is written through.
+// trace being read (through a link or not), nor another trace or Go
+// source, nor a directory that is not there; and that an output link is
+// written through.
 func TestOutputChecked(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "chains.out")
@@ -250,6 +251,40 @@ func TestOutputChecked(t *testing.T) {
 		}
 		if got, _ := os.ReadFile(trace); !bytes.Equal(got, data) {
 			t.Fatalf("%v overwrote the trace", args)
+		}
+	}
+	// Nor another trace, nor Go source: a graph or an export replaces
+	// neither, though it replaces the graph or profile before it.
+	other := filepath.Join(dir, "other.out")
+	os.WriteFile(other, data, 0o644)
+	source := filepath.Join(dir, "main.go")
+	src := []byte("package main\n\nfunc main() {}\n")
+	os.WriteFile(source, src, 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flame", "-o", other, trace}, "that is a calltrail trace"},
+		{[]string{"export", "--format", "folded", "-o", other, trace}, "that is a calltrail trace"},
+		{[]string{"flame", "-o", source, trace}, "that is Go source"},
+		{[]string{"export", "--format", "pprof", "-o", source, trace}, "that is Go source"},
+		{[]string{"record", "-o", source, "localhost:1"}, "is not a calltrail trace"},
+	} {
+		code, _, stderr := runCmd(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q", c.args, code, stderr)
+		}
+	}
+	if got, _ := os.ReadFile(other); !bytes.Equal(got, data) {
+		t.Error("another trace was overwritten")
+	}
+	if got, _ := os.ReadFile(source); !bytes.Equal(got, src) {
+		t.Error("Go source was overwritten")
+	}
+	graph := filepath.Join(dir, "graph.svg")
+	for range 2 {
+		if code, _, stderr := runCmd("flame", "-o", graph, trace); code != 0 {
+			t.Errorf("flame -o over the graph before: exit %d, %q", code, stderr)
 		}
 	}
 	if code, _, stderr := runCmd("export", "--format", "folded", "-o", filepath.Join(dir, "no/such/dir/x"), trace); code != 1 || !strings.Contains(stderr, "no/such/dir") {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/calltrail/calltrail/internal/originals"
 	"github.com/calltrail/calltrail/tracefile"
@@ -184,6 +185,26 @@ func replaceable(path string) error {
 		return nil
 	}
 	return usageError{fmt.Sprintf("-o %s: the file is there and is not a calltrail trace; name a new file", path)}
+}
+
+// notKept refuses an output path, for a graph or an export, that names
+// a trace or a Go source file: flame -o with its arguments in the wrong
+// order would replace a trace with a graph, export -o main.go the
+// program's source. Any other file is replaced, the previous graph or
+// profile of the same name first of all.
+func notKept(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
+		return nil
+	}
+	switch base := filepath.Base(path); {
+	case strings.HasSuffix(base, ".go") || base == "go.mod" || base == "go.sum" || base == "go.work":
+		return usageError{fmt.Sprintf("-o %s: that is Go source; name another file", path)}
+	}
+	if replaceable(path) == nil {
+		return usageError{fmt.Sprintf("-o %s: that is a calltrail trace; name another file", path)}
+	}
+	return nil
 }
 
 // writable checks, before any work, that an output file can be created

@@ -59,6 +59,9 @@ func flameVerb() *verb {
 				if err := notInput(output, inputs...); err != nil {
 					return err
 				}
+				if err := notKept(output); err != nil {
+					return err
+				}
 				if err := writable(output); err != nil {
 					return err
 				}

@@ -47,6 +47,9 @@ func recordVerb() *verb {
 			if cpu && seconds == 0 {
 				return usageError{"--cpu goes with --seconds: a profile can be taken of the time to come only"}
 			}
+			if err := replaceable(output); err != nil {
+				return err
+			}
 			if err := writable(output); err != nil {
 				return err
 			}
