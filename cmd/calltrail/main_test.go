@@ -244,6 +244,20 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("a file named after --: exit %d, %s", code, stderr)
 	}
 
+	// Values out of range are refused before any work, not read as
+	// "all" or "the whole window".
+	for _, args := range [][]string{
+		{"report", "--top", "-3", path},
+		{"goroutines", "--top", "-1", path},
+		{"record", "--last", "-1s", "localhost:1"},
+		{"record", "--last", "0s", "localhost:1"},
+		{"record", "--seconds", "0", "localhost:1"},
+		{"record", "--seconds", "1", "--last", "1s", "localhost:1"},
+	} {
+		if code, _, stderr := runCmd(args...); code != 2 {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
 	out := filepath.Join(t.TempDir(), "out")
 	for _, verb := range []string{"replay", "report", "chains", "flame", "flame-html", "pprof", "folded", "chrome"} {
 		args := []string{verb, "-g", "999", path}

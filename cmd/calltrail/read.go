@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
@@ -97,9 +99,28 @@ type topFlags struct {
 
 // register adds --top, with its default and what it counts, and --json.
 func (lf *topFlags) register(fs *flag.FlagSet, top int, usage string) {
-	*lf = topFlags{}
-	fs.IntVar(&lf.top, "top", top, usage)
+	*lf = topFlags{top: top}
+	fs.Var(nonNegative{&lf.top}, "top", usage)
 	fs.BoolVar(&lf.json, "json", false, "print JSON")
+}
+
+// nonNegative is an int flag of 0 or more.
+type nonNegative struct{ n *int }
+
+func (c nonNegative) String() string {
+	if c.n == nil {
+		return "0"
+	}
+	return strconv.Itoa(*c.n)
+}
+
+func (c nonNegative) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return errors.New("want a whole number, 0 or more")
+	}
+	*c.n = n
+	return nil
 }
 
 // filterFlags are the filters every command that reads calls accepts:

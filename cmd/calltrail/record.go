@@ -37,12 +37,20 @@ func recordVerb() *verb {
 			fs.DurationVar(&last, "last", 0, "take only the last `D` of the window (5s)")
 			fs.BoolVar(&cpu, "cpu", false, "with --seconds, take the Go runtime's CPU profile of that time too (on-CPU and waiting time per function)")
 		},
-		run: func(sess *session, _ *flag.FlagSet, args []string) error {
+		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Sprintf("want one address, got %d arguments", len(args))}
 			}
-			if seconds < 0 || seconds > live.MaxCapture {
-				return usageError{fmt.Sprintf("--seconds %g: want at most %d", seconds, live.MaxCapture)}
+			set := map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+			if seconds < 0 || seconds > live.MaxCapture || set["seconds"] && seconds == 0 {
+				return usageError{fmt.Sprintf("--seconds %g: want more than 0 and at most %d", seconds, live.MaxCapture)}
+			}
+			if last < 0 || set["last"] && last == 0 {
+				return usageError{fmt.Sprintf("--last %v: want more than 0 (without --last, the whole window)", last)}
+			}
+			if set["seconds"] && set["last"] {
+				return usageError{"--seconds captures the time to come, --last takes the end of the window: one or the other"}
 			}
 			if cpu && seconds == 0 {
 				return usageError{"--cpu goes with --seconds: a profile can be taken of the time to come only"}
