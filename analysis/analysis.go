@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
@@ -273,11 +275,16 @@ type Profile struct {
 	// holding less than MinCPU of samples is too thin to split time on
 	// and off CPU: it is left out, with ThinCPU set.
 	HasCPU, HasWaits, ThinCPU bool
-	// ProfilesLeftOut says the analysis read the calls of some requests
-	// only (tracefile.Reader.Narrowed), and left out the trace's
-	// profiles whose samples do not say which request they were taken
-	// for: the block and mutex profiles, and a CPU profile without span
-	// labels (tracefile.SpanLabel).
+	// focus is the filter's focus, which a sample's stack must hold a
+	// function of to count.
+	focus *regexp.Regexp
+	// ProfilesLeftOut says the analysis read some calls only, and left
+	// out the trace's profiles whose samples cannot tell them from the
+	// rest: of some requests (tracefile.Reader.Narrowed), the block and
+	// mutex profiles, and a CPU profile without span labels
+	// (tracefile.SpanLabel); of some goroutine, time, duration or ending
+	// (Filter.G, From, To, MinTime, Options.OnlyPanics, OnlyErrors),
+	// every profile.
 	ProfilesLeftOut bool
 	// ProfileErrors say which of the trace's profiles were left out,
 	// and why.
@@ -640,7 +647,25 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		if r.Narrowed() {
 			keep = r.KeepsSpan
 		}
-		p.splitProfiles(pp, r.Func, keep)
+		if why := bySample(f, o); why != "" {
+			// The profiles' samples say neither when nor in which
+			// goroutine they were taken, nor in which call of a
+			// function: set beside some calls of the run, the whole
+			// run's CPU time put 70ms of it in one call of 4ms.
+			var kinds []string
+			for _, kind := range []string{"CPU", "block", "mutex"} {
+				if _, ok := pp[strings.ToLower(kind)]; ok {
+					kinds = append(kinds, kind)
+				}
+			}
+			if len(kinds) > 0 {
+				p.ProfilesLeftOut = true
+				p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("the trace's %s profiles are the whole run's, not the calls %s selects: left out of their time", strings.Join(kinds, ", "), why))
+			}
+		} else {
+			p.focus = f.Focus
+			p.splitProfiles(pp, r.Func, keep)
+		}
 	}
 	p.FuncTable = make([]tracefile.Func, r.NumFuncs())
 	for i := range p.FuncTable {
@@ -653,6 +678,31 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	p.Coverage = r.Coverage()
 	p.reading = nil
 	return p
+}
+
+// bySample names the options of f and o that select calls in a way a
+// profile's samples cannot follow, or returns "": by goroutine, time,
+// duration, or how they ended. A focus they can follow, by the functions
+// on a sample's stack; hidden calls and a depth need nothing, their time
+// being their callers'.
+func bySample(f *filter.Filter, o Options) string {
+	var by []string
+	if f.G != 0 {
+		by = append(by, "-g")
+	}
+	if f.From != 0 || f.To != 0 {
+		by = append(by, "-window")
+	}
+	if f.MinTime != 0 {
+		by = append(by, "-t")
+	}
+	if o.OnlyPanics {
+		by = append(by, "--panics")
+	}
+	if o.OnlyErrors {
+		by = append(by, "--errors")
+	}
+	return strings.Join(by, " ")
 }
 
 // of returns the Share of goroutine g.

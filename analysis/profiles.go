@@ -310,6 +310,9 @@ func (p *Profile) cpu(prof *profile.Profile, res *resolver) {
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
 		st, inlined, tracing := stack(s)
+		if !p.focused(st, res) {
+			continue
+		}
 		if tracing {
 			p.TracingCPU += v
 		} else {
@@ -400,7 +403,7 @@ func (p *Profile) waits(prof *profile.Profile, res *resolver, mutex bool) {
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
 		st, _, tracing := stack(s)
-		if tracing {
+		if tracing || !p.focused(st, res) {
 			continue
 		}
 		if mutex {
@@ -421,6 +424,21 @@ func (p *Profile) waits(prof *profile.Profile, res *resolver, mutex bool) {
 			}
 		}
 	}
+}
+
+// focused reports whether a sample of stack st is of the calls the
+// analysis selects: under a focus, a traced function it matches is on
+// the stack.
+func (p *Profile) focused(st []*profile.Function, res *resolver) bool {
+	if p.focus == nil {
+		return true
+	}
+	for _, fn := range st {
+		if f := res.of(fn); f != nil && p.focus.MatchString(f.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *Func) addWait(on string, ns int64) { f.Waits = addTo(f.Waits, on, ns) }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
@@ -151,6 +153,49 @@ func TestSplitWithinTotal(t *testing.T) {
 		if got != want {
 			t.Errorf("%s (total %d): cpu, tracing, wait %v, want %v", name, f[name].Total, got, want)
 		}
+	}
+}
+
+// TestFilteredProfiles: the profiles' samples say nothing of when, in
+// which goroutine or in which call they were taken, so a filter by those
+// leaves the profiles out; under a focus, only the samples with the
+// focused function on their stack count.
+func TestFilteredProfiles(t *testing.T) {
+	for _, c := range []struct {
+		f    filter.Filter
+		o    Options
+		want string
+	}{
+		{filter.Filter{}, Options{}, ""},
+		{filter.Filter{Focus: regexp.MustCompile("a"), Hide: regexp.MustCompile("b"), MaxDepth: 2}, Options{}, ""},
+		{filter.Filter{G: 7}, Options{}, "-g"},
+		{filter.Filter{From: 1, MinTime: 1}, Options{OnlyPanics: true}, "-window -t --panics"},
+		{filter.Filter{To: 1}, Options{OnlyErrors: true}, "-window --errors"},
+	} {
+		if got := bySample(&c.f, c.o); got != c.want {
+			t.Errorf("%+v %+v: %q, want %q", c.f, c.o, got, c.want)
+		}
+	}
+	focus := regexp.MustCompile("^work$")
+	p := Analyze(build(t, `
+1 +main 0
+1 +work 10000000
+1 - 50000000
+1 +other 50000000
+1 - 90000000
+1 - 100000000
+`), Options{Filter: &filter.Filter{Focus: focus}})
+	p.focus = focus
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"runtime.main;main;work":  30 * ms,
+			"runtime.main;main;other": 40 * ms,
+			"runtime.main;main":       20 * ms,
+		}),
+	}, nowhere, nil)
+	f := funcsByName(p)
+	if !p.HasCPU || p.TotalCPU != 30*ms || f["work"] == nil || f["work"].CPU != 30*ms || f["main"] != nil {
+		t.Errorf("focus on work: HasCPU %v, TotalCPU %d, funcs %v; want work's 30ms only", p.HasCPU, p.TotalCPU, f)
 	}
 }
 

@@ -31,9 +31,10 @@ type Overview struct {
 	// ThinCPU says the trace's CPU profile was left out: too few samples
 	// (less than analysis.MinCPU) to split time on and off CPU.
 	ThinCPU bool `json:"thin_cpu,omitempty"`
-	// ProfilesLeftOut says the view is of some requests' calls, and
-	// profiles that do not tell requests apart are left out of it (see
-	// analysis.Profile.ProfilesLeftOut).
+	// ProfilesLeftOut says the view is of some calls only (some
+	// requests', or those a filter selects by goroutine, time, duration
+	// or ending), and profiles whose samples do not tell them apart are
+	// left out of it (see analysis.Profile.ProfilesLeftOut).
 	ProfilesLeftOut bool               `json:"profiles_left_out,omitempty"`
 	Findings        []diagnose.Finding `json:"findings"`
 	TopSelf         []Function         `json:"top_self"`
