@@ -61,12 +61,6 @@ func WriteSVG(w io.Writer, t *query.Tree, o Options) error {
 		width = 1200
 	}
 	diff := t.Base != nil
-	size := func(i int32) int64 {
-		if diff {
-			return max(t.Value[i], t.Base[i])
-		}
-		return t.Value[i]
-	}
 	// Depth and children, without recursion.
 	n := t.Len()
 	level := make([]int, n)
@@ -82,19 +76,27 @@ func WriteSVG(w io.Writer, t *query.Tree, o Options) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="system-ui, sans-serif" font-size="11">`+"\n", width, height, width, height)
 	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="#f8f8f8"/><text x="%d" y="16" text-anchor="middle" font-size="14">%s</text>`+"\n", width/2, html.EscapeString(o.Title))
-	total := max(size(0), 1)
+	// A box is as wide as its value, in the trace drawn, against the
+	// base or not, as the web UI draws it: boxes as wide as the larger
+	// of the two would outgrow their parents. Colours compare with the
+	// larger of the two traces, as the web UI's.
+	total := max(t.Value[0], 1)
+	all := total
+	if diff {
+		all = max(all, t.Base[0])
+	}
 	scale := float64(width-20) / float64(total)
 	x := make([]float64, n)
 	x[0] = 10
 	for i := int32(0); i < int32(n); i++ { // parents come before children
-		wpx := float64(size(i)) * scale
+		wpx := float64(t.Value[i]) * scale
 		if wpx < 0.5 || level[i] >= MaxLevels {
 			continue
 		}
 		cx := x[i]
 		for _, c := range kids[i] {
 			x[c] = cx
-			cx += float64(size(c)) * scale
+			cx += float64(t.Value[c]) * scale
 		}
 		y := height - (level[i]+1)*rowHeight - 5
 		if o.Icicle {
@@ -106,12 +108,16 @@ func WriteSVG(w io.Writer, t *query.Tree, o Options) error {
 			name = t.Names[t.Name[i]]
 			fill = Colour(name)
 			if diff {
-				fill = DiffColour(t.Value[i], t.Base[i], total)
+				fill = DiffColour(t.Value[i], t.Base[i], all)
 			}
 		}
 		tip := fmt.Sprintf("%s: %s (%.2f%%)", name, indented.Round(time.Duration(t.Value[i])), 100*float64(t.Value[i])/float64(total))
 		if diff {
-			tip += fmt.Sprintf(", base %s", indented.Round(time.Duration(t.Base[i])))
+			sign := "+"
+			if t.Value[i] < t.Base[i] {
+				sign = "-"
+			}
+			tip += fmt.Sprintf(", base %s (%s%s)", indented.Round(time.Duration(t.Base[i])), sign, indented.Round(time.Duration(max(t.Value[i]-t.Base[i], t.Base[i]-t.Value[i]))))
 		}
 		fmt.Fprintf(bw, `<g><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>`, html.EscapeString(tip), x[i], y, wpx, rowHeight-1, fill)
 		if chars := int(wpx / 7); chars >= 3 {

@@ -3,6 +3,7 @@ package flame
 import (
 	"bytes"
 	"encoding/xml"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +66,57 @@ func TestSVGDeep(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), "<rect"); n > MaxLevels+1 {
 		t.Errorf("%d boxes, want at most %d levels", n, MaxLevels)
+	}
+}
+
+// TestSVGDiffNests draws a graph against a base trace in which main.A
+// took most of main.main, and main.B did not run: boxes are as wide as
+// the trace drawn says, as the web page draws them, so none outgrows its
+// parent or the canvas.
+func TestSVGDiffNests(t *testing.T) {
+	trace := func(script string) *query.Trace {
+		data, err := tracetest.Build(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return query.New("t", analysis.Analyze(r, analysis.Options{}))
+	}
+	base := trace("1 +main.main 0\n1 +main.A 10\n1 - 90\n1 - 100")
+	cur := trace("1 +main.main 0\n1 +main.A 10\n1 - 20\n1 +main.B 30\n1 - 90\n1 - 100")
+	var buf bytes.Buffer
+	if err := WriteSVG(&buf, cur.Flame(base, false, query.Wall), Options{Width: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	d := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Local != "rect" {
+			continue
+		}
+		var x, w float64
+		for _, a := range se.Attr {
+			switch a.Name.Local {
+			case "x":
+				x, _ = strconv.ParseFloat(a.Value, 64)
+			case "width":
+				w, _ = strconv.ParseFloat(a.Value, 64)
+			}
+		}
+		if x+w > 990.1 {
+			t.Errorf("a box from %.1f to %.1f, past the graph's right edge at 990", x, x+w)
+		}
+	}
+	if !strings.Contains(svg, "main.A: 10ns (10.00%), base 80ns (-70ns)") {
+		t.Errorf("main.A's tooltip: want its value, its base and the change:\n%s", svg)
 	}
 }
 
