@@ -28,7 +28,15 @@ type Instance struct {
 // Node is a node of the calling-context tree: one distinct chain of calls
 // from a goroutine's first traced call down to Func.
 type Node struct {
-	Func     uint32
+	Func uint32
+	// up is the depth, counted from 0 at the outermost call, of the
+	// innermost of its callers that is a call of the same function, or
+	// -1 if none is: a call of this chain is inside that one. A node is
+	// its chain, so this is known once, when it is made (from the stack
+	// of the goroutine that made it), rather than looked up on every
+	// call. Beside Func, it fills what would be padding: a recursion a
+	// million calls deep is a million nodes.
+	up       int32
 	Parent   *Node // nil for the tree's root, which stands for no call
 	Children []*Node
 
@@ -63,13 +71,6 @@ type Node struct {
 
 	hit   *Node            // the child found last: chains repeat
 	index map[uint32]*Node // children by function, once there are many
-	// up is the depth, counted from 0 at the outermost call, of the
-	// innermost of its callers that is a call of the same function, or
-	// -1 if none is: a call of this chain is inside that one. A node is
-	// its chain, so this is known once, when it is made (from the stack
-	// of the goroutine that made it), rather than looked up on every
-	// call.
-	up int32
 }
 
 // shallow is how many of a goroutine's outermost open calls are walked

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -120,6 +122,7 @@ func fetch(t *testing.T, modVersion string) (dir, cache string) {
 // testRun is what go test -json said.
 type testRun struct {
 	passed, failed []string
+	pkg            map[string]string // a test's package, by its name in passed and failed
 	elapsed        time.Duration
 	output         string
 }
@@ -132,7 +135,7 @@ func goTestJSON(t *testing.T, dir string, name string, args ...string) testRun {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	out, _ := cmd.Output()
-	r := testRun{elapsed: time.Since(start), output: stderr.String()}
+	r := testRun{pkg: map[string]string{}, elapsed: time.Since(start), output: stderr.String()}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -146,10 +149,66 @@ func goTestJSON(t *testing.T, dir string, name string, args ...string) testRun {
 		case "fail":
 			r.failed = append(r.failed, ev.Package+"."+ev.Test)
 		}
+		r.pkg[ev.Package+"."+ev.Test] = ev.Package
 	}
 	sort.Strings(r.passed)
 	sort.Strings(r.failed)
 	return r
+}
+
+// differing returns the tests whose results differ between the plain
+// run and the traced one. A test that failed in one is run alone three
+// more times the same way, and left out if it passes once: its own
+// flakiness, not calltrail's doing (uuid's TestVersion6 reads the clock,
+// and failed 1 time in 100 under go test here). A failure calltrail
+// causes fails every time.
+func differing(t *testing.T, dir, bin string, plain, traced testRun) []string {
+	t.Helper()
+	status := func(r testRun) map[string]string {
+		m := map[string]string{}
+		for _, n := range r.passed {
+			m[n] = "pass"
+		}
+		for _, n := range r.failed {
+			m[n] = "fail"
+		}
+		return m
+	}
+	p, tr := status(plain), status(traced)
+	var names []string
+	for _, m := range []map[string]string{p, tr} {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	var out []string
+	for _, name := range slices.Compact(names) {
+		pkg := plain.pkg[name]
+		if pkg == "" {
+			pkg = traced.pkg[name]
+		}
+		test := strings.TrimPrefix(name, pkg+".")
+		args := []string{"test", "-json", "-count=3", "-run", "^" + strings.ReplaceAll(regexp.QuoteMeta(test), "/", "$/^") + "$", pkg}
+		run, how := "go", "go test"
+		switch {
+		case p[name] == tr[name]:
+			continue
+		case p[name] == "fail" && tr[name] == "pass":
+		case tr[name] == "fail" && p[name] == "pass":
+			run, how = bin, "calltrail test"
+			args = append([]string{"test", "-o", t.TempDir()}, args[1:]...)
+		default: // run in one only
+			out = append(out, name)
+			continue
+		}
+		if again := goTestJSON(t, dir, run, args...); slices.Contains(again.passed, name) {
+			t.Logf("%s failed under %s, then passed alone: its own flakiness, left out of the comparison", name, how)
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // checkTrace reads a trace to its end: any exit without an enter, bad
@@ -215,9 +274,9 @@ func TestRealModules(t *testing.T) {
 			}
 			traces := filepath.Join(t.TempDir(), "traces")
 			traced := goTestJSON(t, dir, bin, "test", "-o", traces, "-json", "-count=1", "./...")
-			if strings.Join(traced.passed, "\n") != strings.Join(plain.passed, "\n") || strings.Join(traced.failed, "\n") != strings.Join(plain.failed, "\n") {
-				t.Errorf("tests differ: plain passed %d failed %v, traced passed %d failed %v\n%s",
-					len(plain.passed), plain.failed, len(traced.passed), traced.failed, traced.output)
+			if differ := differing(t, dir, bin, plain, traced); len(differ) > 0 {
+				t.Errorf("tests differ (%v): plain passed %d failed %v, traced passed %d failed %v\n%s",
+					differ, len(plain.passed), plain.failed, len(traced.passed), traced.failed, traced.output)
 			}
 			files, _ := filepath.Glob(filepath.Join(traces, "*.trace"))
 			if len(files) == 0 {

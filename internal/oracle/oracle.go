@@ -235,11 +235,22 @@ func (c *checker) check(data []byte) {
 	c.filtered(data, ev)
 }
 
+// maxFiltered bounds the calls of the traces filtered checks: each
+// analyses the trace four times more.
+const maxFiltered = 1 << 20
+
 // filtered: with a focus on a function, or a time window, report counts
 // the calls the filter shows, and each function's total is the time of
 // those not inside another shown call of it, whatever its calls around
 // them that the filter leaves out.
 func (c *checker) filtered(data []byte, ev *events) {
+	var calls uint64
+	for _, f := range ev.fns {
+		calls += f.calls
+	}
+	if calls > maxFiltered {
+		return
+	}
 	var names []string
 	for name := range ev.fns {
 		names = append(names, name)
@@ -275,16 +286,19 @@ func (c *checker) filtered(data []byte, ev *events) {
 
 // shown returns, by function, the calls filter f shows in the trace
 // data, and the time of those not inside another shown call of the same
-// function: worked out call by call, after reading them all.
+// function: worked out after reading them all, each call knowing the
+// innermost call of its function around it.
 func shown(data []byte, f *filter.Filter) (map[string][2]int64, error) {
 	type call struct {
-		name    string
-		shown   bool
-		d       int64
-		callers []int // indexes in calls of the calls around it
+		fn    uint32
+		shown bool
+		d     int64
+		up    int // the innermost call of the same function around it, or -1
 	}
 	var calls []call
+	var names []string
 	open := map[uint64][]int{}
+	same := map[uint64]map[uint32][]int{} // open calls by goroutine and function
 	trackers := map[uint64]*filter.Tracker{}
 	_, err := each(data, func(r *tracefile.Reader, e tracefile.Event) {
 		name := func(id uint32) string { return r.Func(id).Name }
@@ -292,12 +306,20 @@ func shown(data []byte, f *filter.Filter) (map[string][2]int64, error) {
 		case tracefile.EnterEvent:
 			tr := trackers[e.G]
 			if tr == nil {
-				tr = f.NewTracker()
+				tr, same[e.G] = f.NewTracker(), map[uint32][]int{}
 				trackers[e.G] = tr
 			}
+			for int(e.Func) >= len(names) {
+				names = append(names, name(uint32(len(names))))
+			}
 			ok, _ := tr.Enter(e.Func, name)
-			calls = append(calls, call{name: name(e.Func), shown: ok && f.InWindow(e.Time), callers: slices.Clone(open[e.G])})
+			up := -1
+			if st := same[e.G][e.Func]; len(st) > 0 {
+				up = st[len(st)-1]
+			}
+			calls = append(calls, call{fn: e.Func, shown: ok && f.InWindow(e.Time), up: up})
 			open[e.G] = append(open[e.G], len(calls)-1)
+			same[e.G][e.Func] = append(same[e.G][e.Func], len(calls)-1)
 		case tracefile.ExitEvent:
 			st := open[e.G]
 			if len(st) == 0 {
@@ -308,22 +330,30 @@ func shown(data []byte, f *filter.Filter) (map[string][2]int64, error) {
 			calls[i].d = int64(e.Duration())
 			calls[i].shown = calls[i].shown && f.Long(e.Duration())
 			open[e.G] = st[:len(st)-1]
+			fs := same[e.G][calls[i].fn]
+			same[e.G][calls[i].fn] = fs[:len(fs)-1]
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
+	// around[i]: a call of the same function around call i is shown.
+	// Calls come in the order they began, those around first.
+	around := make([]bool, len(calls))
 	out := map[string][2]int64{}
-	for _, c := range calls {
+	for i, c := range calls {
+		if c.up >= 0 {
+			around[i] = calls[c.up].shown || around[c.up]
+		}
 		if !c.shown {
 			continue
 		}
-		v := out[c.name]
+		v := out[names[c.fn]]
 		v[0]++
-		if !slices.ContainsFunc(c.callers, func(i int) bool { return calls[i].shown && calls[i].name == c.name }) {
+		if !around[i] {
 			v[1] += c.d
 		}
-		out[c.name] = v
+		out[names[c.fn]] = v
 	}
 	return out, nil
 }
