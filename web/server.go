@@ -87,6 +87,13 @@ func guard(next http.Handler, logger *log.Logger, anyHost bool) http.Handler {
 			http.Error(w, "unknown host "+r.Host, http.StatusForbidden)
 			return
 		}
+		if httpguard.CrossSite(r) && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+			// A page of another site asking, in the background, as
+			// the control endpoint refuses it too; a link followed
+			// from one opens the UI.
+			http.Error(w, "a request from another site's page", http.StatusForbidden)
+			return
+		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
 		h.Set("X-Content-Type-Options", "nosniff")

@@ -112,6 +112,34 @@ func TestMethodsAndHosts(t *testing.T) {
 			t.Errorf("%s with Host %s: %d, want %d", tc.method, tc.host, w.Code, tc.code)
 		}
 	}
+	// A page of another site is refused what it asks in the background;
+	// a link followed from one, and the UI's own requests, are answered.
+	for _, tc := range []struct {
+		site, mode, origin string
+		code               int
+	}{
+		{"cross-site", "cors", "", 403},
+		{"cross-site", "no-cors", "", 403},
+		{"same-site", "cors", "", 403},
+		{"cross-site", "navigate", "", 200},
+		{"same-origin", "cors", "http://localhost:8080", 200},
+		{"none", "navigate", "", 200},
+		{"", "", "http://evil.example", 403},
+		{"", "", "", 200},
+	} {
+		r := httptest.NewRequest("GET", "/api/overview", nil)
+		r.Host = "localhost:8080"
+		for k, v := range map[string]string{"Sec-Fetch-Site": tc.site, "Sec-Fetch-Mode": tc.mode, "Origin": tc.origin} {
+			if v != "" {
+				r.Header.Set(k, v)
+			}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.code {
+			t.Errorf("Sec-Fetch-Site %q, Sec-Fetch-Mode %q, Origin %q: %d, want %d", tc.site, tc.mode, tc.origin, w.Code, tc.code)
+		}
+	}
 }
 
 func TestGzip(t *testing.T) {
