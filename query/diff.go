@@ -31,6 +31,19 @@ type Diff struct {
 	Errors []Change `json:"errors"`
 }
 
+// Same reports whether nothing changed: no function or chain appeared or
+// vanished, or changed its calls, time or errors.
+func (d Diff) Same() bool {
+	for _, cs := range [][]Change{d.Functions, d.Chains, d.Errors} {
+		for _, c := range cs {
+			if c.Appeared || c.Vanished || c.DeltaNs != 0 || c.BaseNs != c.NewNs || c.BaseCalls != c.NewCalls || c.BaseErrors != c.NewErrors {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // ErrorRate is the share of calls that failed, before and after: 0 for
 // a function not called.
 func (c Change) ErrorRate() (base, cur float64) {

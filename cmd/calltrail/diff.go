@@ -85,6 +85,11 @@ func diffVerb() *verb {
 			if lf.json {
 				return writeJSON(sess.out, d)
 			}
+			if d.Same() {
+				// The largest changes first would be every entry at +0s.
+				fmt.Fprintln(sess.out, "no change: the same functions and chains, with the same calls, times and errors")
+				return nil
+			}
 			text.Diff(sess.out, "function (self time)", d.Functions)
 			fmt.Fprintln(sess.out)
 			text.Diff(sess.out, "chain (total time)", d.Chains)

@@ -66,6 +66,10 @@ func TestDiffCommand(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	golden(t, "diff.golden", stdout)
+	// A trace against itself: nothing changed, which is what is said.
+	if code, stdout, stderr := runCmd("diff", base, base); code != 0 || !strings.HasPrefix(stdout, "no change") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("diff of a trace with itself: exit %d, %q, %q", code, stdout, stderr)
+	}
 	if code, _, stderr := runCmd("diff", base); code != 2 || !strings.Contains(stderr, "BASE NEW") {
 		t.Errorf("one trace: exit %d, %q", code, stderr)
 	}
