@@ -75,15 +75,7 @@ func TestSVGDeep(t *testing.T) {
 // parent or the canvas.
 func TestSVGDiffNests(t *testing.T) {
 	trace := func(script string) *query.Trace {
-		data, err := tracetest.Build(script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := tracefile.NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return query.New("t", analysis.Analyze(r, analysis.Options{}))
+		return query.New("t", analysis.Analyze(tracetest.Read(t, script), analysis.Options{}))
 	}
 	base := trace("1 +main.main 0\n1 +main.A 10\n1 - 90\n1 - 100")
 	cur := trace("1 +main.main 0\n1 +main.A 10\n1 - 20\n1 +main.B 30\n1 - 90\n1 - 100")

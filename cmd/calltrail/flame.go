@@ -75,8 +75,8 @@ func flameVerb() *verb {
 				if t.Profile.ThinCPU {
 					return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, text.Duration(t.Profile.TotalCPU), analysis.MinCPU)
 				}
-				if !t.Profile.HasCPU && len(t.Profile.ProfileErrors) > 0 {
-					return fmt.Errorf("%s: %v", t.Name, t.Profile.ProfileErrors[0])
+				if !t.Profile.HasCPU && t.Profile.ProfilesLeftOut {
+					return fmt.Errorf("%s: its CPU profile is the whole run's, left out of the calls the filters select (the warning above says which)", t.Name)
 				}
 				if !t.Profile.HasCPU {
 					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)
