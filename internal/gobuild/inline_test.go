@@ -194,4 +194,9 @@ func TestReportFlags(t *testing.T) {
 	if len(plain) == 0 || !reflect.DeepEqual(plain, spared) {
 		t.Errorf("with %q: %v\nwith -m: %v", reportFlags, spared, plain)
 	}
+	// A compiler that needs a pass reportFlags turn off says so as
+	// keepInlined expects, to compile the report again without them.
+	if _, err := keepInlined(q, "-m -d=ssa/opt/off"); err == nil || !strings.Contains(err.Error(), requiredPass) {
+		t.Errorf("turning off a required pass: %v; want an error with %q", err, requiredPass)
+	}
 }
