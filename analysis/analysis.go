@@ -37,7 +37,8 @@ type Node struct {
 	// call. Beside Func, it fills what would be padding: a recursion a
 	// million calls deep is a million nodes.
 	up       int32
-	Parent   *Node // nil for the tree's root, which stands for no call
+	Parent   *Node     // nil for the tree's root, which stands for no call
+	fold     *nodeFold // its chain, folded, under a filter with Options.Chains
 	Children []*Node
 
 	Calls  uint64
@@ -242,6 +243,13 @@ type Options struct {
 	// ByGoroutine keeps each chain's figures per goroutine too, for the
 	// first MaxShares goroutines to make its calls.
 	ByGoroutine bool
+	// Chains, given the trace's names of functions, returns the folding
+	// of recursion out of chains that chains are shown with (package
+	// query's ChainFolder). Under a filter, Analyze needs it to count
+	// each chain's time once (see ChainFolder, Profile.ChainTotal);
+	// without, a chain whose outer calls the filter left out has no
+	// time.
+	Chains func(name func(uint32) string) ChainFolder
 }
 
 // MaxShares is how many goroutines a chain keeps figures of with
@@ -308,6 +316,9 @@ type Profile struct {
 	// reading is the reader Analyze reads, whose tables grow as it
 	// reads; nil once Analyze has copied them.
 	reading *tracefile.Reader
+	// chains are the chains' times counted call by call, under a
+	// filter; nil without one.
+	chains *chainFold
 }
 
 // CheckValid reports whether p is well formed: every node and function
@@ -431,6 +442,9 @@ type goroutine struct {
 	tracker filter.Tracker
 	pending spawn.Pending[*Node] // goroutines it started, waiting for their chains
 	deep    map[uint32]int32     // open calls deeper than shallow, by function
+	// chains are, with Profile.chains, what it keeps of each open call,
+	// beside stack.
+	chains []chainFrame
 }
 
 // inside reports whether g has an open call of fn: whether a new chain
@@ -472,6 +486,12 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		f = &filter.Filter{}
 	}
 	p := &Profile{Root: &Node{}, Funcs: map[uint32]*Func{}, Meta: r.Meta(), Slowest: o.Slowest, reading: r}
+	// What can leave out a chain's outer call and keep an inner one: a
+	// focus under the outer, a window opening after it, how they ended.
+	// (Not a duration: the outer call lasts longer.)
+	if o.Chains != nil && (f.Focus != nil || f.From != 0 || o.OnlyPanics || o.OnlyErrors) {
+		p.chains = &chainFold{f: o.Chains(p.Name), slowest: o.Slowest, shownCounts: f.MinTime == 0 && !o.OnlyPanics && !o.OnlyErrors}
+	}
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
@@ -553,6 +573,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				}
 				g.deep[ev.Func]++
 			}
+			if p.chains != nil {
+				g.chains = p.chains.enter(n, g.stack, g.chains)
+			}
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
 		case tracefile.ExitEvent:
 			g := get(ev.G, false)
@@ -582,6 +605,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				} else {
 					g.stack[up].inner += fr.inner
 				}
+			}
+			if p.chains != nil {
+				g.chains = p.chains.exit(fr.node, Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}, counted, g.stack, g.chains)
 			}
 			if len(g.stack) == 0 {
 				sp, _ := spans.Put(ev.G)

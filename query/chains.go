@@ -168,7 +168,12 @@ func fold(p *analysis.Profile) *folding {
 		f.at[c] = s
 		f.chains[k] = append(f.chains[k], s)
 		count[k]++
-		if count[k] == 1 {
+		if total, slowest, ok := p.ChainTotal(c); ok {
+			// A filter may have left out outer calls and kept inner
+			// ones: the analysis counted them call by call.
+			t.Value[k] += total
+			f.slowest[k] = mergeSlowest(f.slowest[k], slowest, p.Slowest)
+		} else if count[k] == 1 {
 			// The outermost calls hold the nested ones: the chain's
 			// time is theirs, and its slowest calls are among them.
 			t.Value[k] += c.Total

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/calltrail/calltrail/analysis"
 )
 
 // Folding recursion out of chains.
@@ -358,6 +360,21 @@ type Folded struct{ s *fstate }
 
 // NewFolder returns a Folder of chains of functions named by name.
 func NewFolder(name func(fn uint32) string) *Folder { return &Folder{newFolder(name)} }
+
+// ChainFolder returns a Folder of chains of functions named by name, as
+// package analysis asks for one (analysis.Options.Chains): it then counts
+// chains' times under filters as Chains shows them.
+func ChainFolder(name func(fn uint32) string) analysis.ChainFolder { return NewFolder(name) }
+
+// Fold is Push for package analysis: c is a Folded, or nil for no call.
+func (f *Folder) Fold(c any, fn uint32) (any, int32) {
+	from := f.Empty()
+	if c != nil {
+		from = c.(Folded)
+	}
+	to := f.Push(from, fn)
+	return to, to.Chain()
+}
 
 // Empty is the chain of no call.
 func (f *Folder) Empty() Folded { return Folded{f.fd.root} }

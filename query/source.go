@@ -67,7 +67,7 @@ func (f *File) Trace(context.Context) (*Trace, error) {
 
 // Chains analyses the file again, keeping o's calls.
 func (f *File) Chains(_ context.Context, fn string, o ChainOptions) ([]Chain, error) {
-	t, err := f.open(analysis.Options{Slowest: max(o.Slowest, 0), OnlyErrors: o.OnlyErrors, OnlyPanics: o.OnlyPanics})
+	t, err := f.open(analysis.Options{Slowest: max(o.Slowest, 0), OnlyErrors: o.OnlyErrors, OnlyPanics: o.OnlyPanics, Chains: ChainFolder})
 	if err != nil {
 		return nil, err
 	}

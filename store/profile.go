@@ -18,7 +18,7 @@ import (
 // and the runtime's profiles are not in it.
 func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, error) {
 	cond, args := s.where(sel)
-	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur * outer), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sumIf(dur, `+sel.outermost("chain_outer")+`), sumIf(dur, `+sel.outermost("outer")+`), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)
@@ -44,6 +44,13 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.leftOut(ctx, sel, func(chain uint64, d int64) {
+		if c := byChain[chain]; c != nil {
+			c.self += d
+		}
+	}); err != nil {
 		return nil, err
 	}
 	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, Ended: true}
@@ -158,6 +165,39 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 		return nil, fmt.Errorf("the store's calls do not make a valid profile: %w", err)
 	}
 	return p, nil
+}
+
+// leftOut gives, by the chain of their caller, the time of the calls
+// sel.Until leaves out whose caller it keeps: the caller's own time, as
+// in the local analysis, whose self time is what the calls it shows do
+// not take. (A call that began before the window's end may make calls
+// after it; Since leaves out no callee of a call it keeps.)
+func (s *Store) leftOut(ctx context.Context, sel Selection, add func(chain uint64, d int64)) error {
+	if sel.Until.IsZero() {
+		return nil
+	}
+	until := sel.Until.UnixNano()
+	callers := sel
+	callers.Since, callers.Until = time.Time{}, time.Time{}
+	cond, args := s.where(callers)
+	cond += fmt.Sprintf(" AND start >= %d AND parent_chain != 0 AND parent_start < %d", until, until)
+	if !sel.Since.IsZero() {
+		cond += fmt.Sprintf(" AND parent_start >= %d", sel.Since.UnixNano())
+	}
+	rows, err := s.conn.Query(ctx, "SELECT parent_chain, sum(dur) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY parent_chain", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var chain uint64
+		var d int64
+		if err := rows.Scan(&chain, &d); err != nil {
+			return err
+		}
+		add(chain, d)
+	}
+	return rows.Err()
 }
 
 // spawnedNodes links the nodes of goroutines' first calls to the nodes

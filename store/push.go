@@ -67,11 +67,30 @@ func errorID(e tracefile.Error) uint64 { return FuncID(e.Type + "\x00" + e.Messa
 // error, and not one of tracefile.Ends, as the local analysis counts.
 var failed = func() string {
 	ids := []string{"0"}
-	for _, e := range tracefile.Ends {
-		ids = append(ids, strconv.FormatUint(errorID(e), 10))
+	for e := range ends {
+		ids = append(ids, strconv.FormatUint(e, 10))
 	}
+	sort.Strings(ids[1:])
 	return "error NOT IN (" + strings.Join(ids, ", ") + ")"
 }()
+
+// ends are the store's ids of the errors that end a call without its
+// failing (tracefile.Ends).
+var ends = func() map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, e := range tracefile.Ends {
+		m[errorID(e)] = true
+	}
+	return m
+}()
+
+// pick returns a if c, else b.
+func pick(c bool, a, b int64) int64 {
+	if c {
+		return a
+	}
+	return b
+}
 
 // TraceID returns the id of the trace file at path.
 func TraceID(path string) (string, error) {
@@ -228,9 +247,11 @@ type pusher struct {
 
 // gstate is a goroutine's open calls.
 type gstate struct {
-	frames  []frame
-	open    map[uint64]int32 // calls open, by function
-	inNode  map[int32]int32  // calls open, by chain
+	frames []frame
+	// The innermost open call of each function, and of each chain: its
+	// index in frames plus one.
+	open    map[uint64]int32
+	inNode  map[int32]int32
 	pending spawn.Pending[uint64]
 }
 
@@ -249,7 +270,17 @@ type frame struct {
 	traceFn  uint32 // the trace's
 	chain    query.Folded
 	node     *node
+	start    int64 // Unix nanoseconds
 	children int64 // time in traced callees
+	// upFn and upNode are the innermost open call of the same function,
+	// and of the same chain, when this one began: index in frames plus
+	// one, 0 for none.
+	upFn, upNode int32
+	// failedInner and panickedInner are the time of the calls of its
+	// chain inside this one that failed, and that panicked, not inside
+	// another that did: the part of its chain's total under --errors
+	// (--panics) these hold (see Store.Chains).
+	failedInner, panickedInner int64
 }
 
 // node is a chain with recursion folded, as the query package folds it,
@@ -323,9 +354,9 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			if err := p.sendGoroutines(false); err != nil {
 				return err
 			}
-			g.frames = append(g.frames, frame{fn: fn, traceFn: ev.Func, chain: chain, node: n})
-			g.open[fn]++
-			g.inNode[chain.Chain()]++
+			top := int32(len(g.frames)) + 1
+			g.frames = append(g.frames, frame{fn: fn, traceFn: ev.Func, chain: chain, node: n, start: p.start + ev.Time, upFn: g.open[fn], upNode: g.inNode[chain.Chain()]})
+			g.open[fn], g.inNode[chain.Chain()] = top, top
 		case tracefile.ExitEvent:
 			g := p.gs[ev.G]
 			if g == nil || len(g.frames) == 0 {
@@ -334,27 +365,48 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			p.links.Exit(&g.pending, ev.Time, g)
 			fr := g.frames[len(g.frames)-1]
 			g.frames = g.frames[:len(g.frames)-1]
-			g.open[fr.fn]--
-			g.inNode[fr.chain.Chain()]--
+			// A call of a recursion counts in its function's total, and
+			// its chain's, when no outer call of the same is among the
+			// calls a query chooses: the row keeps when the outer call
+			// began (see Selection.outermost), or its own start for none.
+			outer, outerStart := uint8(1), fr.start
+			if fr.upFn != 0 {
+				outer, outerStart = 0, g.frames[fr.upFn-1].start
+				g.open[fr.fn] = fr.upFn
+			} else {
+				delete(g.open, fr.fn)
+			}
+			chainOuter, chainOuterStart := uint8(1), fr.start
+			if fr.upNode != 0 {
+				chainOuter, chainOuterStart = 0, g.frames[fr.upNode-1].start
+				g.inNode[fr.chain.Chain()] = fr.upNode
+			} else {
+				delete(g.inNode, fr.chain.Chain())
+			}
+			// Its caller, whose own time it becomes when a query leaves
+			// it out but not the caller (see Store.Profile).
+			var parentStart int64
+			var parentChain uint64
 			d := int64(ev.Duration())
 			if len(g.frames) > 0 {
-				g.frames[len(g.frames)-1].children += d
+				parent := &g.frames[len(g.frames)-1]
+				parent.children += d
+				parentStart, parentChain = parent.start, parent.node.id
 			} else {
 				delete(p.gs, ev.G)
 				p.links.Idle(ev.G, &g.pending)
-			}
-			var outer, chainOuter uint8
-			if g.open[fr.fn] == 0 {
-				outer = 1
-			}
-			if g.inNode[fr.chain.Chain()] == 0 {
-				chainOuter = 1
 			}
 			var errID uint64
 			if ev.Err != 0 {
 				errID = p.err(ev.Err)
 			}
-			if err := p.row(time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start+ev.Start, d, d-fr.children, uint32(ev.Depth), outer, chainOuter, uint8(ev.Exit), errID, p.traceID(ev.Span)); err != nil {
+			if fr.upNode != 0 {
+				up := &g.frames[fr.upNode-1]
+				up.failedInner += pick(errID != 0 && !ends[errID], d, fr.failedInner)
+				up.panickedInner += pick(ev.Exit == tracefile.Panic, d, fr.panickedInner)
+			}
+			if err := p.row(time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start+ev.Start, d, d-fr.children, uint32(ev.Depth), outer, chainOuter, uint8(ev.Exit), errID, p.traceID(ev.Span),
+				outerStart, chainOuterStart, parentStart, parentChain, fr.failedInner, fr.panickedInner, p.start+ev.Time); err != nil {
 				return err
 			}
 		}
@@ -363,7 +415,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 
 func (p *pusher) row(vals ...any) error {
 	if p.batch == nil {
-		b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("calls")+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, trace_id, push)")
+		b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("calls")+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, trace_id, outer_start, chain_outer_start, parent_start, parent_chain, chain_failed_inner, chain_panicked_inner, ended, push)")
 		if err != nil {
 			return err
 		}

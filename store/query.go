@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -66,6 +67,19 @@ func (s *Store) where(sel Selection) (string, []any) {
 		args = append(args, sel.TraceID)
 	}
 	return cond, args
+}
+
+// outermost returns the SQL condition that says whether a selected call
+// counts in its function's total (col "outer") or its chain's
+// ("chain_outer"): when no outer call of the same function (chain) is
+// selected too, so that the time of a recursion counts once. Calls are
+// chosen by when they began, and an outer call began before the inner
+// one: it is left out when it began before sel.Since.
+func (sel Selection) outermost(col string) string {
+	if sel.Since.IsZero() {
+		return col + " = 1"
+	}
+	return fmt.Sprintf("(%s = 1 OR %s_start < %d)", col, col, sel.Since.UnixNano())
 }
 
 // Traces returns the number of traces the selection reads.
@@ -151,7 +165,19 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o query
 	if o.OnlyPanics {
 		cond += " AND exit = 1"
 	}
-	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sum(dur * chain_outer), sum(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
+	// A chain's total holds its outermost calls chosen: the time of
+	// those inside calls of the chain left out by their ending counts
+	// less that of the ones inside them that are chosen too.
+	total := "sumIf(dur, " + sel.outermost("chain_outer") + ")"
+	switch {
+	case o.OnlyErrors && o.OnlyPanics:
+		return nil, errors.New("calls that panicked and calls that failed are asked for one at a time")
+	case o.OnlyErrors:
+		total = "sum(dur - chain_failed_inner)"
+	case o.OnlyPanics:
+		total = "sum(dur - chain_panicked_inner)"
+	}
+	rows, err := s.conn.Query(ctx, `SELECT chain, count(), `+total+`, sum(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
 		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)
@@ -185,7 +211,13 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o query
 		return nil, err
 	}
 	if o.Slowest > 0 {
-		if err := s.slowest(ctx, cond, args, o.Slowest, byID); err != nil {
+		var err error
+		if o.OnlyErrors || o.OnlyPanics {
+			err = s.slowestOutside(ctx, cond, args, o.Slowest, byID)
+		} else {
+			err = s.slowest(ctx, cond+" AND "+sel.outermost("chain_outer"), args, o.Slowest, byID)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -459,36 +491,110 @@ func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]tracefile.
 	return out, rows.Err()
 }
 
-// slowest fills in the n slowest of each chain's outermost calls (those
-// not inside another call of the chain, as locally); their start is
-// since their trace's.
+// slowest fills in the n slowest of each chain's calls that cond
+// chooses: the outermost (those not inside another selected call of the
+// chain, as locally; see Selection.outermost).
 func (s *Store) slowest(ctx context.Context, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
-	rows, err := s.conn.Query(ctx, fmt.Sprintf(`SELECT chain, goroutine, start, dur, exit, error, push
-		FROM %s WHERE %s AND chain_outer = 1 ORDER BY chain, dur DESC, start LIMIT %d BY chain`, s.table("calls"), cond, n), args...)
+	calls, err := s.slowCalls(ctx, cond, args, n)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	type slow struct {
-		chain, g, err, push uint64
-		start, dur          int64
-		exit                uint8
-	}
-	var all []slow
-	var eids, pushes []uint64
-	for rows.Next() {
-		var c slow
-		if err := rows.Scan(&c.chain, &c.g, &c.start, &c.dur, &c.exit, &c.err, &c.push); err != nil {
+	return s.addSlowest(ctx, calls, byID)
+}
+
+// maxSlowScan bounds the calls of a chain slowestOutside reads to find
+// its slowest.
+const maxSlowScan = 1 << 14
+
+// slowestOutside fills in the n slowest of each chain's calls that cond
+// chooses and that no other call it chooses holds: under --errors, the
+// failed calls of a recursion not inside another failed call of it,
+// whose failure the row of a call cannot tell when it is written. A call
+// inside another of its chain lasts less, or as long and is deeper: the
+// calls that hold it come first in order of duration, so they are read
+// in that order, more of them until n are found, none is left, or
+// maxSlowScan were read.
+func (s *Store) slowestOutside(ctx context.Context, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
+	var out []slowCall
+	pending := cond
+	for m := min(4*n, maxSlowScan); ; m = min(4*m, maxSlowScan) {
+		calls, err := s.slowCalls(ctx, pending, args, m)
+		if err != nil {
 			return err
 		}
+		var more []uint64 // chains with fewer than n found and more to read
+		for i := 0; i < len(calls); {
+			j := i
+			for j < len(calls) && calls[j].chain == calls[i].chain {
+				j++
+			}
+			group, found := calls[i:j], []slowCall(nil)
+			for k, c := range group {
+				if !slices.ContainsFunc(group[:k], c.inside) {
+					found = append(found, c)
+				}
+			}
+			if len(found) >= n || len(group) < m || m >= maxSlowScan {
+				out = append(out, found[:min(n, len(found))]...)
+			} else {
+				more = append(more, group[0].chain)
+			}
+			i = j
+		}
+		if len(more) == 0 {
+			break
+		}
+		pending = cond + " AND chain IN (" + list(more) + ")"
+	}
+	return s.addSlowest(ctx, out, byID)
+}
+
+// slowCall is a call among a chain's slowest, its start and end Unix
+// nanoseconds.
+type slowCall struct {
+	chain, g, err, push uint64
+	start, dur, ended   int64
+	depth               uint32
+	exit                uint8
+}
+
+// inside reports whether call c ran inside call o.
+func (c slowCall) inside(o slowCall) bool {
+	return c.push == o.push && c.g == o.g && o.depth < c.depth && o.start <= c.start && c.ended <= o.ended
+}
+
+// slowCalls returns the n slowest calls of each chain that cond chooses,
+// by chain, slowest first; of as slow, the outer first.
+func (s *Store) slowCalls(ctx context.Context, cond string, args []any, n int) ([]slowCall, error) {
+	rows, err := s.conn.Query(ctx, fmt.Sprintf(`SELECT chain, goroutine, start, dur, ended, depth, exit, error, push
+		FROM %s WHERE %s ORDER BY chain, dur DESC, depth, start LIMIT %d BY chain`, s.table("calls"), cond, n), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var all []slowCall
+	for rows.Next() {
+		var c slowCall
+		if err := rows.Scan(&c.chain, &c.g, &c.start, &c.dur, &c.ended, &c.depth, &c.exit, &c.err, &c.push); err != nil {
+			return nil, err
+		}
 		all = append(all, c)
+	}
+	return all, rows.Err()
+}
+
+// addSlowest adds calls to the slowest of their chains in byID, their
+// start made since their trace's.
+func (s *Store) addSlowest(ctx context.Context, all []slowCall, byID map[uint64]*query.Chain) error {
+	if len(all) == 0 {
+		return nil
+	}
+	var eids, pushes []uint64
+	for _, c := range all {
 		if c.err != 0 {
 			eids = append(eids, c.err)
 		}
 		pushes = append(pushes, c.push)
-	}
-	if err := rows.Err(); err != nil || len(all) == 0 {
-		return err
 	}
 	errs, err := s.errors(ctx, eids)
 	if err != nil {

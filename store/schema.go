@@ -20,7 +20,12 @@ var schema = []struct {
 	date Date, push UInt64, goroutine UInt64, func UInt64, chain UInt64,
 	start Int64, dur Int64, self Int64, depth UInt32,
 	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64,
-	trace_id String`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
+	trace_id String,
+	outer_start Int64 DEFAULT start, chain_outer_start Int64 DEFAULT start,
+	parent_start Int64, parent_chain UInt64,
+	chain_failed_inner Int64 DEFAULT if(chain_outer = 1, 0, dur),
+	chain_panicked_inner Int64 DEFAULT if(chain_outer = 1, 0, dur),
+	ended Int64 DEFAULT start + dur`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
 	{"chains", `
 	push UInt64, id UInt64, funcs Array(UInt64), repeats Array(UInt32)`, "MergeTree", "ORDER BY (id, push)", "intHash64(id)"},
 	{"functions", `

@@ -193,7 +193,8 @@ func (s *Store) create(ctx context.Context, conn driver.Conn, suffix, cluster st
 
 // upgrade adds to the tables named with suffix the columns that later
 // versions of the schema added, so that a store made by an earlier
-// calltrail takes new pushes; its earlier rows read them as zeros. The
+// calltrail takes new pushes; its earlier rows read them as their
+// defaults, zero unless the schema says otherwise. The
 // Debian server has no ADD COLUMN IF NOT EXISTS: the columns it has are
 // read from system.columns.
 func (s *Store) upgrade(ctx context.Context, conn driver.Conn, suffix string) error {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/chtest"
 	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/query"
@@ -152,6 +153,28 @@ var scripts = map[string]string{
 1 - 200
 1 - 210
 `,
+	// Recursions whose inner calls failed, or panicked, inside outer
+	// ones that did not, and inside ones that did.
+	"failing-inside": `
+1 +main.main 0
+1 +main.parse 10
+1 +main.parse 20
+1 +main.parse 30
+1 -bad 40
+1 -bad 50
+1 - 60
+1 +main.parse 70
+1 +main.parse 80
+1 ! 95
+1 - 100
+1 +main.parse 110
+1 +main.parse 120
+1 +main.parse 130
+1 ! 140
+1 ! 150
+1 ! 160
+1 - 170
+`,
 	"goroutines": `
 1 +main.main 0
 1 +main.serve 10
@@ -289,21 +312,21 @@ func TestEqualsLocal(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, o := range []query.ChainOptions{{Slowest: 3}, {Slowest: 3, OnlyErrors: true}} {
+				for _, o := range []query.ChainOptions{{Slowest: 3}, {Slowest: 3, OnlyErrors: true}, {Slowest: 3, OnlyPanics: true}} {
 					got, err := s.Chains(ctx, sel, ids, o)
 					if err != nil {
 						t.Fatal(err)
 					}
 					lt := lt
-					if o.OnlyErrors {
-						lt = local(t, path, analysis.Options{Slowest: 3, OnlyErrors: true})
+					if o.OnlyErrors || o.OnlyPanics {
+						lt = local(t, path, analysis.Options{Slowest: 3, OnlyErrors: o.OnlyErrors, OnlyPanics: o.OnlyPanics, Chains: query.ChainFolder})
 					}
 					want, _ := lt.Chains([]uint32{mustFunc(t, lt, f.Name)}, 0)
 					if len(want) == 0 {
 						want = []query.Chain{}
 					}
 					if !reflect.DeepEqual(got, want) {
-						t.Errorf("cluster %v, %s: chains of %s (errors only: %v)\n got %+v\nwant %+v", cluster, name, f.Name, o.OnlyErrors, got, want)
+						t.Errorf("cluster %v, %s: chains of %s (%+v)\n got %+v\nwant %+v", cluster, name, f.Name, o, got, want)
 					}
 					for _, c := range got {
 						spawned[name] += len(c.SpawnedFrom)
@@ -511,6 +534,13 @@ func TestUpgrade(t *testing.T) {
 				}
 			}
 		}
+		for _, table := range []string{"calls", "calls_local"} {
+			for _, col := range []string{"outer_start", "chain_outer_start", "parent_start", "parent_chain", "chain_failed_inner", "chain_panicked_inner", "ended"} {
+				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN "+col); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		one.Close()
 	}
 	path := traces(t)["goroutines"]
@@ -530,14 +560,16 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Chains(ctx, Selection{Service: "new"}, ids, query.ChainOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt := local(t, path, analysis.Options{})
-	want, _ := lt.Chains([]uint32{mustFunc(t, lt, "main.D")}, 0)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("chains of main.D after the upgrade\n got %+v\nwant %+v", got, want)
+	for _, o := range []query.ChainOptions{{}, {Slowest: 3, OnlyErrors: true}} {
+		got, err := s.Chains(ctx, Selection{Service: "new", Since: time.Unix(0, 1)}, ids, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt := local(t, path, analysis.Options{Slowest: o.Slowest, OnlyErrors: o.OnlyErrors, Chains: query.ChainFolder})
+		want, _ := lt.Chains([]uint32{mustFunc(t, lt, "main.D")}, 0)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("chains of main.D after the upgrade (%+v)\n got %+v\nwant %+v", o, got, want)
+		}
 	}
 }
 
@@ -777,4 +809,81 @@ func localRequest(t *testing.T, path, traceID string) *query.Trace {
 	r.InheritSpans(ix.Inherit)
 	r.KeepSpans(keep)
 	return query.New(path, analysis.Analyze(r, analysis.Options{Slowest: 3}))
+}
+
+// TestWindowEqualsLocal checks that calls chosen by when they began
+// (Since, Until) give what the local analysis gives over the same window
+// (-window), for every function: a recursive call whose outer call of the
+// same function began before the window counts in the total, as the
+// outer call is not there to.
+func TestWindowEqualsLocal(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, false)
+	for _, name := range []string{"recursion", "nested", "random0", "random1", "random2"} {
+		path := traces(t)[name]
+		if _, err := s.Push(ctx, path, Meta{Service: "window-" + name}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var ns int64 // when the push took the trace to have started
+		if err := s.conn.QueryRow(ctx, "SELECT start FROM "+s.table("pushes")+" WHERE service = ?", "window-"+name).Scan(&ns); err != nil {
+			t.Fatal(err)
+		}
+		f, err := tracefile.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, end := time.Unix(0, ns), time.Duration(0)
+		for {
+			var ev tracefile.Event
+			if f.Reader.Read(&ev) != nil {
+				break
+			}
+			end = max(end, time.Duration(ev.Time))
+		}
+		f.Close()
+		for i := 1; i < 8; i++ {
+			from, to := end*time.Duration(i)/8, end*time.Duration(i+2)/8
+			for _, w := range []struct{ from, to time.Duration }{{from, 0}, {0, to}, {from, to}} {
+				sel := Selection{Service: "window-" + name}
+				if w.from != 0 {
+					sel.Since = start.Add(w.from)
+				}
+				if w.to != 0 {
+					sel.Until = start.Add(w.to)
+				}
+				st, err := s.Source(sel, "store").Trace(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lt := local(t, path, analysis.Options{Slowest: 3, Filter: &filter.Filter{From: w.from, To: w.to}, Chains: query.ChainFolder})
+				got, want := st.Functions("self", 0), lt.Functions("self", 0)
+				for i := range want {
+					want[i].P50Ns, want[i].P99Ns = 0, 0
+				}
+				for i := range got {
+					got[i].P50Ns, got[i].P99Ns = 0, 0
+				}
+				if len(got)+len(want) > 0 && !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, window %v-%v: functions\n got %+v\nwant %+v", name, w.from, w.to, got, want)
+				}
+				for _, f := range want {
+					ids, err := s.Lookup(ctx, f.Name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := s.Chains(ctx, sel, ids, query.ChainOptions{Slowest: 3})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, _ := lt.Chains([]uint32{mustFunc(t, lt, f.Name)}, 0)
+					if len(want) == 0 {
+						want = []query.Chain{}
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s, window %v-%v: chains of %s\n got %+v\nwant %+v", name, w.from, w.to, f.Name, got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -20,7 +20,7 @@ func chainsVerb() *verb {
 	)
 	return &verb{
 		name:    "chains",
-		args:    "[--json] [--slowest N] [--panics] [--errors] [filters] FUNC [FILE | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
+		args:    "[--json] [--slowest N] [--panics | --errors] [filters] FUNC [FILE | --from STORE [--service NAME] [--label K=V] [--since T] [--until T]]",
 		summary: "every chain of calls that reached FUNC, with counts, times, errors and the slowest calls",
 		flags: func(fs *flag.FlagSet) {
 			ff.register(fs)
@@ -34,6 +34,11 @@ func chainsVerb() *verb {
 		run: func(sess *session, _ *flag.FlagSet, args []string) (err error) {
 			if len(args) == 0 {
 				return usageError{"name the function, e.g. calltrail chains main.D"}
+			}
+			if panics && failed {
+				// A chain's time is that of its calls chosen not inside
+				// another chosen: one way of choosing at a time.
+				return usageError{"--panics and --errors choose calls two ways: give one"}
 			}
 			fn, rest := args[0], args[1:]
 			ctx, src, finish, err := sess.source(&ff, &sf, rest, false)

@@ -23,6 +23,7 @@ func (sess *session) load(name string, o analysis.Options) (*query.Trace, error)
 	}
 	defer f.Close()
 	f.ReadAhead() // decoding on one core, the analysis on another
+	o.Chains = query.ChainFolder
 	p := analysis.Analyze(f.Reader, o)
 	if err := sess.told(name, p.Health()); err != nil {
 		return nil, err

@@ -273,32 +273,61 @@ func (c *checker) filtered(data []byte, ev *events) {
 		if err != nil {
 			return
 		}
-		p := analysis.Analyze(r, analysis.Options{Filter: f})
-		got := map[string][2]int64{}
-		for _, fn := range query.New(c.name, p).Functions("calls", 0) {
+		p := analysis.Analyze(r, analysis.Options{Filter: f, Chains: query.ChainFolder})
+		t := query.New(c.name, p)
+		got, gotChains := map[string][2]int64{}, map[string][2]int64{}
+		for _, fn := range t.Functions("calls", 0) {
 			got[fn.Name] = [2]int64{int64(fn.Calls), fn.TotalNs}
+			id, err := t.Func(fn.Name)
+			if err != nil {
+				c.errorf("report and chains, filtered", "%s: %v", fn.Name, err)
+				continue
+			}
+			chains, _ := t.Chains([]uint32{id}, 0)
+			for _, ch := range chains {
+				gotChains[stepsKey(ch.Path)] = [2]int64{int64(ch.Calls), ch.TotalNs}
+			}
 		}
-		if !maps.Equal(got, want) {
-			c.errorf("report and the events, filtered", "focus %v, from %v: report's calls and totals %v, the events' %v", f.Focus, f.From, got, want)
+		if !maps.Equal(got, want.funcs) {
+			c.errorf("report and the events, filtered", "focus %v, from %v: report's calls and totals %v, the events' %v", f.Focus, f.From, got, want.funcs)
+		}
+		if !maps.Equal(gotChains, want.chains) {
+			c.errorf("chains and the events, filtered", "focus %v, from %v: chains' calls and totals %v, the events' %v", f.Focus, f.From, gotChains, want.chains)
 		}
 	}
 }
 
-// shown returns, by function, the calls filter f shows in the trace
-// data, and the time of those not inside another shown call of the same
-// function: worked out after reading them all, each call knowing the
-// innermost call of its function around it.
-func shown(data []byte, f *filter.Filter) (map[string][2]int64, error) {
+// figures are, by function and by chain with recursion folded, the
+// calls a filter shows and the time of those not inside another shown
+// call of the same function (chain).
+type figures struct {
+	funcs, chains map[string][2]int64
+}
+
+// shown returns the figures of the calls filter f shows in the trace
+// data: worked out after reading them all, each call knowing the
+// innermost call of its function, and of its chain, around it.
+func shown(data []byte, f *filter.Filter) (figures, error) {
 	type call struct {
 		fn    uint32
+		chain string
 		shown bool
 		d     int64
-		up    int // the innermost call of the same function around it, or -1
+		// up and upChain are the innermost call of the same function,
+		// and of the same chain, around it, or -1.
+		up, upChain int
 	}
 	var calls []call
 	var names []string
-	open := map[uint64][]int{}
-	same := map[uint64]map[uint32][]int{} // open calls by goroutine and function
+	folder := query.NewFolder(func(id uint32) string { return names[id] })
+	chainKeys := map[int32]string{}
+	type open struct {
+		call  int
+		chain query.Folded
+	}
+	opened := map[uint64][]open{}
+	same := map[uint64]map[uint32][]int{}     // open calls by goroutine and function
+	sameChain := map[uint64]map[int32][]int{} // and by chain
 	trackers := map[uint64]*filter.Tracker{}
 	_, err := each(data, func(r *tracefile.Reader, e tracefile.Event) {
 		name := func(id uint32) string { return r.Func(id).Name }
@@ -306,56 +335,98 @@ func shown(data []byte, f *filter.Filter) (map[string][2]int64, error) {
 		case tracefile.EnterEvent:
 			tr := trackers[e.G]
 			if tr == nil {
-				tr, same[e.G] = f.NewTracker(), map[uint32][]int{}
+				tr, same[e.G], sameChain[e.G] = f.NewTracker(), map[uint32][]int{}, map[int32][]int{}
 				trackers[e.G] = tr
 			}
 			for int(e.Func) >= len(names) {
 				names = append(names, name(uint32(len(names))))
 			}
 			ok, _ := tr.Enter(e.Func, name)
-			up := -1
+			up, upChain := -1, -1
 			if st := same[e.G][e.Func]; len(st) > 0 {
 				up = st[len(st)-1]
 			}
-			calls = append(calls, call{fn: e.Func, shown: ok && f.InWindow(e.Time), up: up})
-			open[e.G] = append(open[e.G], len(calls)-1)
-			same[e.G][e.Func] = append(same[e.G][e.Func], len(calls)-1)
+			chain := folder.Empty()
+			if st := opened[e.G]; len(st) > 0 {
+				chain = st[len(st)-1].chain
+			}
+			chain = folder.Push(chain, e.Func)
+			k := chain.Chain()
+			if _, ok := chainKeys[k]; !ok {
+				chainKeys[k] = stepsKey(folder.Steps(chain, false))
+			}
+			if st := sameChain[e.G][k]; len(st) > 0 {
+				upChain = st[len(st)-1]
+			}
+			calls = append(calls, call{fn: e.Func, chain: chainKeys[k], shown: ok && f.InWindow(e.Time), up: up, upChain: upChain})
+			i := len(calls) - 1
+			opened[e.G] = append(opened[e.G], open{i, chain})
+			same[e.G][e.Func] = append(same[e.G][e.Func], i)
+			sameChain[e.G][k] = append(sameChain[e.G][k], i)
 		case tracefile.ExitEvent:
-			st := open[e.G]
+			st := opened[e.G]
 			if len(st) == 0 {
 				return
 			}
 			trackers[e.G].Exit()
-			i := st[len(st)-1]
+			top := st[len(st)-1]
+			i := top.call
 			calls[i].d = int64(e.Duration())
 			calls[i].shown = calls[i].shown && f.Long(e.Duration())
-			open[e.G] = st[:len(st)-1]
+			opened[e.G] = st[:len(st)-1]
 			fs := same[e.G][calls[i].fn]
 			same[e.G][calls[i].fn] = fs[:len(fs)-1]
+			cs := sameChain[e.G][top.chain.Chain()]
+			sameChain[e.G][top.chain.Chain()] = cs[:len(cs)-1]
 		}
 	})
 	if err != nil {
-		return nil, err
+		return figures{}, err
 	}
-	// around[i]: a call of the same function around call i is shown.
-	// Calls come in the order they began, those around first.
+	// around[i]: a call of the same function (chain) around call i is
+	// shown. Calls come in the order they began, those around first.
 	around := make([]bool, len(calls))
-	out := map[string][2]int64{}
+	aroundChain := make([]bool, len(calls))
+	out := figures{funcs: map[string][2]int64{}, chains: map[string][2]int64{}}
 	for i, c := range calls {
 		if c.up >= 0 {
 			around[i] = calls[c.up].shown || around[c.up]
 		}
+		if c.upChain >= 0 {
+			aroundChain[i] = calls[c.upChain].shown || aroundChain[c.upChain]
+		}
 		if !c.shown {
 			continue
 		}
-		v := out[names[c.fn]]
+		v, w := out.funcs[names[c.fn]], out.chains[c.chain]
 		v[0]++
+		w[0]++
 		if !around[i] {
 			v[1] += c.d
 		}
-		out[names[c.fn]] = v
+		if !aroundChain[i] {
+			w[1] += c.d
+		}
+		out.funcs[names[c.fn]], out.chains[c.chain] = v, w
 	}
 	return out, nil
+}
+
+// stepsKey writes a chain's steps without their counts: the same for
+// every path folded into the chain.
+func stepsKey(steps []query.Step) string {
+	var b strings.Builder
+	for i, s := range steps {
+		if i > 0 {
+			b.WriteString(" -> ")
+		}
+		if s.Cycle != nil {
+			b.WriteString("(" + stepsKey(s.Cycle) + ")")
+		} else {
+			b.WriteString(s.Name)
+		}
+	}
+	return b.String()
 }
 
 // replay: the calls it prints are the events'.
