@@ -215,6 +215,8 @@ func TestRequests(t *testing.T) {
 	}{
 		{"/api/tree?trace-id=" + traceHex(9), 404, "no span of the trace has that trace id"},
 		{"/api/tree?trace-id=xyz", 400, "parameter trace-id"},
+		{"/api/tree?g=999", 404, "no traced call ran in goroutine 999"},
+		{"/api/tree?g=1", 200, `"goroutines":[`},
 		{"/api/timeline?span=%28", 400, "parameter span"},
 		{"/api/lanes?span=nothing", 404, "matches no span"},
 		{"/api/func?name=main.other&" + req1, 404, "no function main.other in the calls of the requests selected"},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -61,6 +62,11 @@ func (s *Server) tree(_ http.ResponseWriter, _ *http.Request, p *params) (any, e
 		return nil, err
 	}
 	out := treeJSON{More: -1}
+	if _, ok := ix.byG[f.G]; f.G != 0 && !ok {
+		// As -g on the command line: an empty list would read as a
+		// goroutine whose calls the other filters all left out.
+		return nil, notFound(fmt.Sprintf("g %d: no traced call ran in goroutine %d", f.G, f.G))
+	}
 	if in == 0 {
 		for k := after; k < len(ix.lanes); k++ {
 			l := ix.lanes[k]
