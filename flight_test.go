@@ -331,6 +331,34 @@ func TestTriggerError(t *testing.T) {
 	}
 }
 
+// TestTriggerRulesOfAFunction: each rule naming a function is followed,
+// not only the last of them; a rule naming a function no traced call ran
+// is said so on stderr when the trace ends, the others not.
+func TestTriggerRulesOfAFunction(t *testing.T) {
+	rules, _ := parseTriggers("test.fails:error, test.fails>1h, test.nosuch>1ms")
+	dir := t.TempDir()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = pw
+	defer func() { os.Stderr = stderr }()
+	stop := useFlight(t, options{every: 5 * time.Millisecond, triggers: rules, triggerDir: dir, triggerEvery: time.Minute})
+	call(&funcs[0], func() { fails(2) })
+	got, _ := triggered(t, dir)
+	if !strings.HasPrefix(got.end, "trigger test.fails:error: a call of test.fails returned an error") {
+		t.Errorf("trigger file ended %q", got.end)
+	}
+	tr.w.request("end", false)
+	stop()
+	pw.Close()
+	said, _ := io.ReadAll(pr)
+	if !strings.Contains(string(said), "trigger test.nosuch>1ms: no call of test.nosuch was traced") || strings.Contains(string(said), "no call of test.fails") {
+		t.Errorf("stderr when the trace ended: %q", said)
+	}
+}
+
 // TestSnapshotTimes: the times a snapshot gives the calls open at its
 // window's start are when they started, and no time in it is past its
 // window's end, on a clock whose ticks are not nanoseconds as on one

@@ -32,7 +32,7 @@ type triggers struct {
 	every time.Duration // CALLTRAIL_TRIGGER_EVERY: at most a file this often, default 10s
 	after time.Duration // how long after the call the window is taken
 
-	byFunc map[uint32]*rule // the rule for a function, nil for none: names looked up once
+	byFunc map[uint32][]*rule // the rules of a function, none for most: names looked up once
 	open   openCalls
 	// bySpan holds the spans started whose name a span rule names,
 	// until they end; started, when each started.
@@ -59,6 +59,10 @@ type rule struct {
 	text   string
 	fn     string // the function, or for a span rule the span's name
 	span   bool   // span:NAME>DURATION
+	// called says a call of fn was seen: a rule whose function was
+	// never called is said so when the trace ends, a misspelt name
+	// being the likeliest reason.
+	called bool
 	over   time.Duration
 	panic  bool
 	failed bool // FUNC:error
@@ -101,7 +105,7 @@ func parseTriggers(s string) ([]rule, error) {
 
 func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
 	tg := &triggers{rules: rules, dir: dir, every: every, after: triggerAfter,
-		byFunc: map[uint32]*rule{}, open: openCalls{}, bySpan: map[tracefile.SpanID]*rule{}, started: map[tracefile.SpanID]int64{}}
+		byFunc: map[uint32][]*rule{}, open: openCalls{}, bySpan: map[tracefile.SpanID]*rule{}, started: map[tracefile.SpanID]int64{}}
 	for i := range rules {
 		if rules[i].panic {
 			tg.panic = &rules[i]
@@ -147,15 +151,21 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 		if !ok || fired != nil {
 			return
 		}
-		r := tg.rule(c.fn, reg)
-		d := time.Duration(float64(e.Ticks-c.ticks-c.held) * nsPerTick) // the call's, not the writer's
-		switch {
-		case e.Exit == tracefile.Panic && tg.panic != nil:
+		if e.Exit == tracefile.Panic && tg.panic != nil {
 			fired, what = tg.panic, fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
-		case r != nil && r.failed && e.Err != 0:
-			fired, what = r, fmt.Sprintf("a call of %s returned an error in goroutine %d", r.fn, e.G)
-		case r != nil && !r.panic && !r.failed && !r.span && d > r.over:
-			fired, what = r, fmt.Sprintf("a call of %s took %v in goroutine %d", r.fn, d.Round(time.Microsecond), e.G)
+			return
+		}
+		d := time.Duration(float64(e.Ticks-c.ticks-c.held) * nsPerTick) // the call's, not the writer's
+		for _, r := range tg.rulesOf(c.fn, reg) {
+			switch {
+			case r.failed && e.Err != 0:
+				fired, what = r, fmt.Sprintf("a call of %s returned an error in goroutine %d", r.fn, e.G)
+			case !r.failed && d > r.over:
+				fired, what = r, fmt.Sprintf("a call of %s took %v in goroutine %d", r.fn, d.Round(time.Microsecond), e.G)
+			default:
+				continue
+			}
+			return
 		}
 	})
 	if fired != nil {
@@ -163,18 +173,21 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 	}
 }
 
-func (tg *triggers) rule(fn uint32, reg *registry) *rule {
-	r, ok := tg.byFunc[fn]
+// rulesOf returns the rules of function fn: FUNC>DURATION and
+// FUNC:error, as many as name it.
+func (tg *triggers) rulesOf(fn uint32, reg *registry) []*rule {
+	rs, ok := tg.byFunc[fn]
 	if !ok {
 		name := reg.name(fn)
 		for i := range tg.rules {
-			if tg.rules[i].fn == name && !tg.rules[i].span {
-				r = &tg.rules[i]
+			if r := &tg.rules[i]; r.fn == name && !r.span && !r.panic {
+				r.called = true
+				rs = append(rs, r)
 			}
 		}
-		tg.byFunc[fn] = r
+		tg.byFunc[fn] = rs
 	}
-	return r
+	return rs
 }
 
 // fire writes the window to a file, a little later, unless a trigger
@@ -214,6 +227,12 @@ func (tg *triggers) fire(r *rule, what string) {
 // waited for. It runs on the writer's goroutine, whose latest segment
 // holds the last calls.
 func (tg *triggers) ended() {
+	for i := range tg.rules {
+		if r := &tg.rules[i]; !r.called && !r.span && !r.panic {
+			r.called = true // said once
+			fmt.Fprintf(os.Stderr, "calltrail: trigger %s: no call of %s was traced (a full name, as calltrail report lists them: main.(*T).M)\n", r.text, r.fn)
+		}
+	}
 	for _, f := range tg.pending {
 		if f.claimed.CompareAndSwap(false, true) {
 			f.write(tg.w)
