@@ -56,9 +56,9 @@ type firing struct {
 }
 
 type rule struct {
-	text   string
-	fn     string // the function, or for a span rule the span's name
-	span   bool   // span:NAME>DURATION
+	text string
+	fn   string // the function, or for a span rule the span's name
+	span bool   // span:NAME>DURATION
 	// called says a call of fn was seen: a rule whose function was
 	// never called is said so when the trace ends, a misspelt name
 	// being the likeliest reason.
