@@ -212,7 +212,9 @@ func (t *Trace) Flame(base *Trace, inverted bool, w Weight) *Tree {
 }
 
 // FlameGraph builds the flame graph of profile p: boxes as wide as the
-// weight of their chains' calls, callers below callees; or, inverted, as
+// weight of their chains' calls, callers below callees (for wall time,
+// the self time of the calls shown in the box's branch: its calls' time
+// without a filter); or, inverted, as
 // wide as self time, the functions the time was spent in at the root and
 // their callers above them; with the errors of each box's calls when
 // the profile has any. It walks the profile's tree without recursion.
@@ -236,13 +238,21 @@ func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 				continue
 			}
 			k := b.child(it.i, b.funcName(p, c.Func))
-			t.Value[k] += w.of(c)
 			t.Calls[k] += c.Calls
 			if t.Errors != nil {
 				t.Errors[k] += c.Errors
 			}
-			if it.i == 0 {
-				t.Value[0] += w.of(c)
+			if w == Wall {
+				// Self time here, added up the tree below: a box holds
+				// the calls a filter shows in its branch, though the
+				// calls of its own node are left out (main.main, begun
+				// before a window) or only some of them shown.
+				t.Value[k] += c.Self
+			} else {
+				t.Value[k] += w.of(c)
+				if it.i == 0 {
+					t.Value[0] += w.of(c)
+				}
 			}
 			stack = append(stack, item{c, k})
 		}
@@ -271,7 +281,12 @@ func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 		}
 	}
 	out := b.done()
-	if !inverted && w != Wall {
+	switch {
+	case !inverted && w == Wall:
+		for i := out.Len() - 1; i > 0; i-- { // children come after their parents
+			out.Value[out.Parent[i]] += out.Value[i]
+		}
+	case !inverted:
 		out.fit()
 	}
 	if !inverted {

@@ -294,6 +294,9 @@ func (c *checker) filtered(data []byte, ev *events) {
 		if !maps.Equal(gotChains, want.chains) {
 			c.errorf("chains and the events, filtered", "focus %v, from %v: chains' calls and totals %v, the events' %v", f.Focus, f.From, gotChains, want.chains)
 		}
+		if g := t.Flame(nil, false, query.Wall); g.Value[0] != want.shownTime {
+			c.errorf("flame and the events, filtered", "focus %v, from %v: the flame graph holds %d ns, the calls shown %d ns", f.Focus, f.From, g.Value[0], want.shownTime)
+		}
 	}
 }
 
@@ -302,6 +305,7 @@ func (c *checker) filtered(data []byte, ev *events) {
 // call of the same function (chain).
 type figures struct {
 	funcs, chains map[string][2]int64
+	shownTime     int64 // of the shown calls not inside another shown
 }
 
 // shown returns the figures of the calls filter f shows in the trace
@@ -314,8 +318,8 @@ func shown(data []byte, f *filter.Filter) (figures, error) {
 		shown bool
 		d     int64
 		// up and upChain are the innermost call of the same function,
-		// and of the same chain, around it, or -1.
-		up, upChain int
+		// and of the same chain, around it, or -1; parent its caller.
+		up, upChain, parent int
 	}
 	var calls []call
 	var names []string
@@ -358,7 +362,11 @@ func shown(data []byte, f *filter.Filter) (figures, error) {
 			if st := sameChain[e.G][k]; len(st) > 0 {
 				upChain = st[len(st)-1]
 			}
-			calls = append(calls, call{fn: e.Func, chain: chainKeys[k], shown: ok && f.InWindow(e.Time), up: up, upChain: upChain})
+			parent := -1
+			if st := opened[e.G]; len(st) > 0 {
+				parent = st[len(st)-1].call
+			}
+			calls = append(calls, call{fn: e.Func, chain: chainKeys[k], shown: ok && f.InWindow(e.Time), up: up, upChain: upChain, parent: parent})
 			i := len(calls) - 1
 			opened[e.G] = append(opened[e.G], open{i, chain})
 			same[e.G][e.Func] = append(same[e.G][e.Func], i)
@@ -387,6 +395,7 @@ func shown(data []byte, f *filter.Filter) (figures, error) {
 	// shown. Calls come in the order they began, those around first.
 	around := make([]bool, len(calls))
 	aroundChain := make([]bool, len(calls))
+	aroundAny := make([]bool, len(calls))
 	out := figures{funcs: map[string][2]int64{}, chains: map[string][2]int64{}}
 	for i, c := range calls {
 		if c.up >= 0 {
@@ -395,8 +404,14 @@ func shown(data []byte, f *filter.Filter) (figures, error) {
 		if c.upChain >= 0 {
 			aroundChain[i] = calls[c.upChain].shown || aroundChain[c.upChain]
 		}
+		if c.parent >= 0 {
+			aroundAny[i] = calls[c.parent].shown || aroundAny[c.parent]
+		}
 		if !c.shown {
 			continue
+		}
+		if !aroundAny[i] {
+			out.shownTime += c.d
 		}
 		v, w := out.funcs[names[c.fn]], out.chains[c.chain]
 		v[0]++
