@@ -263,8 +263,13 @@ func (c *checker) filtered(data []byte, ev *events) {
 	if ev.duration > 2 {
 		fs = append(fs, &filter.Filter{From: time.Duration(ev.duration / 2)})
 	}
+	cs, err := readCalls(data)
+	if err != nil {
+		c.errorf("reader", "%v", err)
+		return
+	}
 	for _, f := range fs {
-		want, err := shown(data, f)
+		want, err := cs.shown(data, f)
 		if err != nil {
 			c.errorf("reader", "%v", err)
 			return
@@ -276,6 +281,7 @@ func (c *checker) filtered(data []byte, ev *events) {
 		p := analysis.Analyze(r, analysis.Options{Filter: f, Chains: query.ChainFolder})
 		t := query.New(c.name, p)
 		got, gotChains := map[string][2]int64{}, map[string][2]int64{}
+		var ids []uint32
 		for _, fn := range t.Functions("calls", 0) {
 			got[fn.Name] = [2]int64{int64(fn.Calls), fn.TotalNs}
 			id, err := t.Func(fn.Name)
@@ -283,10 +289,11 @@ func (c *checker) filtered(data []byte, ev *events) {
 				c.errorf("report and chains, filtered", "%s: %v", fn.Name, err)
 				continue
 			}
-			chains, _ := t.Chains([]uint32{id}, 0)
-			for _, ch := range chains {
-				gotChains[stepsKey(ch.Path)] = [2]int64{int64(ch.Calls), ch.TotalNs}
-			}
+			ids = append(ids, id)
+		}
+		chains, _ := t.Chains(ids, 0)
+		for _, ch := range chains {
+			gotChains[stepsKey(ch.Path)] = [2]int64{int64(ch.Calls), ch.TotalNs}
 		}
 		if !maps.Equal(got, want.funcs) {
 			c.errorf("report and the events, filtered", "focus %v, from %v: report's calls and totals %v, the events' %v", f.Focus, f.From, got, want.funcs)
@@ -308,66 +315,67 @@ type figures struct {
 	shownTime     int64 // of the shown calls not inside another shown
 }
 
-// shown returns the figures of the calls filter f shows in the trace
-// data: worked out after reading them all, each call knowing the
-// innermost call of its function, and of its chain, around it.
-func shown(data []byte, f *filter.Filter) (figures, error) {
-	type call struct {
-		fn    uint32
-		chain string
-		shown bool
-		d     int64
-		// up and upChain are the innermost call of the same function,
-		// and of the same chain, around it, or -1; parent its caller.
-		up, upChain, parent int
-	}
-	var calls []call
-	var names []string
-	folder := query.NewFolder(func(id uint32) string { return names[id] })
-	chainKeys := map[int32]string{}
+// calls are a trace's calls in the order they began, each knowing the
+// calls around it that filtered figures depend on: worked out once, for
+// every filter.
+type calls struct {
+	calls  []call
+	names  []string // function names by id
+	chains []string // chain keys (stepsKey) by number
+}
+
+type call struct {
+	fn    uint32
+	chain int32 // in calls.chains
+	d     int64
+	// up and upChain are the innermost call of the same function, and
+	// of the same chain, around it, or -1; parent its caller, or -1.
+	up, upChain, parent int32
+}
+
+// readCalls reads the calls of the trace data.
+func readCalls(data []byte) (*calls, error) {
+	cs := &calls{}
+	folder := query.NewFolder(func(id uint32) string { return cs.names[id] })
+	keys := map[int32]int32{} // chain number -> index in cs.chains
 	type open struct {
-		call  int
+		call  int32
 		chain query.Folded
 	}
 	opened := map[uint64][]open{}
-	same := map[uint64]map[uint32][]int{}     // open calls by goroutine and function
-	sameChain := map[uint64]map[int32][]int{} // and by chain
-	trackers := map[uint64]*filter.Tracker{}
+	same := map[uint64]map[uint32][]int32{}     // open calls by goroutine and function
+	sameChain := map[uint64]map[int32][]int32{} // and by chain
 	_, err := each(data, func(r *tracefile.Reader, e tracefile.Event) {
-		name := func(id uint32) string { return r.Func(id).Name }
 		switch e.Kind {
 		case tracefile.EnterEvent:
-			tr := trackers[e.G]
-			if tr == nil {
-				tr, same[e.G], sameChain[e.G] = f.NewTracker(), map[uint32][]int{}, map[int32][]int{}
-				trackers[e.G] = tr
+			if same[e.G] == nil {
+				same[e.G], sameChain[e.G] = map[uint32][]int32{}, map[int32][]int32{}
 			}
-			for int(e.Func) >= len(names) {
-				names = append(names, name(uint32(len(names))))
+			for int(e.Func) >= len(cs.names) {
+				cs.names = append(cs.names, r.Func(uint32(len(cs.names))).Name)
 			}
-			ok, _ := tr.Enter(e.Func, name)
-			up, upChain := -1, -1
+			c := call{fn: e.Func, up: -1, upChain: -1, parent: -1}
 			if st := same[e.G][e.Func]; len(st) > 0 {
-				up = st[len(st)-1]
+				c.up = st[len(st)-1]
 			}
 			chain := folder.Empty()
 			if st := opened[e.G]; len(st) > 0 {
-				chain = st[len(st)-1].chain
+				chain, c.parent = st[len(st)-1].chain, st[len(st)-1].call
 			}
 			chain = folder.Push(chain, e.Func)
 			k := chain.Chain()
-			if _, ok := chainKeys[k]; !ok {
-				chainKeys[k] = stepsKey(folder.Steps(chain, false))
+			key, ok := keys[k]
+			if !ok {
+				key = int32(len(cs.chains))
+				keys[k] = key
+				cs.chains = append(cs.chains, stepsKey(folder.Steps(chain, false)))
 			}
+			c.chain = key
 			if st := sameChain[e.G][k]; len(st) > 0 {
-				upChain = st[len(st)-1]
+				c.upChain = st[len(st)-1]
 			}
-			parent := -1
-			if st := opened[e.G]; len(st) > 0 {
-				parent = st[len(st)-1].call
-			}
-			calls = append(calls, call{fn: e.Func, chain: chainKeys[k], shown: ok && f.InWindow(e.Time), up: up, upChain: upChain, parent: parent})
-			i := len(calls) - 1
+			cs.calls = append(cs.calls, c)
+			i := int32(len(cs.calls) - 1)
 			opened[e.G] = append(opened[e.G], open{i, chain})
 			same[e.G][e.Func] = append(same[e.G][e.Func], i)
 			sameChain[e.G][k] = append(sameChain[e.G][k], i)
@@ -376,44 +384,74 @@ func shown(data []byte, f *filter.Filter) (figures, error) {
 			if len(st) == 0 {
 				return
 			}
-			trackers[e.G].Exit()
 			top := st[len(st)-1]
-			i := top.call
-			calls[i].d = int64(e.Duration())
-			calls[i].shown = calls[i].shown && f.Long(e.Duration())
+			c := &cs.calls[top.call]
+			c.d = int64(e.Duration())
 			opened[e.G] = st[:len(st)-1]
-			fs := same[e.G][calls[i].fn]
-			same[e.G][calls[i].fn] = fs[:len(fs)-1]
-			cs := sameChain[e.G][top.chain.Chain()]
-			sameChain[e.G][top.chain.Chain()] = cs[:len(cs)-1]
+			fs := same[e.G][c.fn]
+			same[e.G][c.fn] = fs[:len(fs)-1]
+			cc := sameChain[e.G][top.chain.Chain()]
+			sameChain[e.G][top.chain.Chain()] = cc[:len(cc)-1]
+		}
+	})
+	return cs, err
+}
+
+// shown returns the figures of the calls filter f shows in the trace
+// data, whose calls are cs.
+func (cs *calls) shown(data []byte, f *filter.Filter) (figures, error) {
+	shown := make([]bool, 0, len(cs.calls))
+	opened := map[uint64][]int{}
+	trackers := map[uint64]*filter.Tracker{}
+	name := func(id uint32) string { return cs.names[id] }
+	_, err := each(data, func(r *tracefile.Reader, e tracefile.Event) {
+		switch e.Kind {
+		case tracefile.EnterEvent:
+			tr := trackers[e.G]
+			if tr == nil {
+				tr = f.NewTracker()
+				trackers[e.G] = tr
+			}
+			ok, _ := tr.Enter(e.Func, name)
+			shown = append(shown, ok && f.InWindow(e.Time))
+			opened[e.G] = append(opened[e.G], len(shown)-1)
+		case tracefile.ExitEvent:
+			st := opened[e.G]
+			if len(st) == 0 {
+				return
+			}
+			trackers[e.G].Exit()
+			i := st[len(st)-1]
+			shown[i] = shown[i] && f.Long(e.Duration())
+			opened[e.G] = st[:len(st)-1]
 		}
 	})
 	if err != nil {
 		return figures{}, err
 	}
-	// around[i]: a call of the same function (chain) around call i is
-	// shown. Calls come in the order they began, those around first.
-	around := make([]bool, len(calls))
-	aroundChain := make([]bool, len(calls))
-	aroundAny := make([]bool, len(calls))
+	// around[i]: a call of the same function (chain, any) around call i
+	// is shown. Calls come in the order they began, those around first.
+	around := make([]bool, len(cs.calls))
+	aroundChain := make([]bool, len(cs.calls))
+	aroundAny := make([]bool, len(cs.calls))
 	out := figures{funcs: map[string][2]int64{}, chains: map[string][2]int64{}}
-	for i, c := range calls {
+	for i, c := range cs.calls {
 		if c.up >= 0 {
-			around[i] = calls[c.up].shown || around[c.up]
+			around[i] = shown[c.up] || around[c.up]
 		}
 		if c.upChain >= 0 {
-			aroundChain[i] = calls[c.upChain].shown || aroundChain[c.upChain]
+			aroundChain[i] = shown[c.upChain] || aroundChain[c.upChain]
 		}
 		if c.parent >= 0 {
-			aroundAny[i] = calls[c.parent].shown || aroundAny[c.parent]
+			aroundAny[i] = shown[c.parent] || aroundAny[c.parent]
 		}
-		if !c.shown {
+		if !shown[i] {
 			continue
 		}
 		if !aroundAny[i] {
 			out.shownTime += c.d
 		}
-		v, w := out.funcs[names[c.fn]], out.chains[c.chain]
+		v, w := out.funcs[cs.names[c.fn]], out.chains[cs.chains[c.chain]]
 		v[0]++
 		w[0]++
 		if !around[i] {
@@ -422,7 +460,7 @@ func shown(data []byte, f *filter.Filter) (figures, error) {
 		if !aroundChain[i] {
 			w[1] += c.d
 		}
-		out.funcs[names[c.fn]], out.chains[c.chain] = v, w
+		out.funcs[cs.names[c.fn]], out.chains[cs.chains[c.chain]] = v, w
 	}
 	return out, nil
 }
