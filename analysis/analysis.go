@@ -295,8 +295,10 @@ type Profile struct {
 	// (Filter.G, From, To, MinTime, Options.OnlyPanics, OnlyErrors),
 	// every profile.
 	ProfilesLeftOut bool
-	// ProfileErrors say which of the trace's profiles were left out,
-	// and why.
+	// LeftOut say which profiles ProfilesLeftOut left out, and why: for
+	// the views that show time on and off CPU, or waits, to say.
+	LeftOut []string
+	// ProfileErrors say which of the trace's profiles could not be read.
 	ProfileErrors []error
 	// Lifetimes are the goroutines' spans from first to last traced
 	// event, in nanoseconds, Work their time in traced calls, and Starts
@@ -687,7 +689,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			if len(kinds) > 0 {
 				p.ProfilesLeftOut = true
-				p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("the trace's %s profiles are the whole run's, not the calls %s selects: left out of their time", strings.Join(kinds, ", "), why))
+				p.LeftOut = append(p.LeftOut, fmt.Sprintf("the trace's %s profiles are the whole run's, not the calls %s selects: left out of their time", strings.Join(kinds, ", "), why))
 			}
 		} else {
 			p.focus = f.Focus

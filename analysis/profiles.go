@@ -498,5 +498,5 @@ func spanSamples(prof *profile.Profile, keep func(tracefile.SpanID) bool) bool {
 // an analysis of some requests.
 func (p *Profile) leftOut(what string) {
 	p.ProfilesLeftOut = true
-	p.ProfileErrors = append(p.ProfileErrors, fmt.Errorf("%s is the whole program's, not the selected requests': left out of their time", what))
+	p.LeftOut = append(p.LeftOut, fmt.Sprintf("%s is the whole program's, not the selected requests': left out of their time", what))
 }

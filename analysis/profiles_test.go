@@ -455,14 +455,14 @@ func TestRequestProfiles(t *testing.T) {
 	if !p.HasCPU || p.HasWaits || !p.ProfilesLeftOut || p.TotalCPU != 60*ms || f["work"] == nil || f["work"].CPU != 60*ms || f["work2"] != nil {
 		t.Errorf("request 1: HasCPU %v, HasWaits %v, ProfilesLeftOut %v, %d ns on CPU, functions %v", p.HasCPU, p.HasWaits, p.ProfilesLeftOut, p.TotalCPU, f)
 	}
-	if len(p.ProfileErrors) != 1 || !strings.Contains(p.ProfileErrors[0].Error(), "block profile is the whole program's") {
-		t.Errorf("request 1: %v", p.ProfileErrors)
+	if len(p.LeftOut) != 1 || !strings.Contains(p.LeftOut[0], "block profile is the whole program's") || len(p.ProfileErrors) != 0 {
+		t.Errorf("request 1: left out %v, errors %v", p.LeftOut, p.ProfileErrors)
 	}
 	if p := analyse(labelled, two); !p.HasCPU || p.TotalCPU != 80*ms || funcsByName(p)["work2"].CPU != 80*ms {
 		t.Errorf("request 2: HasCPU %v, %d ns on CPU", p.HasCPU, p.TotalCPU)
 	}
 	unlabelled := withProfiles(map[string][]byte{"cpu": pprofOf(t, "cpu", map[string]int64{"runtime.main;main;work": 60 * ms})})
-	if p := analyse(unlabelled, one); p.HasCPU || !p.ProfilesLeftOut || len(p.ProfileErrors) != 1 || funcsByName(p)["work"].CPU != 0 {
-		t.Errorf("an unlabelled profile, request 1: HasCPU %v, ProfilesLeftOut %v, errors %v", p.HasCPU, p.ProfilesLeftOut, p.ProfileErrors)
+	if p := analyse(unlabelled, one); p.HasCPU || !p.ProfilesLeftOut || len(p.LeftOut) != 1 || funcsByName(p)["work"].CPU != 0 {
+		t.Errorf("an unlabelled profile, request 1: HasCPU %v, ProfilesLeftOut %v, left out %v", p.HasCPU, p.ProfilesLeftOut, p.LeftOut)
 	}
 }

@@ -197,6 +197,19 @@ func TestOnCPU(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("report lists %v of main.sumSq[...] and main.fib", got)
 	}
+	// Under a window the profile is left out: report, whose columns of
+	// time on and off CPU go, and flame --cpu say why; chains, which
+	// shows no such time, says nothing of it.
+	const why = "profiles are the whole run's, not the calls -window selects"
+	if _, _, errOut := runCmd("report", "-window", "1ms-", trace); !strings.Contains(errOut, why) {
+		t.Errorf("report -window: stderr %q, want it to say %q", errOut, why)
+	}
+	if code, _, errOut := runCmd("flame", "--cpu", "-window", "1ms-", "-o", filepath.Join(t.TempDir(), "f.svg"), trace); code != 1 || !strings.Contains(errOut, why) {
+		t.Errorf("flame --cpu -window: exit %d, stderr %q, want 1 and %q", code, errOut, why)
+	}
+	if code, _, errOut := runCmd("chains", "-window", "1ms-", "main.fib", trace); code != 0 || errOut != "" {
+		t.Errorf("chains -window: exit %d, stderr %q, want 0 and nothing", code, errOut)
+	}
 	checkAnswers(t, trace)
 }
 

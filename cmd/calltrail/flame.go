@@ -76,7 +76,7 @@ func flameVerb() *verb {
 					return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, text.Duration(t.Profile.TotalCPU), analysis.MinCPU)
 				}
 				if !t.Profile.HasCPU && t.Profile.ProfilesLeftOut {
-					return fmt.Errorf("%s: its CPU profile is the whole run's, left out of the calls the filters select (the warning above says which)", t.Name)
+					return fmt.Errorf("%s: %s", t.Name, strings.Join(t.Profile.LeftOut, "; "))
 				}
 				if !t.Profile.HasCPU {
 					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)

@@ -31,6 +31,15 @@ func (sess *session) load(name string, o analysis.Options) (*query.Trace, error)
 	return query.New(name, p), nil
 }
 
+// leftOut warns that the profiles of t were left out of the calls the
+// filters select, and why: the views that show time on and off CPU or
+// waits say so, as their columns are missing.
+func (sess *session) leftOut(t *query.Trace) {
+	for _, why := range t.Profile.LeftOut {
+		fmt.Fprintf(sess.errOut, "calltrail: warning: %s: %s\n", t.Name, why)
+	}
+}
+
 // focused returns t, loaded with err, unless the flags' focus matches
 // none of its functions: that would show nothing, so it is an error that
 // says why.
@@ -89,6 +98,7 @@ func reportVerb() *verb {
 			if err != nil {
 				return err
 			}
+			sess.leftOut(t)
 			funcs := t.Functions(sortBy, lf.top)
 			if lf.json {
 				findings := t.Findings
