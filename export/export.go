@@ -74,7 +74,8 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 // and their self time, labelled with the goroutine (past the first
 // analysis.MaxShares goroutines of a chain, one sample for the others,
 // labelled goroutines="past the first 1000 of the chain"); for each chain and
-// error its calls returned, how many, in a third sample type, errors,
+// error its calls failed with (not an end: tracefile.Ends), how many, in a
+// third sample type, errors,
 // labelled with the error ("*fs.PathError: open x: no such file"), so
 // that pprof -sample_index=errors -tagfocus error=... works. pprof
 // derives cumulative time itself, counting recursion once. p must be analysed
@@ -160,6 +161,9 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
+			if !p.Failed(id) {
+				continue // an end, such as io.EOF: not a failure, as report counts
+			}
 			msg := p.Error(id).String()
 			add("e"+msg, &profile.Sample{
 				Value: []int64{0, 0, int64(n.ErrorIDs[id])},
@@ -297,8 +301,14 @@ func Chrome(w io.Writer, r *tracefile.Reader, f *filter.Filter) (int, error) {
 			e := r.Error(c.err)
 			typ, _ := json.Marshal(e.Type)
 			msg, _ := json.Marshal(e.Message)
-			bw.WriteString(`,"cname":"terrible"`)
-			args = append(args, `"status":"error","error.type":`+string(typ)+`,"error.message":`+string(msg))
+			if e.End() {
+				// io.EOF and the like end a call without its failing,
+				// as report counts them.
+				args = append(args, `"end.type":`+string(typ)+`,"end.message":`+string(msg))
+			} else {
+				bw.WriteString(`,"cname":"terrible"`)
+				args = append(args, `"status":"error","error.type":`+string(typ)+`,"error.message":`+string(msg))
+			}
 		}
 		if c.kind != tracefile.Return {
 			args = append(args, `"exit":"`+c.kind.String()+`"`)

@@ -190,3 +190,46 @@ func TestTooManyCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestEndsAreNotFailures: a call that returned io.EOF ended, it did not
+// fail, as report counts it: the pprof export's errors sample type
+// counts only the failed call, and the Chrome export marks only that one
+// an error, giving the other its end.
+func TestEndsAreNotFailures(t *testing.T) {
+	data, err := tracetest.Build(`
+1 +main.main 0
+1 +main.read 10
+1 -EOF 20
+1 +main.read 30
+1 -boom 40
+1 - 50
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := Pprof(&buf, analyse(t, data)); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed int64
+	for _, s := range prof.Sample {
+		failed += s.Value[2]
+		if s.Value[2] != 0 && !strings.Contains(strings.Join(s.Label["error"], ""), "boom") {
+			t.Errorf("an errors sample labelled %v", s.Label["error"])
+		}
+	}
+	if failed != 1 {
+		t.Errorf("pprof: %d failed calls, want 1", failed)
+	}
+	var chrome bytes.Buffer
+	if _, err := Chrome(&chrome, reader(t, data), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(chrome.String(), `"status":"error"`); got != 1 || !strings.Contains(chrome.String(), `"end.message":"EOF"`) {
+		t.Errorf("chrome: %d calls with status error, want 1, and the EOF as an end:\n%s", got, chrome.String())
+	}
+}
