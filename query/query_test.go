@@ -194,6 +194,17 @@ func TestLookup(t *testing.T) {
 	if ids, err := tr.Lookup("^main\\."); err != nil || len(ids) != 2 {
 		t.Errorf("regexp: %v, %v", ids, err)
 	}
+	// A full name ending in $, as a pattern naming one function is
+	// written: (* makes it no valid regular expression, but a name.
+	method := script(t, `
+1 +main.(*parser).value 0
+1 +main.(*parser).valueArray 1
+1 - 2
+1 - 3
+`)
+	if ids, err := method.Lookup("main.(*parser).value$"); err != nil || len(ids) != 1 || method.Profile.Name(ids[0]) != "main.(*parser).value" {
+		t.Errorf("a full name ending in $: %v, %v", ids, err)
+	}
 	_, err := tr.Lookup("main.parsevalu")
 	nf, ok := err.(*NotFoundError)
 	if !ok || len(nf.Near) == 0 || nf.Near[0] != "main.parseValue" {

@@ -145,13 +145,22 @@ func (t *Trace) Func(name string) (uint32, error) {
 
 // notFound is the error for a query no function matched.
 func (t *Trace) notFound(query string) *NotFoundError {
-	if why := t.Outside(query); why != "" {
+	name := Unanchored(query)
+	if why := t.Outside(name); why != "" {
 		return &NotFoundError{Query: query, Why: why}
 	}
-	if _, ok := t.byName[query]; ok {
-		return &NotFoundError{Query: query, Why: onlyNamed(query)}
+	if _, ok := t.byName[name]; ok {
+		return &NotFoundError{Query: query, Why: onlyNamed(name)}
 	}
-	return &NotFoundError{Query: query, Near: t.Near(query, 3)}
+	return &NotFoundError{Query: query, Near: t.Near(name, 3)}
+}
+
+// Unanchored returns query without the ^ it starts with or the $ it ends
+// with, if any: the name it spells, when it is one. A full name written
+// as a pattern that names one function, pkg.(*T).M$, is not a valid
+// regular expression, and is that function.
+func Unanchored(query string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(query, "^"), "$")
 }
 
 // onlyNamed explains a function the trace's table names that the build
@@ -172,7 +181,7 @@ func (t *Trace) traced(id uint32) bool {
 // query that matches none is a *NotFoundError naming the closest
 // functions.
 func (t *Trace) Lookup(query string) ([]uint32, error) {
-	if id, ok := t.byName[query]; ok && t.traced(id) {
+	if id, ok := t.byName[Unanchored(query)]; ok && t.traced(id) {
 		return []uint32{id}, nil
 	}
 	var ids []uint32

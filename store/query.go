@@ -126,10 +126,11 @@ func (s *Store) names(ctx context.Context, ids []uint64) (map[uint64]tracefile.F
 // that exact name, or else those whose name the regular expression name
 // matches anywhere (RE2, as ClickHouse's match).
 func (s *Store) Lookup(ctx context.Context, name string) ([]uint64, error) {
-	if n, err := s.names(ctx, []uint64{FuncID(name)}); err != nil {
+	exact := query.Unanchored(name)
+	if n, err := s.names(ctx, []uint64{FuncID(exact)}); err != nil {
 		return nil, s.noSchema(err)
-	} else if n[FuncID(name)].Name == name {
-		return []uint64{FuncID(name)}, nil
+	} else if n[FuncID(exact)].Name == exact {
+		return []uint64{FuncID(exact)}, nil
 	}
 	rows, err := s.conn.Query(ctx, "SELECT DISTINCT id FROM "+s.table("functions")+" WHERE match(name, ?)", name)
 	if err != nil {
