@@ -27,7 +27,7 @@ func chainsVerb() *verb {
 			sf.register(fs)
 			asJSON, slowest, panics, failed = false, 3, false, false
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
-			fs.IntVar(&slowest, "slowest", 3, "show the `N` slowest calls of each chain")
+			fs.Var(nonNegative{&slowest}, "slowest", "show the `N` slowest calls of each chain")
 			fs.BoolVar(&panics, "panics", false, "only calls left by a panic")
 			fs.BoolVar(&failed, "errors", false, "only calls that returned an error, with every message")
 		},

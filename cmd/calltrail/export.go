@@ -91,6 +91,9 @@ func exportVerb() *verb {
 				if err != nil {
 					return err
 				}
+				if err := none(t); err != nil {
+					return err
+				}
 				if format == "pprof" {
 					cut, err = export.Pprof(w, t.Profile)
 				} else {

@@ -70,6 +70,9 @@ func flameVerb() *verb {
 			if err != nil {
 				return err
 			}
+			if err := none(t); err != nil {
+				return err
+			}
 			weight, kind := query.Wall, "wall time"
 			if cpu || wait {
 				if t.Profile.ThinCPU {

@@ -249,6 +249,7 @@ func TestCommandLineHabits(t *testing.T) {
 	for _, args := range [][]string{
 		{"report", "--top", "-3", path},
 		{"goroutines", "--top", "-1", path},
+		{"chains", "--slowest", "-1", "main.D", path},
 		{"record", "--last", "-1s", "localhost:1"},
 		{"record", "--last", "0s", "localhost:1"},
 		{"record", "--seconds", "0", "localhost:1"},
@@ -259,7 +260,7 @@ func TestCommandLineHabits(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	for _, verb := range []string{"replay", "report", "chains", "flame", "flame-html", "pprof", "folded", "chrome"} {
+	for _, verb := range []string{"replay", "report", "goroutines", "diff", "chains", "flame", "flame-html", "pprof", "folded", "chrome"} {
 		args := []string{verb, "-g", "999", path}
 		switch verb {
 		case "chains":
@@ -268,16 +269,38 @@ func TestCommandLineHabits(t *testing.T) {
 			args = []string{verb, "-g", "999", "-o", out + ".svg", path}
 		case "flame-html":
 			args = []string{"flame", "-g", "999", "-o", out + ".html", path}
+		case "diff":
+			args = []string{verb, "-g", "999", path, path}
 		case "pprof", "folded", "chrome":
 			args = []string{"export", "--format", verb, "-g", "999", "-o", out, path}
 		}
-		code, _, stderr := runCmd(args...)
+		code, stdout, stderr := runCmd(args...)
 		if code != 1 || !strings.Contains(stderr, "no traced call ran in goroutine 999") {
 			t.Errorf("%s -g 999: exit %d, %q", verb, code, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%s -g 999 printed a view: %q", verb, stdout)
 		}
 		// An error, not an empty view: no file is written.
 		if written, _ := filepath.Glob(out + "*"); len(written) > 0 {
 			t.Errorf("%s -g 999 wrote %v", verb, written)
+			for _, f := range written {
+				os.Remove(f)
+			}
+		}
+	}
+	// Filters that leave out every call, a window past the end or -N .,
+	// make no graph nor export: an error says so.
+	for _, args := range [][]string{
+		{"flame", "-window", "1h-", "-o", out + ".svg", path},
+		{"export", "--format", "folded", "-N", ".", "-o", out, path},
+		{"export", "--format", "pprof", "-window", "1h-", "-o", out, path},
+	} {
+		if code, _, stderr := runCmd(args...); code != 1 || !strings.Contains(stderr, "the filters leave out every one of its") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+		if written, _ := filepath.Glob(out + "*"); len(written) > 0 {
+			t.Errorf("%v wrote %v", args, written)
 			for _, f := range written {
 				os.Remove(f)
 			}

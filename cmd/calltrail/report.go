@@ -28,7 +28,23 @@ func (sess *session) load(name string, o analysis.Options) (*query.Trace, error)
 	if err := sess.told(name, p.Health()); err != nil {
 		return nil, err
 	}
+	if err := sess.unseen(); err != nil {
+		return nil, err // an error, not an empty view
+	}
 	return query.New(name, p), nil
+}
+
+// none is the error of a graph or an export of no call: the filters, a
+// window past the end or -N . leaving every call out, said rather than
+// written as an empty file.
+func none(t *query.Trace) error {
+	if len(t.Profile.Funcs) > 0 {
+		return nil
+	}
+	if t.Profile.Stats.Calls > 0 {
+		return fmt.Errorf("%s: the filters leave out every one of its %d calls (calltrail info says when they ran)", t.Name, t.Profile.Stats.Calls)
+	}
+	return fmt.Errorf("%s: no calls", t.Name)
 }
 
 // leftOut warns that the profiles of t were left out of the calls the
