@@ -273,7 +273,7 @@ type Profile struct {
 	Coverage   []tracefile.Coverage
 	Meta       tracefile.Meta
 	Duration   time.Duration
-	Goroutines int
+	Goroutines int // that made calls the filter selects
 	Stats      tracefile.Stats
 	End        string
 	Ended      bool
@@ -321,6 +321,9 @@ type Profile struct {
 	// chains are the chains' times counted call by call, under a
 	// filter; nil without one.
 	chains *chainFold
+	// spawns, under a filter, count by the chain that started them the
+	// goroutines that made calls the filter selects; nil without one.
+	spawns map[*Node]uint64
 }
 
 // CheckValid reports whether p is well formed: every node and function
@@ -447,6 +450,7 @@ type goroutine struct {
 	// chains are, with Profile.chains, what it keeps of each open call,
 	// beside stack.
 	chains []chainFrame
+	shown  int32 // open calls the filter shows
 }
 
 // inside reports whether g has an open call of fn: whether a new chain
@@ -474,8 +478,9 @@ func (g *goroutine) innermost(fn uint32) int32 {
 	return -1
 }
 
-// span is what Analyze keeps of every goroutine: from its first root
-// call to the end of its last, and the time in its root calls.
+// span is what Analyze keeps of every goroutine with calls the filter
+// selects: from its first to the end of its last, and the time in those
+// not inside another (without a filter, its root calls).
 type span struct {
 	first, last, work int64
 	ended             bool // a root call has ended
@@ -497,8 +502,8 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
 	gs := map[uint64]*goroutine{}
-	// Every goroutine seen: its first and last events, and time in root
-	// calls, once one has ended.
+	// Every goroutine with calls the filter selects: from the first to
+	// the end of the last, and the time in the outermost.
 	var spans gtable.Table[span]
 	var free []*goroutine // states of goroutines with no open call, to reuse
 	var lastID uint64
@@ -517,19 +522,28 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			g.tracker = *f.NewTracker()
 			gs[id] = g
-			spans.Put(id)
 		}
 		lastID, last = id, g
 		return g
 	}
 	// Goroutines are tied to the chains that started them as a push to
 	// the store and the OTLP export tie them.
+	// Under a filter, the goroutines summary counts the goroutines that
+	// made calls it selects only, known once they are read: by
+	// goroutine, the chain that started it.
+	var spawnedBy map[uint64]*Node
+	if f.G != 0 || f.Focus != nil || f.Hide != nil || f.MaxDepth != 0 || f.MinTime != 0 || f.From != 0 || f.To != 0 || o.OnlyPanics || o.OnlyErrors {
+		spawnedBy = map[uint64]*Node{}
+	}
 	links := spawn.New(0, func(l *spawn.Link[*Node]) {
 		if l.HasRoot && l.HasFrom {
 			if l.Root.SpawnedFrom == nil {
 				l.Root.SpawnedFrom = map[*Node]uint64{}
 			}
 			l.Root.SpawnedFrom[l.From]++
+			if spawnedBy != nil {
+				spawnedBy[l.G] = l.From
+			}
 		}
 	})
 	var stack spawn.Stack[*Node] // a parent's open calls, or nil
@@ -579,6 +593,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				g.chains = p.chains.enter(n, g.stack, g.chains)
 			}
 			g.stack = append(g.stack, frame{node: n, start: ev.Time, shown: shown})
+			if shown {
+				g.shown++
+			}
 		case tracefile.ExitEvent:
 			g := get(ev.G, false)
 			if g == nil || len(g.stack) == 0 {
@@ -611,12 +628,19 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if p.chains != nil {
 				g.chains = p.chains.exit(fr.node, Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}, counted, g.stack, g.chains)
 			}
-			if len(g.stack) == 0 {
+			if fr.shown {
+				g.shown--
+			}
+			if counted && g.shown == 0 {
+				// The goroutine's time in calls the filter selects: its
+				// outermost ones, its root calls without a filter.
 				sp, _ := spans.Put(ev.G)
 				if !sp.ended {
 					sp.first, sp.ended = ev.Start, true
 				}
 				sp.last, sp.work = ev.Time, sp.work+d
+			}
+			if len(g.stack) == 0 {
 				// A fresh state is the same as an empty one.
 				delete(gs, ev.G)
 				links.Idle(ev.G, &g.pending)
@@ -649,6 +673,14 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		}
 	}
 	p.Goroutines = spans.Len()
+	if spawnedBy != nil {
+		p.spawns = map[*Node]uint64{}
+		for g, from := range spawnedBy {
+			if sp := spans.Get(g); sp != nil && sp.ended {
+				p.spawns[from]++
+			}
+		}
+	}
 	ended := 0
 	spans.Range(func(_ uint64, sp *span) bool {
 		if sp.ended {

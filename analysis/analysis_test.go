@@ -238,6 +238,35 @@ func TestGoroutineSummary(t *testing.T) {
 	}
 }
 
+// TestGoroutinesFiltered: under a filter, the goroutines summarised are
+// those that made calls it selects, over the time of those calls, and
+// so are the chains that started them; main.main, begun before the
+// window, started both.
+func TestGoroutinesFiltered(t *testing.T) {
+	const script = `
+1 +main.main 0
+2 go 1 main.main 5
+2 +main.early 10
+2 - 20
+3 go 1 main.main 25
+3 +main.late 30
+3 +main.inner 35
+3 - 40
+3 - 50
+1 - 100
+`
+	g := Analyze(build(t, script), Options{Filter: &filter.Filter{From: 25}}).GoroutineSummary(0)
+	if g.Count != 1 || g.Lifetime.Max != 20 || g.Work.Max != 20 {
+		t.Errorf("calls from 25ns: %d goroutines, lifetime %+v, work %+v; want 1, 20ns", g.Count, g.Lifetime, g.Work)
+	}
+	if len(g.Spawners) != 1 || g.Spawners[0].Goroutines != 1 {
+		t.Errorf("calls from 25ns: started by %+v, want one goroutine", g.Spawners)
+	}
+	if g := Analyze(build(t, script), Options{}).GoroutineSummary(0); g.Count != 3 || len(g.Spawners) != 1 || g.Spawners[0].Goroutines != 2 {
+		t.Errorf("every call: %d goroutines, started by %+v; want 3, 2 of them by main.main", g.Count, g.Spawners)
+	}
+}
+
 // TestHeldUp: time a goroutine waited for the trace writer is left out
 // of the calls it waited in (the caller of a call whose enter or exit
 // waited; the call itself for a value), and said in the exit's Held.

@@ -69,12 +69,15 @@ func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 		}
 	}
 	g.MaxLive = p.maxLive()
-	from := map[*Node]uint64{}
-	p.Walk(func(n *Node) {
-		for parent, c := range n.SpawnedFrom {
-			from[parent] += c
-		}
-	})
+	from := p.spawns
+	if from == nil {
+		from = map[*Node]uint64{}
+		p.Walk(func(n *Node) {
+			for parent, c := range n.SpawnedFrom {
+				from[parent] += c
+			}
+		})
+	}
 	for n, c := range from {
 		g.Spawners = append(g.Spawners, Spawner{Node: n, Goroutines: c})
 	}
