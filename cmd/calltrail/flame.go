@@ -88,6 +88,9 @@ func flameVerb() *verb {
 				if wait {
 					weight, kind = query.OffCPU, "time off CPU"
 				}
+				if cpu && t.Profile.TotalCPU == 0 && t.Profile.TracingCPU == 0 {
+					return fmt.Errorf("%s: no CPU sample of the profile has a function the filters select on its stack", t.Name)
+				}
 				if cpu && t.Profile.TotalCPU == 0 {
 					// An empty graph would say nothing of why.
 					return fmt.Errorf("%s: no CPU sample in the program's own code: the profile's %s are all calltrail's, recording the calls (report's tracing column); flame --wait draws the time off CPU", t.Name, text.Duration(t.Profile.TracingCPU))
