@@ -841,7 +841,7 @@ func TestWindowEqualsLocal(t *testing.T) {
 			end = max(end, time.Duration(ev.Time))
 		}
 		f.Close()
-		for i := 1; i < 8; i++ {
+		for i := 1; i < 8; i += 2 {
 			from, to := end*time.Duration(i)/8, end*time.Duration(i+2)/8
 			for _, w := range []struct{ from, to time.Duration }{{from, 0}, {0, to}, {from, to}} {
 				sel := Selection{Service: "window-" + name}
