@@ -676,6 +676,20 @@ func TestMigration(t *testing.T) {
 }
 
 func migrate(t *testing.T, shared, collide bool) {
+	// The shared ring takes the calls of goroutines on the Ps past the
+	// rings' only if the scheduler runs some there, which on a busy
+	// machine it may not do in one round (go1.22, beside the race
+	// detector's tests): a few rounds, each a fresh trace.
+	for round := 1; !migrateOnce(t, shared, collide); round++ {
+		if round == 10 {
+			t.Fatalf("%d rounds, and no slot taken in the shared ring", round)
+		}
+	}
+}
+
+// migrateOnce is a round of migrate; false if it wanted the shared ring
+// used and the scheduler did not use it.
+func migrateOnce(t *testing.T, shared, collide bool) bool {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	const gs, reps, depth = 32, 200, 6
 	ids := make([]uint64, gs)
@@ -735,8 +749,11 @@ func migrate(t *testing.T, shared, collide bool) {
 	// shared ring.
 	barriers, inShared := tr.barriers.Load(), tr.rings[tr.perP].Head()
 	stop()
-	if barriers == 0 || shared && inShared == 0 {
-		t.Fatalf("%d barriers, %d slots taken in the shared ring", barriers, inShared)
+	if shared && inShared == 0 {
+		return false
+	}
+	if barriers == 0 {
+		t.Fatalf("%d barriers", barriers)
 	}
 
 	r := openTrace(t, path)
@@ -774,6 +791,7 @@ func migrate(t *testing.T, shared, collide bool) {
 	if st := r.Stats(); st.DroppedCalls != 0 || st.Calls != gs*reps*(depth+1) {
 		t.Errorf("stats = %+v, want %d calls, none dropped", st, gs*reps*(depth+1))
 	}
+	return true
 }
 
 // TestRingMemory checks that CALLTRAIL_BUFFER bounds the rings' memory
