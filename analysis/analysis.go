@@ -37,8 +37,7 @@ type Node struct {
 	// call. Beside Func, it fills what would be padding: a recursion a
 	// million calls deep is a million nodes.
 	up       int32
-	Parent   *Node     // nil for the tree's root, which stands for no call
-	fold     *nodeFold // its chain, folded, under a filter with Options.Chains
+	Parent   *Node // nil for the tree's root, which stands for no call
 	Children []*Node
 
 	Calls  uint64
@@ -497,7 +496,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	// focus under the outer, a window opening after it, how they ended.
 	// (Not a duration: the outer call lasts longer.)
 	if o.Chains != nil && (f.Focus != nil || f.From != 0 || o.OnlyPanics || o.OnlyErrors) {
-		p.chains = &chainFold{f: o.Chains(p.Name), slowest: o.Slowest, shownCounts: f.MinTime == 0 && !o.OnlyPanics && !o.OnlyErrors}
+		p.chains = &chainFold{f: o.Chains(p.Name), of: map[*Node]*nodeFold{}, slowest: o.Slowest, shownCounts: f.MinTime == 0 && !o.OnlyPanics && !o.OnlyErrors}
 	}
 	// Goroutines are kept while they have open calls. Events come in runs
 	// of one goroutine, so the last one looked up is kept at hand.
@@ -626,7 +625,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				}
 			}
 			if p.chains != nil {
-				g.chains = p.chains.exit(fr.node, Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}, counted, g.stack, g.chains)
+				g.chains = p.chains.exit(Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}, counted, g.stack, g.chains)
 			}
 			if fr.shown {
 				g.shown--

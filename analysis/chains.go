@@ -18,7 +18,10 @@ type ChainFolder interface {
 // through recursion, when a filter may have left out the outer calls of
 // a chain and kept inner ones (Options.Chains).
 type chainFold struct {
-	f       ChainFolder
+	f ChainFolder
+	// of are the nodes' folds: beside the tree, not in its nodes, which
+	// a recursion a million calls deep has a million of.
+	of      map[*Node]*nodeFold
 	slowest int // calls kept by chain (Options.Slowest)
 	// shownCounts says every call the filter shows is counted: none is
 	// left out by its duration or how it ended.
@@ -37,10 +40,15 @@ type nodeFold struct {
 	// this node is the outermost.
 	total int64
 	slow  []Instance
+	// last is the child last called, and its fold: a call's callee is
+	// often its previous one's, found so without the map.
+	last     *Node
+	lastFold *nodeFold
 }
 
 // chainFrame is what chainFold keeps of an open call.
 type chainFrame struct {
+	fold *nodeFold // its node's
 	// inner is the time of calls of the chain inside this one that the
 	// chain's total already holds, as frame.inner for a function's.
 	inner int64
@@ -52,36 +60,49 @@ type chainFrame struct {
 // enter makes the nodeFold of node n, called with the goroutine's stack
 // as stack, if it has none, and pushes the call's chainFrame on chains.
 func (cf *chainFold) enter(n *Node, stack []frame, chains []chainFrame) []chainFrame {
-	if n.fold == nil {
+	var caller *nodeFold // of n.Parent
+	if len(chains) > 0 {
+		caller = chains[len(chains)-1].fold
+	}
+	var fd *nodeFold
+	if caller != nil && caller.last == n {
+		fd = caller.lastFold
+	} else {
+		fd = cf.of[n]
+	}
+	if fd == nil {
 		var parent any
-		if n.Parent != nil && n.Parent.fold != nil {
-			parent = n.Parent.fold.chain
+		if caller != nil {
+			parent = caller.chain
 		}
-		fd := &nodeFold{up: -1}
+		fd = &nodeFold{up: -1}
 		fd.chain, fd.k = cf.f.Fold(parent, n.Func)
 		// A caller of the same chain is a caller of the same function.
 		for up := n.up; up >= 0; up = stack[up].node.up {
-			if stack[up].node.fold.k == fd.k {
+			if chains[up].fold.k == fd.k {
 				fd.up = up
 				break
 			}
 		}
-		n.fold = fd
+		cf.of[n] = fd
+	}
+	if caller != nil {
+		caller.last, caller.lastFold = n, fd
 	}
 	var slow []Instance
 	if len(chains) < cap(chains) {
 		slow = chains[:len(chains)+1][len(chains)].slow[:0] // the slot's list, reused
 	}
-	return append(chains, chainFrame{slow: slow})
+	return append(chains, chainFrame{fold: fd, slow: slow})
 }
 
 // exit counts the call of node n, counted or left out by the filter,
 // the goroutine's stack below it being stack, and pops its chainFrame
 // off chains.
-func (cf *chainFold) exit(n *Node, in Instance, counted bool, stack []frame, chains []chainFrame) []chainFrame {
+func (cf *chainFold) exit(in Instance, counted bool, stack []frame, chains []chainFrame) []chainFrame {
 	fr := &chains[len(chains)-1]
 	chains = chains[:len(chains)-1]
-	fd := n.fold
+	fd := fr.fold
 	inner, slow := fr.inner, fr.slow
 	if counted {
 		fd.total += in.Dur - fr.inner
@@ -134,8 +155,9 @@ func (p *Profile) ChainTotal(n *Node) (total int64, slowest []Instance, ok bool)
 	if p.chains == nil {
 		return 0, nil, false
 	}
-	if n.fold == nil {
+	fd := p.chains.of[n]
+	if fd == nil {
 		return 0, nil, true
 	}
-	return n.fold.total, n.fold.slow, true
+	return fd.total, fd.slow, true
 }
