@@ -96,9 +96,9 @@ func (cf *chainFold) enter(n *Node, stack []frame, chains []chainFrame) []chainF
 	return append(chains, chainFrame{fold: fd, slow: slow})
 }
 
-// exit counts the call of node n, counted or left out by the filter,
-// the goroutine's stack below it being stack, and pops its chainFrame
-// off chains.
+// exit counts call in, whose chainFrame tops chains, counted or left out
+// by the filter, the goroutine's stack below it being stack, and pops
+// the chainFrame.
 func (cf *chainFold) exit(in Instance, counted bool, stack []frame, chains []chainFrame) []chainFrame {
 	fr := &chains[len(chains)-1]
 	chains = chains[:len(chains)-1]
