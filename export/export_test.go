@@ -58,6 +58,24 @@ func analyse(t *testing.T, data []byte) *analysis.Profile {
 	return p
 }
 
+// pprofOf exports the trace data as pprof and reads it back with pprof's
+// own parser, checking it valid.
+func pprofOf(t *testing.T, data []byte) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := Pprof(&buf, analyse(t, data)); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prof.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	return prof
+}
+
 // TestFormats writes every format of one trace and compares it with its
 // golden file.
 func TestFormats(t *testing.T) {
@@ -93,17 +111,7 @@ func TestPprof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if _, err := Pprof(&buf, analyse(t, data)); err != nil {
-		t.Fatal(err)
-	}
-	prof, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prof.CheckValid(); err != nil {
-		t.Fatal(err)
-	}
+	prof := pprofOf(t, data)
 	var calls, wall int64
 	goroutines := map[int64]bool{}
 	for _, s := range prof.Sample {
@@ -207,14 +215,7 @@ func TestEndsAreNotFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if _, err := Pprof(&buf, analyse(t, data)); err != nil {
-		t.Fatal(err)
-	}
-	prof, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := pprofOf(t, data)
 	var failed int64
 	for _, s := range prof.Sample {
 		failed += s.Value[2]
