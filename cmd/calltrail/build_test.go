@@ -599,3 +599,49 @@ func TestEndpointLinked(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguageVersionKept builds modules that declare a Go version older
+// than the runtime's: the program keeps the semantics its go line gives
+// it (loop variables shared by the iterations before go1.22), traced as
+// untraced, alone or in a workspace, and its tests pass vet.
+func TestLanguageVersionKept(t *testing.T) {
+	const main = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tvar fs []func() int\n\tfor i := 0; i < 3; i++ {\n\t\tfs = append(fs, func() int { return i })\n\t}\n\tfmt.Println(fs[0](), fs[1](), fs[2]())\n}\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		dir   string
+	}{
+		{"module", map[string]string{
+			"go.mod":       "module example.com/old\n\ngo 1.21\n",
+			"main.go":      main,
+			"main_test.go": "package main\n\nimport \"testing\"\n\nfunc TestMain(t *testing.T) { main() }\n",
+		}, "."},
+		{"workspace", map[string]string{
+			"go.work":     "go 1.21\n\nuse ./app\n",
+			"app/go.mod":  "module example.com/app\n\ngo 1.21\n",
+			"app/main.go": main,
+		}, "app"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, tc.files)
+			wd, _ := os.Getwd()
+			os.Chdir(filepath.Join(dir, tc.dir))
+			defer os.Chdir(wd)
+			before, _ := os.ReadFile("go.mod")
+			code, stdout, stderr := runCmd("run", "-o", "t.out", ".")
+			if code != 0 || stdout != "3 3 3\n" {
+				t.Errorf("exit %d, program printed %q, want go1.21's 3 3 3\n%s", code, stdout, stderr)
+			}
+			// The tests too, vetted as go test vets them.
+			if _, err := os.Stat("main_test.go"); err == nil {
+				if code, stdout, stderr := runCmd("test", "-o", "traces", "-v", "."); code != 0 || !strings.Contains(stdout, "3 3 3\n") {
+					t.Errorf("calltrail test: exit %d, printed %q\n%s", code, stdout, stderr)
+				}
+			}
+			if after, _ := os.ReadFile("go.mod"); !bytes.Equal(before, after) {
+				t.Errorf("go.mod changed:\n%s", after)
+			}
+		})
+	}
+}

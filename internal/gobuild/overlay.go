@@ -799,6 +799,43 @@ func goEnv(dir, name string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// runtimeGoMod is the module file of the runtime's copy. It declares no
+// Go version: a module requiring one raises the go line of the user's
+// module to it when the go command brings the user's module file up to
+// date, and that changes the user's program (its language version, its
+// GODEBUG defaults); a workspace refuses it. Each file of the copy says
+// the version its code is written in instead (withGoVersion).
+const runtimeGoMod = "module " + instrument.RuntimePath + "\n"
+
+// runtimeLang is the Go version the runtime is written in: the go line of
+// calltrail's go.mod.
+const runtimeLang = "go1.22"
+
+// withGoVersion returns the Go file src with runtimeLang added to its
+// build constraint, or a constraint of it added: a file's //go:build line
+// sets its language version, for the compiler and vet, above that of its
+// module (from Go 1.21 on).
+func withGoVersion(src []byte) []byte {
+	rest := src
+	for len(rest) > 0 {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		trimmed := bytes.TrimSpace(line)
+		if expr, ok := bytes.CutPrefix(trimmed, []byte("//go:build ")); ok {
+			at := len(src) - len(rest)
+			out := append([]byte(nil), src[:at]...)
+			out = append(out, "//go:build "+runtimeLang+" && ("...)
+			out = append(out, bytes.TrimSpace(expr)...)
+			out = append(out, ')')
+			return append(out, src[at+len(line):]...)
+		}
+		if len(trimmed) > 0 && !bytes.HasPrefix(trimmed, []byte("//")) {
+			break // the header, where constraints are, has ended
+		}
+		rest = after
+	}
+	return append([]byte("//go:build "+runtimeLang+"\n\n"), src...)
+}
+
 // RuntimeModule writes the runtime's source src (as calltrail.Source
 // returns it) as a module in the user's cache directory, at a path named
 // by a hash of the source, and returns the directory: every build with
@@ -807,6 +844,7 @@ func goEnv(dir, name string) string {
 func RuntimeModule(src fs.FS) (string, error) {
 	h := sha256.New()
 	var files []string
+	contents := map[string][]byte{} // as written: the hash is of them
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -815,14 +853,19 @@ func RuntimeModule(src fs.FS) (string, error) {
 		if err != nil {
 			return err
 		}
+		if strings.HasSuffix(p, ".go") {
+			data = withGoVersion(data)
+		}
 		fmt.Fprintf(h, "%s %d\n", p, len(data))
 		h.Write(data)
 		files = append(files, p)
+		contents[p] = data
 		return nil
 	})
 	if err != nil {
 		return "", err
 	}
+	fmt.Fprintf(h, "go.mod %q\n", runtimeGoMod)
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -841,7 +884,7 @@ func RuntimeModule(src fs.FS) (string, error) {
 		}
 	}
 	for _, p := range files {
-		data, _ := fs.ReadFile(src, p)
+		data := contents[p]
 		dst := filepath.Join(tmp, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", err
@@ -850,7 +893,7 @@ func RuntimeModule(src fs.FS) (string, error) {
 			return "", err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+instrument.RuntimePath+"\n\ngo 1.22\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte(runtimeGoMod), 0o644); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
