@@ -614,7 +614,7 @@ func TestLanguageVersionKept(t *testing.T) {
 		{"module", map[string]string{
 			"go.mod":       "module example.com/old\n\ngo 1.21\n",
 			"main.go":      main,
-			"main_test.go": "package main\n\nimport \"testing\"\n\nfunc TestMain(t *testing.T) { main() }\n",
+			"main_test.go": "package main\n\nimport \"testing\"\n\nfunc TestLoop(t *testing.T) { main() }\n",
 		}, "."},
 		{"workspace", map[string]string{
 			"go.work":     "go 1.21\n\nuse ./app\n",

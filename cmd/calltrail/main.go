@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/gobuild"
 )
 
 // A verb is one subcommand.
@@ -65,6 +66,8 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
+	// calltrail build runs calltrail again as the compiler's wrapper.
+	gobuild.ServeReportCompile()
 	sess := &session{out: os.Stdout, errOut: os.Stderr}
 	code := sess.run(os.Args[1:])
 	if sess.dieBy != 0 {

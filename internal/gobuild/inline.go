@@ -31,12 +31,10 @@ type InlineQuery struct {
 	Files   []string
 	Tests   bool   // with their test files
 	Overlay string // an overlay file for the go command, or ""
-	// Warm are more packages to compile, without -m: the build that
-	// follows, with the same flags, finds them in the go command's
-	// cache, compiled while the compiler reported on the others (the
-	// runtime, beside the program's packages). Not with Files, which the
-	// go command takes alone.
-	Warm []string
+	// Commands are the main packages among Packages and Importers:
+	// nothing imports them, and their report is compiled to its end
+	// rather than stand on a plain compile (see ServeReportCompile).
+	Commands []string
 }
 
 // targets are the go command's arguments naming what q asks about.
@@ -44,7 +42,7 @@ func (q InlineQuery) targets() []string {
 	if len(q.Files) > 0 {
 		return q.Files
 	}
-	return append(append(append([]string(nil), q.Packages...), q.Importers...), q.Warm...)
+	return append(append([]string(nil), q.Packages...), q.Importers...)
 }
 
 // KeepInlined returns the functions of q.Packages that are better left
@@ -74,6 +72,7 @@ func KeepInlined(q InlineQuery) (map[instrument.Pos]string, error) {
 // keepInlined is KeepInlined, compiling the packages asked about with
 // compiler flags flags.
 func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error) {
+	asked := flags
 	dir, err := filepath.Abs(q.Dir)
 	if err != nil {
 		return nil, err
@@ -93,6 +92,28 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	for _, g := range gcflags {
 		args = append(args, "-gcflags="+g)
 	}
+	env := append(os.Environ(), q.Env...)
+	// The compiles end with their front end when this program can be
+	// their wrapper and the packages' plain compiles are at hand. (Not
+	// through an overlay or of files named: the compiles are not the
+	// plain ones'.)
+	self, _ := os.Executable()
+	if canWrap && quoteArg(self) != "" && q.Overlay == "" && len(q.Files) == 0 {
+		tmp, err := os.MkdirTemp("", "calltrail-report-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		exports, err := plainExports(dir, q, rest, gcflags, tmp)
+		if err != nil {
+			return nil, err
+		}
+		if exports != "" {
+			args = append(args, "-toolexec="+quoteArg(self))
+			env = append(env, exportsEnv+"="+exports)
+			flags += " " + backEndFlag
+		}
+	}
 	seen := map[string]bool{}
 	for _, p := range probed {
 		if !seen[p] {
@@ -106,11 +127,11 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	args = append(append(args, "--"), q.targets()...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), q.Env...)
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil && flags == reportFlags && bytes.Contains(stderr.Bytes(), []byte(requiredPass)) {
+	if err != nil && asked == reportFlags && bytes.Contains(stderr.Bytes(), []byte(requiredPass)) {
 		return keepInlined(q, "-m -dwarf=false -B")
 	}
 	if err != nil {

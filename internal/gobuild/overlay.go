@@ -130,6 +130,10 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			flags = append(flags, "-mod=mod")
 		}
 	}
+	// The runtime, and what it needs that the program may not (its
+	// trace reader, runtime/pprof), compile from here on beside the rest.
+	warm := b.warmRuntime(user, flags)
+	defer warm.stop()
 	// The runtime's dependencies are listed beside the program's
 	// packages, on the other core: each go list takes a good part of a
 	// second.
@@ -246,11 +250,6 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		q := InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests}
 		if slices.Contains(paths, "command-line-arguments") {
 			q.Files = b.Patterns
-		} else if !b.Tests && !slices.Contains(paths, instrument.RuntimePath) {
-			// The runtime is compiled beside the report, on the other
-			// core, rather than after it. (Not for tests: the go
-			// command would list the runtime's own tests.)
-			q.Warm = []string{instrument.RuntimePath}
 		}
 		opts.KeepInlined, err = KeepInlined(q)
 		if err != nil {
@@ -386,7 +385,47 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	warm.wait()
 	return buildFlags(user, b.goMinor(), append(out, "-overlay="+overlay)...), st, nil
+}
+
+// warming is a compile of the runtime running in the background.
+type warming struct{ cmd *exec.Cmd }
+
+// warmRuntime starts compiling the runtime and the packages it needs as
+// the build will, with the user's flags and flags (those of go list), so
+// that the build finds them in the go command's cache. They are the
+// longest chain of compiles a traced build adds to a program's; started
+// first, they run while calltrail lists packages and the compiler reports
+// on them, on the other core.
+func (b *Build) warmRuntime(user []goFlag, flags []string) *warming {
+	args := append([]string{"list", "-export", "-f", "{{.ImportPath}}"}, flags...)
+	if g := runtimeGCFlags(values(user, "gcflags")); g != "" {
+		args = append(args, goFlag{"gcflags", g, true}.String())
+	}
+	cmd := exec.Command("go", append(args, "--", instrument.RuntimePath)...)
+	cmd.Dir = b.Dir
+	cmd.Env = append(os.Environ(), b.Env...)
+	if cmd.Start() != nil {
+		return &warming{} // the build compiles it, and says what is wrong
+	}
+	return &warming{cmd}
+}
+
+// wait waits for the compile to end. Its errors are the build's to say.
+func (w *warming) wait() {
+	if w.cmd != nil {
+		w.cmd.Wait()
+		w.cmd = nil
+	}
+}
+
+// stop ends the compile if it was not waited for.
+func (w *warming) stop() {
+	if w.cmd != nil {
+		w.cmd.Process.Kill()
+		w.wait()
+	}
 }
 
 // addCoverage adds what File did to the file at path to c.
