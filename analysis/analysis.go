@@ -25,6 +25,20 @@ type Instance struct {
 	Err   uint32 // the error it returned (see Profile.Error), 0 for none
 }
 
+// Slower reports whether call a comes before call b among the slowest:
+// it lasted longer, or as long and began first, or then ran in the
+// goroutine of the lower id. Every list of slowest calls is in this
+// order, and keeps its first (the store's too).
+func Slower(a, b Instance) bool {
+	if a.Dur != b.Dur {
+		return a.Dur > b.Dur
+	}
+	if a.Start != b.Start {
+		return a.Start < b.Start
+	}
+	return a.G < b.G
+}
+
 // Node is a node of the calling-context tree: one distinct chain of calls
 // from a goroutine's first traced call down to Func.
 type Node struct {
@@ -700,7 +714,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	p.Stats = r.Stats()
 	p.End, p.Ended = r.End()
 	p.Walk(func(n *Node) {
-		sort.Slice(n.Slowest, func(i, j int) bool { return n.Slowest[i].Dur > n.Slowest[j].Dur })
+		sort.Slice(n.Slowest, func(i, j int) bool { return Slower(n.Slowest[i], n.Slowest[j]) })
 	})
 	if pp := r.Profiles(); pp != nil {
 		var keep func(tracefile.SpanID) bool
@@ -826,7 +840,7 @@ func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slow
 		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}
 		if len(n.Slowest) < slowest {
 			heap.Push((*instances)(&n.Slowest), in)
-		} else if d > n.Slowest[0].Dur {
+		} else if Slower(in, n.Slowest[0]) {
 			n.Slowest[0] = in
 			heap.Fix((*instances)(&n.Slowest), 0)
 		}
@@ -887,11 +901,12 @@ func countError(m map[uint32]uint64, id uint32) map[uint32]uint64 {
 	return m
 }
 
-// instances is a min-heap by duration: the fastest of the slowest on top.
+// instances is a heap of the slowest calls, the last of them (Slower) on
+// top.
 type instances []Instance
 
 func (h instances) Len() int           { return len(h) }
-func (h instances) Less(i, j int) bool { return h[i].Dur < h[j].Dur }
+func (h instances) Less(i, j int) bool { return Slower(h[j], h[i]) }
 func (h instances) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *instances) Push(x any)        { *h = append(*h, x.(Instance)) }
 func (h *instances) Pop() any {

@@ -134,14 +134,14 @@ func keepSlowest(calls []Instance, c Instance, n int) []Instance {
 	if len(calls) < n {
 		return append(calls, c)
 	}
-	least := 0
+	last := 0
 	for i := range calls {
-		if calls[i].Dur < calls[least].Dur {
-			least = i
+		if Slower(calls[last], calls[i]) {
+			last = i
 		}
 	}
-	if c.Dur > calls[least].Dur {
-		calls[least] = c
+	if Slower(c, calls[last]) {
+		calls[last] = c
 	}
 	return calls
 }

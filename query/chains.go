@@ -232,7 +232,7 @@ func mergeSlowest(a, b []analysis.Instance, n int) []analysis.Instance {
 	}
 	keep = min(keep, len(a)+len(b))
 	all := append(append([]analysis.Instance(nil), a...), b...)
-	sort.Slice(all, func(i, j int) bool { return all[i].Dur > all[j].Dur })
+	sort.Slice(all, func(i, j int) bool { return analysis.Slower(all[i], all[j]) })
 	return all[:keep]
 }
 

@@ -267,21 +267,27 @@ func (t *Trace) Histogram(id uint32, calls CallSource) []Bar {
 			b.Slowest = append(b.Slowest, c)
 			return
 		}
-		fastest := 0
+		last := 0
 		for j := range b.Slowest {
-			if b.Slowest[j].DurationNs < b.Slowest[fastest].DurationNs {
-				fastest = j
+			if Slower(b.Slowest[last], b.Slowest[j]) {
+				last = j
 			}
 		}
-		if c.DurationNs > b.Slowest[fastest].DurationNs {
-			b.Slowest[fastest] = c
+		if Slower(c, b.Slowest[last]) {
+			b.Slowest[last] = c
 		}
 	})
 	for i := range bars {
 		s := bars[i].Slowest
-		sort.Slice(s, func(a, b int) bool { return s[a].DurationNs > s[b].DurationNs })
+		sort.Slice(s, func(a, b int) bool { return Slower(s[a], s[b]) })
 	}
 	return bars
+}
+
+// Slower reports whether call a comes before call b among the slowest,
+// as analysis.Slower orders them.
+func Slower(a, b Call) bool {
+	return analysis.Slower(analysis.Instance{G: a.G, Start: a.StartNs, Dur: a.DurationNs}, analysis.Instance{G: b.G, Start: b.StartNs, Dur: b.DurationNs})
 }
 
 // Call is one call of a function.

@@ -19,7 +19,7 @@ import (
 func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, error) {
 	cond, args := s.where(sel)
 	rows, err := s.conn.Query(ctx, `SELECT chain, count(), sumIf(dur, `+sel.outermost("chain_outer")+`), sumIf(dur, `+sel.outermost("outer")+`), sum(self), sum(dur), min(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
-		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
+		FROM `+s.calls(sel)+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)
 	}
@@ -72,7 +72,7 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 		local[id] = uint32(i + 1)
 		p.FuncTable = append(p.FuncTable, funcs[id])
 	}
-	errIDs, err := s.chainErrors(ctx, cond, args)
+	errIDs, err := s.chainErrors(ctx, s.calls(sel), cond, args)
 	if err != nil {
 		return nil, err
 	}
@@ -148,14 +148,14 @@ func (s *Store) Profile(ctx context.Context, sel Selection) (*analysis.Profile, 
 	if err := s.spawnedNodes(ctx, sel, ids, paths, nodes); err != nil {
 		return nil, err
 	}
-	if err := s.quantiles(ctx, cond, args, p, local); err != nil {
+	if err := s.quantiles(ctx, s.calls(sel), cond, args, p, local); err != nil {
 		return nil, err
 	}
 	// The time the calls span, and their goroutines: distinct goroutines
 	// are few beside calls, so counting them exactly is cheap.
 	var first, last int64
 	var goroutines uint64
-	if err := s.conn.QueryRow(ctx, "SELECT min(start), max(start + dur), uniqExact(push, goroutine) FROM "+s.table("calls")+" WHERE "+cond, args...).Scan(&first, &last, &goroutines); err != nil {
+	if err := s.conn.QueryRow(ctx, "SELECT min(start), max(start + dur), uniqExact(push, goroutine) FROM "+s.calls(sel)+" WHERE "+cond, args...).Scan(&first, &last, &goroutines); err != nil {
 		return nil, err
 	}
 	p.Duration = time.Duration(last - first)
@@ -184,7 +184,7 @@ func (s *Store) leftOut(ctx context.Context, sel Selection, add func(chain uint6
 	if !sel.Since.IsZero() {
 		cond += fmt.Sprintf(" AND parent_start >= %d", sel.Since.UnixNano())
 	}
-	rows, err := s.conn.Query(ctx, "SELECT parent_chain, sum(dur) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY parent_chain", args...)
+	rows, err := s.conn.Query(ctx, "SELECT parent_chain, sum(dur) FROM "+s.calls(sel)+" WHERE "+cond+" GROUP BY parent_chain", args...)
 	if err != nil {
 		return err
 	}
@@ -232,8 +232,8 @@ func (s *Store) spawnedNodes(ctx context.Context, sel Selection, ids []uint64, p
 
 // quantiles sets the functions' median and 99th percentile, estimated
 // from a deterministic sample of their durations.
-func (s *Store) quantiles(ctx context.Context, cond string, args []any, p *analysis.Profile, local map[uint64]uint32) error {
-	rows, err := s.conn.Query(ctx, "SELECT func, quantilesDeterministic(0.5, 0.99)(dur, start) FROM "+s.table("calls")+" WHERE "+cond+" GROUP BY func", args...)
+func (s *Store) quantiles(ctx context.Context, from, cond string, args []any, p *analysis.Profile, local map[uint64]uint32) error {
+	rows, err := s.conn.Query(ctx, "SELECT func, quantilesDeterministic(0.5, 0.99)(dur, start) FROM "+from+" WHERE "+cond+" GROUP BY func", args...)
 	if err != nil {
 		return err
 	}
@@ -252,8 +252,8 @@ func (s *Store) quantiles(ctx context.Context, cond string, args []any, p *analy
 }
 
 // chainErrors counts the errors each chain's calls returned.
-func (s *Store) chainErrors(ctx context.Context, cond string, args []any) (map[uint64]map[uint64]uint64, error) {
-	return s.pairCounts(ctx, "SELECT chain, error, count() FROM "+s.table("calls")+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args)
+func (s *Store) chainErrors(ctx context.Context, from, cond string, args []any) (map[uint64]map[uint64]uint64, error) {
+	return s.pairCounts(ctx, "SELECT chain, error, count() FROM "+from+" WHERE "+cond+" AND error != 0 GROUP BY chain, error", args)
 }
 
 func pathKey(fs []uint64) string {

@@ -159,7 +159,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 		start = time.Now()
 	}
 	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}, traces: map[tracefile.SpanID]string{}, inherit: ix.Inherit, firstSpan: map[uint64]tracefile.SpanID{},
-		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name })}
+		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name }), callRows: rowBatch{table: "calls"}, requestRows: rowBatch{table: "request_calls"}}
 	p.links = spawn.New(maxSpawns, p.linked)
 	if err := p.run(progress, st.Size()); err != nil {
 		if !tracefile.IsIncomplete(err) {
@@ -180,7 +180,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	// The commit: from here on, queries see the push's rows. Were it to
 	// fail, it may still have landed: its rows stay, and pushing again
 	// either says the trace is stored or stores it.
-	if err := s.insert(ctx, "pushes", [][]any{{pushID, out.Trace, service, labels, r.Meta().Program, p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now()}}); err != nil {
+	if err := s.insert(ctx, "pushes", [][]any{{pushID, out.Trace, service, labels, r.Meta().Program, p.start, p.start + r.MaxTime(), p.calls, stats.DroppedCalls, time.Now(), uint8(1)}}); err != nil {
 		return out, fmt.Errorf("%w (the push may not have committed: push the trace again)", err)
 	}
 	out.Calls = p.calls
@@ -230,7 +230,7 @@ type pusher struct {
 	folder     *query.Folder
 	nodes      []*node                     // every chain, by its number in folder
 	goroutines [][]any                     // rows of the goroutines table not sent yet
-	links      *spawn.Linker[uint64]       // goroutines whose row waits for a chain, by goroutine
+	links      *spawn.Linker[chains]       // goroutines whose row waits for a chain, by goroutine
 	funcs      map[uint32]uint64           // the trace's function ids to the store's
 	errs       map[uint32]uint64           // and its error ids
 	traces     map[tracefile.SpanID]string // the trace id of each span, in hex
@@ -240,25 +240,46 @@ type pusher struct {
 	inherit   map[uint64]tracefile.SpanID
 	firstSpan map[uint64]tracefile.SpanID
 
-	batch  driver.Batch
-	rows   int
-	counts []uint32 // scratch for node
+	callRows, requestRows rowBatch // the rows of calls and of request_calls not sent yet
+	counts                []uint32 // scratch for node
 }
 
-// gstate is a goroutine's open calls.
+// rowBatch is the rows of a table of calls not sent yet.
+type rowBatch struct {
+	table string
+	b     driver.Batch
+	rows  int
+}
+
+// gstate is a goroutine's open calls: all of them, and apart, those of
+// each request, as the calls of that request alone hold them (the rows
+// of request_calls).
 type gstate struct {
+	calls    callStack
+	requests map[string]*callStack // by trace id, while it has open calls
+	pending  spawn.Pending[chains]
+}
+
+// callStack is a goroutine's open calls, or those of one request of it.
+type callStack struct {
 	frames []frame
 	// The innermost open call of each function, and of each chain: its
 	// index in frames plus one.
-	open    map[uint64]int32
-	inNode  map[int32]int32
-	pending spawn.Pending[uint64]
+	open   map[uint64]int32
+	inNode map[int32]int32
+}
+
+func newCallStack() *callStack {
+	return &callStack{open: map[uint64]int32{}, inNode: map[int32]int32{}}
 }
 
 // Len and At make a goroutine's open calls a spawn.Stack of chain ids.
-func (g *gstate) Len() int { return len(g.frames) }
+func (g *gstate) Len() int { return len(g.calls.frames) }
 
-func (g *gstate) At(i int) (uint32, uint64) { return g.frames[i].traceFn, g.frames[i].node.id }
+func (g *gstate) At(i int) (uint32, chains) {
+	f := &g.calls.frames[i]
+	return f.traceFn, chains{f.node.id, f.request}
+}
 
 // maxSpawns bounds the goroutines a push holds waiting for their chains:
 // past it, they are written with what is known, so that a push's memory
@@ -270,8 +291,9 @@ type frame struct {
 	traceFn  uint32 // the trace's
 	chain    query.Folded
 	node     *node
-	start    int64 // Unix nanoseconds
-	children int64 // time in traced callees
+	request  uint64 // the id of its chain among its request's calls alone, 0 for none
+	start    int64  // Unix nanoseconds
+	children int64  // time in traced callees
 	// upFn and upNode are the innermost open call of the same function,
 	// and of the same chain, when this one began: index in frames plus
 	// one, 0 for none.
@@ -281,6 +303,19 @@ type frame struct {
 	// another that did: the part of its chain's total under --errors
 	// (--panics) these hold (see Store.Chains).
 	failedInner, panickedInner int64
+}
+
+// chains are the ids of a call's chain, and of its chain among the
+// calls of its request alone (0 for none): what the goroutines table
+// ties goroutines to.
+type chains struct{ all, request uint64 }
+
+// idOf returns n's id, 0 for no node.
+func (n *node) idOf() uint64 {
+	if n == nil {
+		return 0
+	}
+	return n.id
 }
 
 // node is a chain with recursion folded, as the query package folds it,
@@ -338,96 +373,151 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 		case tracefile.EnterEvent:
 			g := p.gs[ev.G]
 			if g == nil {
-				g = &gstate{open: map[uint64]int32{}, inNode: map[int32]int32{}}
+				g = &gstate{calls: *newCallStack()}
 				p.gs[ev.G] = g
 			}
 			fn := p.fn(ev.Func)
-			chain := p.folder.Empty()
-			if len(g.frames) > 0 {
-				chain = g.frames[len(g.frames)-1].chain
-			} else if _, seen := p.firstSpan[ev.G]; !seen && ev.Span.IsValid() && len(p.firstSpan) < maxSpawns {
-				p.firstSpan[ev.G] = ev.Span
+			if len(g.calls.frames) == 0 {
+				if _, seen := p.firstSpan[ev.G]; !seen && ev.Span.IsValid() && len(p.firstSpan) < maxSpawns {
+					p.firstSpan[ev.G] = ev.Span
+				}
 			}
-			chain = p.folder.Push(chain, ev.Func)
-			n := p.node(chain)
-			p.links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n.id, g)
+			// The call's chain, and among its request's calls alone.
+			chain, n := g.calls.chainOf(p, ev.Func)
+			var rs *callStack
+			var rchain query.Folded
+			var rn *node
+			if id := p.traceID(ev.Span); id != "" {
+				if rs = g.requests[id]; rs == nil {
+					if g.requests == nil {
+						g.requests = map[string]*callStack{}
+					}
+					rs = newCallStack()
+					g.requests[id] = rs
+				}
+				rchain, rn = rs.chainOf(p, ev.Func)
+			}
+			// The linker sees the open calls of the goroutine before
+			// this one.
+			p.links.Enter(ev.G, &g.pending, ev.Func, ev.Time, chains{n.id, rn.idOf()}, g)
+			g.calls.push(fn, ev.Func, chain, n, rn.idOf(), p.start+ev.Time)
+			if rs != nil {
+				rs.push(fn, ev.Func, rchain, rn, 0, p.start+ev.Time)
+			}
 			if err := p.sendGoroutines(false); err != nil {
 				return err
 			}
-			top := int32(len(g.frames)) + 1
-			g.frames = append(g.frames, frame{fn: fn, traceFn: ev.Func, chain: chain, node: n, start: p.start + ev.Time, upFn: g.open[fn], upNode: g.inNode[chain.Chain()]})
-			g.open[fn], g.inNode[chain.Chain()] = top, top
 		case tracefile.ExitEvent:
 			g := p.gs[ev.G]
-			if g == nil || len(g.frames) == 0 {
+			if g == nil || len(g.calls.frames) == 0 {
 				continue
 			}
 			p.links.Exit(&g.pending, ev.Time, g)
-			fr := g.frames[len(g.frames)-1]
-			g.frames = g.frames[:len(g.frames)-1]
-			// A call of a recursion counts in its function's total, and
-			// its chain's, when no outer call of the same is among the
-			// calls a query chooses: the row keeps when the outer call
-			// began (see Selection.outermost), or its own start for none.
-			outer, outerStart := uint8(1), fr.start
-			if fr.upFn != 0 {
-				outer, outerStart = 0, g.frames[fr.upFn-1].start
-				g.open[fr.fn] = fr.upFn
-			} else {
-				delete(g.open, fr.fn)
-			}
-			chainOuter, chainOuterStart := uint8(1), fr.start
-			if fr.upNode != 0 {
-				chainOuter, chainOuterStart = 0, g.frames[fr.upNode-1].start
-				g.inNode[fr.chain.Chain()] = fr.upNode
-			} else {
-				delete(g.inNode, fr.chain.Chain())
-			}
-			// Its caller, whose own time it becomes when a query leaves
-			// it out but not the caller (see Store.Profile).
-			var parentStart int64
-			var parentChain uint64
-			d := int64(ev.Duration())
-			if len(g.frames) > 0 {
-				parent := &g.frames[len(g.frames)-1]
-				parent.children += d
-				parentStart, parentChain = parent.start, parent.node.id
-			} else {
-				delete(p.gs, ev.G)
-				p.links.Idle(ev.G, &g.pending)
-			}
 			var errID uint64
 			if ev.Err != 0 {
 				errID = p.err(ev.Err)
 			}
-			if fr.upNode != 0 {
-				up := &g.frames[fr.upNode-1]
-				up.failedInner += pick(errID != 0 && !ends[errID], d, fr.failedInner)
-				up.panickedInner += pick(ev.Exit == tracefile.Panic, d, fr.panickedInner)
-			}
-			if err := p.row(time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start+ev.Start, d, d-fr.children, uint32(ev.Depth), outer, chainOuter, uint8(ev.Exit), errID, p.traceID(ev.Span),
-				outerStart, chainOuterStart, parentStart, parentChain, fr.failedInner, fr.panickedInner, p.start+ev.Time); err != nil {
+			id := p.traceID(ev.Span)
+			if err := p.callRows.add(p, g.calls.exit(p, &ev, uint32(ev.Depth), errID, id)); err != nil {
 				return err
+			}
+			if len(g.calls.frames) == 0 {
+				delete(p.gs, ev.G)
+				p.links.Idle(ev.G, &g.pending)
+			}
+			if rs := g.requests[id]; rs != nil && len(rs.frames) > 0 {
+				if err := p.requestRows.add(p, rs.exit(p, &ev, uint32(len(rs.frames)), errID, id)); err != nil {
+					return err
+				}
+				if len(rs.frames) == 0 {
+					delete(g.requests, id)
+				}
 			}
 		}
 	}
 }
 
-func (p *pusher) row(vals ...any) error {
-	if p.batch == nil {
-		b, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table("calls")+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, trace_id, outer_start, chain_outer_start, parent_start, parent_chain, chain_failed_inner, chain_panicked_inner, ended, push)")
+// chainOf returns the chain, and its node, of a call of traceFn that
+// opens on the stack.
+func (st *callStack) chainOf(p *pusher, traceFn uint32) (query.Folded, *node) {
+	chain := p.folder.Empty()
+	if len(st.frames) > 0 {
+		chain = st.frames[len(st.frames)-1].chain
+	}
+	chain = p.folder.Push(chain, traceFn)
+	return chain, p.node(chain)
+}
+
+// push opens a call of function fn (traceFn in the trace), begun at
+// start (Unix nanoseconds), of the chain and node chainOf gave, and of
+// chain id request among its request's calls alone (0 for none).
+func (st *callStack) push(fn uint64, traceFn uint32, chain query.Folded, n *node, request uint64, start int64) {
+	top := int32(len(st.frames)) + 1
+	st.frames = append(st.frames, frame{fn: fn, traceFn: traceFn, chain: chain, node: n, request: request, start: start, upFn: st.open[fn], upNode: st.inNode[chain.Chain()]})
+	st.open[fn], st.inNode[chain.Chain()] = top, top
+}
+
+// exit closes the innermost call of the stack, at depth, with ev, its
+// exit, which returned error errID and ran for request traceID, and
+// returns its row.
+func (st *callStack) exit(p *pusher, ev *tracefile.Event, depth uint32, errID uint64, traceID string) []any {
+	fr := st.frames[len(st.frames)-1]
+	st.frames = st.frames[:len(st.frames)-1]
+	// A call of a recursion counts in its function's total, and its
+	// chain's, when no outer call of the same is among the calls a
+	// query chooses: the row keeps when the outer call began (see
+	// Selection.outermost), or its own start for none.
+	outer, outerStart := uint8(1), fr.start
+	if fr.upFn != 0 {
+		outer, outerStart = 0, st.frames[fr.upFn-1].start
+		st.open[fr.fn] = fr.upFn
+	} else {
+		delete(st.open, fr.fn)
+	}
+	chainOuter, chainOuterStart := uint8(1), fr.start
+	if fr.upNode != 0 {
+		chainOuter, chainOuterStart = 0, st.frames[fr.upNode-1].start
+		st.inNode[fr.chain.Chain()] = fr.upNode
+	} else {
+		delete(st.inNode, fr.chain.Chain())
+	}
+	// Its caller, whose own time it becomes when a query leaves it out
+	// but not the caller (see Store.Profile).
+	var parentStart int64
+	var parentChain uint64
+	d := int64(ev.Duration())
+	if len(st.frames) > 0 {
+		parent := &st.frames[len(st.frames)-1]
+		parent.children += d
+		parentStart, parentChain = parent.start, parent.node.id
+	}
+	if fr.upNode != 0 {
+		up := &st.frames[fr.upNode-1]
+		up.failedInner += pick(errID != 0 && !ends[errID], d, fr.failedInner)
+		up.panickedInner += pick(ev.Exit == tracefile.Panic, d, fr.panickedInner)
+	}
+	return []any{time.Unix(0, p.start+ev.Start).UTC(), ev.G, fr.fn, fr.node.id, p.start + ev.Start, d, d - fr.children, depth, outer, chainOuter, uint8(ev.Exit), errID, traceID,
+		outerStart, chainOuterStart, parentStart, parentChain, fr.failedInner, fr.panickedInner, p.start + ev.Time}
+}
+
+// add appends a row to the batch, and sends the batch once it is full.
+func (b *rowBatch) add(p *pusher, vals []any) error {
+	if b.b == nil {
+		batch, err := p.s.conn.PrepareBatch(p.ctx, "INSERT INTO "+p.s.table(b.table)+" (date, goroutine, func, chain, start, dur, self, depth, outer, chain_outer, exit, error, trace_id, outer_start, chain_outer_start, parent_start, parent_chain, chain_failed_inner, chain_panicked_inner, ended, push)")
 		if err != nil {
 			return err
 		}
-		p.batch = b
+		b.b = batch
 	}
-	if err := p.batch.Append(append(vals, p.push)...); err != nil {
+	if err := b.b.Append(append(vals, p.push)...); err != nil {
 		return err
 	}
-	p.calls++
-	p.rows++
-	if p.rows >= BatchRows {
-		return p.send()
+	if b == &p.callRows {
+		p.calls++
+	}
+	b.rows++
+	if b.rows >= BatchRows {
+		return b.send()
 	}
 	return nil
 }
@@ -450,12 +540,12 @@ func (p *pusher) traceID(span tracefile.SpanID) string {
 	return t
 }
 
-func (p *pusher) send() error {
-	if p.batch == nil {
+func (b *rowBatch) send() error {
+	if b.b == nil {
 		return nil
 	}
-	err := p.batch.Send()
-	p.batch, p.rows = nil, 0
+	err := b.b.Send()
+	b.b, b.rows = nil, 0
 	return err
 }
 
@@ -484,7 +574,7 @@ func (p *pusher) goroutine(g uint64, at int64) error {
 	if !ok {
 		return nil
 	}
-	var stack spawn.Stack[uint64]
+	var stack spawn.Stack[chains]
 	if pg := p.gs[info.Parent]; pg != nil {
 		stack = pg
 	}
@@ -495,7 +585,7 @@ func (p *pusher) goroutine(g uint64, at int64) error {
 // linked makes the row of a goroutine of the goroutines table, with the
 // chain of its first call (root) and the chain of its parent that
 // started it (from), as the local analysis finds them.
-func (p *pusher) linked(l *spawn.Link[uint64]) {
+func (p *pusher) linked(l *spawn.Link[chains]) {
 	info, _ := p.r.Goroutine(l.G)
 	var creator uint64
 	if info.CreatorFunc != 0 {
@@ -506,7 +596,7 @@ func (p *pusher) linked(l *spawn.Link[uint64]) {
 		span = p.firstSpan[l.G]
 	}
 	delete(p.firstSpan, l.G)
-	p.goroutines = append(p.goroutines, []any{p.push, l.G, l.Parent, creator, info.FirstSeen, l.Root, l.From, p.traceID(span)})
+	p.goroutines = append(p.goroutines, []any{p.push, l.G, l.Parent, creator, info.FirstSeen, l.Root.all, l.From.all, p.traceID(span), l.Root.request, l.From.request})
 }
 
 // sendGoroutines sends the rows of the goroutines table made so far, if
@@ -523,7 +613,10 @@ func (p *pusher) sendGoroutines(all bool) error {
 // finish sends the last calls, then the chains, functions, errors and
 // profiles the calls refer to.
 func (p *pusher) finish() error {
-	if err := p.send(); err != nil {
+	if err := p.callRows.send(); err != nil {
+		return err
+	}
+	if err := p.requestRows.send(); err != nil {
 		return err
 	}
 	p.links.Flush()

@@ -69,6 +69,21 @@ func (s *Store) where(sel Selection) (string, []any) {
 	return cond, args
 }
 
+// calls returns the table the calls sel chooses are read from. Under a
+// TraceID, the calls of one request as it alone makes them
+// (request_calls), as the local analysis narrowed to it reads them: a
+// call's chain begins at its request's outermost call, and the calls of
+// others inside it are its own time. Pushes from before request_calls
+// have their calls read as they are.
+func (s *Store) calls(sel Selection) string {
+	if sel.TraceID == "" {
+		return s.table("calls")
+	}
+	cols := strings.Join(columnNames("calls"), ", ")
+	return "(SELECT " + cols + " FROM " + s.table("request_calls") +
+		" UNION ALL SELECT " + cols + " FROM " + s.table("calls") + " WHERE push GLOBAL IN (SELECT push FROM " + s.table("pushes") + " WHERE requests = 0))"
+}
+
 // outermost returns the SQL condition that says whether a selected call
 // counts in its function's total (col "outer") or its chain's
 // ("chain_outer"): when no outer call of the same function (chain) is
@@ -179,7 +194,7 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o query
 		total = "sum(dur - chain_panicked_inner)"
 	}
 	rows, err := s.conn.Query(ctx, `SELECT chain, count(), `+total+`, sum(dur), max(dur), countIf(exit = 1), countIf(`+failed+`)
-		FROM `+s.table("calls")+` WHERE `+cond+` GROUP BY chain`, args...)
+		FROM `+s.calls(sel)+` WHERE `+cond+` GROUP BY chain`, args...)
 	if err != nil {
 		return nil, s.noSchema(err)
 	}
@@ -205,7 +220,7 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o query
 	if err := s.paths(ctx, sel, chainIDs, byID); err != nil {
 		return nil, err
 	}
-	if err := s.messages(ctx, cond, args, byID); err != nil {
+	if err := s.messages(ctx, s.calls(sel), cond, args, byID); err != nil {
 		return nil, err
 	}
 	if err := s.spawnedFrom(ctx, sel, byID); err != nil {
@@ -214,9 +229,9 @@ func (s *Store) Chains(ctx context.Context, sel Selection, ids []uint64, o query
 	if o.Slowest > 0 {
 		var err error
 		if o.OnlyErrors || o.OnlyPanics {
-			err = s.slowestOutside(ctx, cond, args, o.Slowest, byID)
+			err = s.slowestOutside(ctx, s.calls(sel), cond, args, o.Slowest, byID)
 		} else {
-			err = s.slowest(ctx, cond+" AND "+sel.outermost("chain_outer"), args, o.Slowest, byID)
+			err = s.slowest(ctx, s.calls(sel), cond+" AND "+sel.outermost("chain_outer"), args, o.Slowest, byID)
 		}
 		if err != nil {
 			return nil, err
@@ -324,15 +339,17 @@ func (s *Store) spawnCounts(ctx context.Context, sel Selection, roots []uint64) 
 	// Goroutines are not bounded by the selection's time range, as the
 	// local analysis links them whatever its window.
 	cond, args := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces, TraceID: sel.TraceID})
+	root, from := "root", "spawned_from"
 	if sel.TraceID != "" {
 		// Of one request, the goroutines started from its own calls,
 		// as the local analysis narrowed to it sees them: the calls
-		// outside it are not read.
+		// outside it are not read, and chains begin at its own.
+		root, from = "request_root", "request_spawned_from"
 		in, inArgs := s.where(Selection{Service: sel.Service, Labels: sel.Labels, Traces: sel.Traces, TraceID: sel.TraceID})
-		cond += " AND spawned_from GLOBAL IN (SELECT chain FROM " + s.table("calls") + " WHERE " + in + ")"
+		cond += " AND " + from + " GLOBAL IN (SELECT chain FROM " + s.calls(sel) + " WHERE " + in + ")"
 		args = append(args, inArgs...)
 	}
-	return s.pairCounts(ctx, "SELECT root, spawned_from, count() FROM "+s.table("goroutines")+" WHERE root IN ("+list(roots)+") AND spawned_from != 0 AND "+cond+" GROUP BY root, spawned_from", args)
+	return s.pairCounts(ctx, "SELECT "+root+", "+from+", count() FROM "+s.table("goroutines")+" WHERE "+root+" IN ("+list(roots)+") AND "+from+" != 0 AND "+cond+" GROUP BY "+root+", "+from, args)
 }
 
 // pairCounts reads the rows of q, (a, b, count), as counts by a then b.
@@ -441,8 +458,8 @@ func (s *Store) chainPaths(ctx context.Context, sel Selection, ids []uint64) (ma
 }
 
 // messages fills in the errors each chain's calls returned.
-func (s *Store) messages(ctx context.Context, cond string, args []any, byID map[uint64]*query.Chain) error {
-	counts, err := s.chainErrors(ctx, cond, args)
+func (s *Store) messages(ctx context.Context, from, cond string, args []any, byID map[uint64]*query.Chain) error {
+	counts, err := s.chainErrors(ctx, from, cond, args)
 	if err != nil {
 		return err
 	}
@@ -495,8 +512,8 @@ func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]tracefile.
 // slowest fills in the n slowest of each chain's calls that cond
 // chooses: the outermost (those not inside another selected call of the
 // chain, as locally; see Selection.outermost).
-func (s *Store) slowest(ctx context.Context, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
-	calls, err := s.slowCalls(ctx, cond, args, n)
+func (s *Store) slowest(ctx context.Context, from, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
+	calls, err := s.slowCalls(ctx, from, cond, args, n)
 	if err != nil {
 		return err
 	}
@@ -511,15 +528,16 @@ const maxSlowScan = 1 << 14
 // chooses and that no other call it chooses holds: under --errors, the
 // failed calls of a recursion not inside another failed call of it,
 // whose failure the row of a call cannot tell when it is written. A call
-// inside another of its chain lasts less, or as long and is deeper: the
-// calls that hold it come first in order of duration, so they are read
+// inside another of its chain lasts less, or as long, from the same
+// start, and is deeper: the calls that hold it come first in the order
+// of slowCalls, so they are read
 // in that order, more of them until n are found, none is left, or
 // maxSlowScan were read.
-func (s *Store) slowestOutside(ctx context.Context, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
+func (s *Store) slowestOutside(ctx context.Context, from, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
 	var out []slowCall
 	pending := cond
 	for m := min(4*n, maxSlowScan); ; m = min(4*m, maxSlowScan) {
-		calls, err := s.slowCalls(ctx, pending, args, m)
+		calls, err := s.slowCalls(ctx, from, pending, args, m)
 		if err != nil {
 			return err
 		}
@@ -565,10 +583,11 @@ func (c slowCall) inside(o slowCall) bool {
 }
 
 // slowCalls returns the n slowest calls of each chain that cond chooses,
-// by chain, slowest first; of as slow, the outer first.
-func (s *Store) slowCalls(ctx context.Context, cond string, args []any, n int) ([]slowCall, error) {
+// by chain, in the order of query.Slower; of as slow from the same
+// start in one goroutine, the outer first.
+func (s *Store) slowCalls(ctx context.Context, from, cond string, args []any, n int) ([]slowCall, error) {
 	rows, err := s.conn.Query(ctx, fmt.Sprintf(`SELECT chain, goroutine, start, dur, ended, depth, exit, error, push
-		FROM %s WHERE %s ORDER BY chain, dur DESC, depth, start LIMIT %d BY chain`, s.table("calls"), cond, n), args...)
+		FROM %s WHERE %s ORDER BY chain, dur DESC, start, goroutine, depth LIMIT %d BY chain`, from, cond, n), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +648,7 @@ func (s *Store) addSlowest(ctx context.Context, all []slowCall, byID map[uint64]
 		ch.Slowest = append(ch.Slowest, call)
 	}
 	for _, ch := range byID {
-		sort.SliceStable(ch.Slowest, func(i, j int) bool { return ch.Slowest[i].DurationNs > ch.Slowest[j].DurationNs })
+		sort.SliceStable(ch.Slowest, func(i, j int) bool { return query.Slower(ch.Slowest[i], ch.Slowest[j]) })
 	}
 	return nil
 }

@@ -15,17 +15,12 @@ var schema = []struct {
 	{"pushes", `
 	push UInt64, trace String, service String, labels Array(String),
 	program String, start Int64, end Int64, calls UInt64, dropped UInt64,
-	pushed DateTime`, "MergeTree", "PARTITION BY toYYYYMM(pushed) ORDER BY (service, trace, push)", "intHash64(push)"},
-	{"calls", `
-	date Date, push UInt64, goroutine UInt64, func UInt64, chain UInt64,
-	start Int64, dur Int64, self Int64, depth UInt32,
-	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64,
-	trace_id String,
-	outer_start Int64 DEFAULT start, chain_outer_start Int64 DEFAULT start,
-	parent_start Int64, parent_chain UInt64,
-	chain_failed_inner Int64 DEFAULT if(chain_outer = 1, 0, dur),
-	chain_panicked_inner Int64 DEFAULT if(chain_outer = 1, 0, dur),
-	ended Int64 DEFAULT start + dur`, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
+	pushed DateTime, requests UInt8 DEFAULT 0`, "MergeTree", "PARTITION BY toYYYYMM(pushed) ORDER BY (service, trace, push)", "intHash64(push)"},
+	{"calls", callColumns, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (func, chain, push, start)", "intHash64(push)"},
+	// The calls that ran for a request, as the calls of their request
+	// alone make them: the chain, self time, depth, outer calls and
+	// caller of each among those calls only (see Store.calls).
+	{"request_calls", callColumns, "MergeTree", "PARTITION BY toYYYYMM(date) ORDER BY (trace_id, func, chain, push, start)", "intHash64(push)"},
 	{"chains", `
 	push UInt64, id UInt64, funcs Array(UInt64), repeats Array(UInt32)`, "MergeTree", "ORDER BY (id, push)", "intHash64(id)"},
 	{"functions", `
@@ -34,10 +29,23 @@ var schema = []struct {
 	id UInt64, type String, message String`, "ReplacingMergeTree", "ORDER BY id", "intHash64(id)"},
 	{"goroutines", `
 	push UInt64, goroutine UInt64, parent UInt64, creator UInt64, first_seen Int64,
-	root UInt64, spawned_from UInt64, trace_id String`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
+	root UInt64, spawned_from UInt64, trace_id String,
+	request_root UInt64 DEFAULT root, request_spawned_from UInt64 DEFAULT spawned_from`, "MergeTree", "ORDER BY (push, goroutine)", "intHash64(push)"},
 	{"profiles", `
 	push UInt64, kind String, data String`, "MergeTree", "ORDER BY push", "intHash64(push)"},
 }
+
+// callColumns are the columns of calls and request_calls.
+const callColumns = `
+	date Date, push UInt64, goroutine UInt64, func UInt64, chain UInt64,
+	start Int64, dur Int64, self Int64, depth UInt32,
+	outer UInt8, chain_outer UInt8, exit UInt8, error UInt64,
+	trace_id String,
+	outer_start Int64 DEFAULT start, chain_outer_start Int64 DEFAULT start,
+	parent_start Int64, parent_chain UInt64,
+	chain_failed_inner Int64 DEFAULT if(chain_outer = 1, 0, dur),
+	chain_panicked_inner Int64 DEFAULT if(chain_outer = 1, 0, dur),
+	ended Int64 DEFAULT start + dur`
 
 // The sharding keys hash the ids: every id is odd (see FuncID), so the
 // ids themselves would put every row on the same shard of an even count.

@@ -113,6 +113,38 @@ var scripts = map[string]string{
 1 - 90
 1 - 100
 `,
+	// A request's span started inside calls of none (middleware), a
+	// goroutine it starts, and another trace's span inside it, with a
+	// recursion across the two.
+	"middleware": `
+1 +main.main 0
+1 +main.serve 10
+1 +main.mw 20
+1 span 1 0 GET 25
+1 +main.handle 30
+1 +main.D 40
+1 - 50
+5 go 1 main.handle 51
+5 +main.work 51
+5 +main.D 51
+5 - 52
+5 - 52
+1 span 2 0 JOB 52
+1 +main.D 55
+1 +main.handle 57
+1 +main.D 58
+1 - 60
+1 - 62
+1 - 65
+1 end 2 66
+1 +main.D 70
+1 - 75
+1 - 80
+1 end 1 85
+1 - 90
+1 - 95
+1 - 100
+`,
 	"nested": `
 1 +main.main 0
 1 +main.A 10
@@ -528,7 +560,7 @@ func TestUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, table := range []string{"goroutines", "goroutines_local"} {
-			for _, col := range []string{"root", "spawned_from"} {
+			for _, col := range []string{"request_root", "request_spawned_from", "root", "spawned_from"} {
 				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN "+col); err != nil {
 					t.Fatal(err)
 				}
@@ -539,6 +571,16 @@ func TestUpgrade(t *testing.T) {
 				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN "+col); err != nil {
 					t.Fatal(err)
 				}
+			}
+		}
+		for _, table := range []string{"pushes", "pushes_local"} {
+			if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN requests"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, table := range []string{"request_calls", "request_calls_local"} {
+			if err := one.conn.Exec(ctx, "DROP TABLE "+s.cfg.Database+"."+table); err != nil {
+				t.Fatal(err)
 			}
 		}
 		one.Close()
@@ -635,7 +677,7 @@ func TestFailedPush(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, table := range tables {
-				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN root"); err != nil {
+				if err := one.conn.Exec(ctx, "ALTER TABLE "+s.cfg.Database+"."+table+" DROP COLUMN request_spawned_from"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -670,19 +712,8 @@ func abandoned(t *testing.T, s *Store) uint64 {
 			t.Fatal(err)
 		}
 		// Deletions are mutations, carried out after the server answers.
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			var pending uint64
-			if err := one.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = ? AND is_done = 0", s.cfg.Database).Scan(&pending); err != nil {
-				t.Fatal(err)
-			}
-			if pending == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d deletions not carried out after a minute", pending)
-			}
-		}
-		for _, table := range []string{"calls", "chains", "goroutines", "profiles"} {
+		mutated(t, one)
+		for _, table := range []string{"calls", "request_calls", "chains", "goroutines", "profiles"} {
 			if s.cfg.Cluster != "" {
 				table += "_local"
 			}
@@ -742,13 +773,15 @@ func TestPushedTwiceAtOnce(t *testing.T) {
 // chains, what the local analysis narrowed to that request gives.
 func TestRequestsEqualLocal(t *testing.T) {
 	ctx := context.Background()
-	path := traces(t)["requests"]
-	for _, cluster := range []bool{false, true} {
-		s := open(t, cluster)
-		if _, err := s.Push(ctx, path, Meta{Service: "requests"}, nil); err != nil {
-			t.Fatal(err)
+	for _, name := range []string{"requests", "middleware"} {
+		path := traces(t)[name]
+		for _, cluster := range []bool{false, true} {
+			s := open(t, cluster)
+			if _, err := s.Push(ctx, path, Meta{Service: "requests"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("%s/cluster=%v", name, cluster), func(t *testing.T) { requestsEqualLocal(t, s, path) })
 		}
-		requestsEqualLocal(t, s, path)
 	}
 }
 
@@ -884,6 +917,57 @@ func TestWindowEqualsLocal(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestRequestsOfOldPushes reads a request from a push made before the
+// store kept each request's calls apart: its calls are read as they are,
+// not lost.
+func TestRequestsOfOldPushes(t *testing.T) {
+	ctx := context.Background()
+	path := traces(t)["middleware"]
+	s := open(t, false)
+	if _, err := s.Push(ctx, path, Meta{Service: "requests"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The push as an older calltrail made it.
+	for _, q := range []string{"ALTER TABLE " + s.table("pushes") + " UPDATE requests = 0 WHERE 1", "ALTER TABLE " + s.table("request_calls") + " DELETE WHERE 1"} {
+		if err := s.conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mutated(t, s)
+	var trace tracefile.TraceID
+	binary.BigEndian.PutUint64(trace[8:], 1)
+	st, err := s.Source(Selection{Service: "requests", TraceID: trace.String()}, "store").Trace(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.Functions("self", 0)
+	calls := map[string]uint64{}
+	for _, f := range got {
+		calls[f.Name] = f.Calls
+	}
+	if want := map[string]uint64{"main.handle": 1, "main.D": 3, "main.work": 1}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls of request 1 of an old push: %v, want %v", calls, want)
+	}
+}
+
+// mutated waits for the mutations (updates, deletions) of s's database on
+// its server to be carried out, which happens after the server answers.
+func mutated(t *testing.T, s *Store) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var pending uint64
+		if err := s.conn.QueryRow(context.Background(), "SELECT count() FROM system.mutations WHERE database = ? AND is_done = 0", s.cfg.Database).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d mutations not carried out after a minute", pending)
 		}
 	}
 }

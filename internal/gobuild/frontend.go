@@ -197,12 +197,12 @@ func fail(err error) int {
 	return 1
 }
 
-// plainExports compiles, or finds in the go command's cache, the
-// packages of q that other packages import (not Commands), as a build
-// with the user's flags, flags and gcflags, compiles them, and writes
-// where their package files are into a file in dir, whose path it
-// returns; "" when none has one.
-func plainExports(dir string, q InlineQuery, flags, gcflags []string, tmp string) (string, error) {
+// plainExports compiles the packages of q that others may import (not
+// Commands) as the user's build does, with flags and gcflags, from dir
+// (the go command most often finds them in its cache), and writes where
+// their package files are into a temporary file, whose path it returns;
+// "" when none has one.
+func plainExports(dir string, q InlineQuery, flags, gcflags []string) (string, error) {
 	var targets []string
 	for _, p := range append(append([]string(nil), q.Packages...), q.Importers...) {
 		if !slices.Contains(q.Commands, p) && !slices.Contains(targets, p) {
@@ -263,7 +263,7 @@ func plainExports(dir string, q InlineQuery, flags, gcflags []string, tmp string
 	if err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(tmp, "calltrail-exports-*.json")
+	f, err := os.CreateTemp("", "calltrail-exports-*.json")
 	if err != nil {
 		return "", err
 	}

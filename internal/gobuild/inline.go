@@ -99,16 +99,10 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	// plain ones'.)
 	self, _ := os.Executable()
 	if canWrap && quoteArg(self) != "" && q.Overlay == "" && len(q.Files) == 0 {
-		tmp, err := os.MkdirTemp("", "calltrail-report-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		exports, err := plainExports(dir, q, rest, gcflags, tmp)
-		if err != nil {
-			return nil, err
-		}
-		if exports != "" {
+		// Without them (a package that does not build), the compiles
+		// run to their end, and say what is wrong.
+		if exports, err := plainExports(dir, q, rest, gcflags); err == nil && exports != "" {
+			defer os.Remove(exports)
 			args = append(args, "-toolexec="+quoteArg(self))
 			env = append(env, exportsEnv+"="+exports)
 			flags += " " + backEndFlag
