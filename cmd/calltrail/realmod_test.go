@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calltrail/calltrail/internal/gobuild"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -54,9 +53,6 @@ var (
 
 // TestMain removes the calltrail command the tests built, if they did.
 func TestMain(m *testing.M) {
-	// The tests build in this process, which the go command runs again
-	// as the compiler's wrapper.
-	gobuild.ServeReportCompile()
 	if out := os.Getenv("CALLTRAIL_TEST_PEAK"); out != "" {
 		os.Exit(peak(out, os.Args[1:]))
 	}
