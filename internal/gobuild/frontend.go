@@ -76,9 +76,10 @@ func wrapTool(exports, tool string, args []string) int {
 
 // reportCompile returns, for a compile of the report asked with
 // backEndFlag, its output file and the plain package file of the same
-// package and files; "" for any other run of a tool, and for a compile
-// that writes more than its package file (an assembly header, a linker
-// object), or in a way not foreseen (a response file).
+// package and files; "" for any other run of a tool, for a compile that
+// writes more than its package file (an assembly header, a linker
+// object) or in a way not foreseen (a response file), and for one with
+// a profile to guide it (-pgo), which plainExports cannot give it.
 func reportCompile(exports, tool string, args []string) (out, plain string) {
 	if strings.TrimSuffix(filepath.Base(tool), ".exe") != "compile" || !slices.Contains(args, backEndFlag) {
 		return "", ""
@@ -94,6 +95,11 @@ func reportCompile(exports, tool string, args []string) (out, plain string) {
 				pkg = args[i+1]
 			}
 		case a == "-asmhdr" || a == "-linkobj" || strings.HasPrefix(a, "-asmhdr=") || strings.HasPrefix(a, "-linkobj=") || strings.HasPrefix(a, "@"):
+			return "", ""
+		case strings.HasPrefix(a, "-pgoprofile"):
+			// The profile is the main package's: compiled apart,
+			// the package was compiled without it, and inlines more
+			// or less.
 			return "", ""
 		case strings.HasSuffix(a, ".go") && !strings.HasPrefix(a, "-"):
 			files = append(files, a)

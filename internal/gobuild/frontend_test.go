@@ -154,6 +154,7 @@ func TestReportCompile(t *testing.T) {
 		{compile, "-o OUT -p example.com/other " + backEndFlag + " /src/lib/a.go /src/lib/b.go", ""},         // another package
 		{compile, "-o OUT -p example.com/lib -asmhdr H " + backEndFlag + " /src/lib/a.go /src/lib/b.go", ""}, // writes more
 		{compile, "@/tmp/args", ""},
+		{compile, "-o OUT -p example.com/lib -pgoprofile=/src/default.pgo " + backEndFlag + " /src/lib/a.go /src/lib/b.go", ""}, // the main package's profile
 		{"/go/pkg/tool/linux_amd64/asm", "-o OUT -p main " + backEndFlag + " /src/cmd/main.go", ""},
 		{compile, "-V=full", ""},
 	} {
