@@ -130,20 +130,29 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			flags = append(flags, "-mod=mod")
 		}
 	}
-	// The runtime, and what it needs that the program may not (its
-	// trace reader, runtime/pprof), compile from here on beside the rest.
-	warm := b.warmRuntime(user, flags)
-	defer warm.stop()
 	// The runtime's dependencies are listed beside the program's
-	// packages, on the other core: each go list takes a good part of a
-	// second.
+	// packages, on the other core, and compiled as the build compiles
+	// them, which then finds them in the go command's cache: they are
+	// the longest chain of compiles a traced build adds to a program's
+	// (its trace reader, runtime/pprof), and run while calltrail lists
+	// the packages and the compiler reports on them. The list is waited
+	// for where it is needed.
 	var rtDeps map[string]bool
 	rtErr := make(chan error, 1)
 	go func() {
 		var err error
-		rtDeps, err = b.runtimeDeps(flags)
+		rtDeps, err = b.runtimeDeps(user, flags)
 		rtErr <- err
 	}()
+	rtWaited := false
+	var rtWaitErr error
+	waitRuntime := func() error {
+		if !rtWaited {
+			rtWaited, rtWaitErr = true, <-rtErr
+		}
+		return rtWaitErr
+	}
+	defer waitRuntime() // the go command is not left running
 	// Tests often import the OpenTelemetry SDK alone: its package is
 	// among the tests' dependencies, which go list gives with -test.
 	var testDeps []Package
@@ -156,9 +165,6 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		testErr <- err
 	}()
 	pkgs, err := list(b.Dir, b.Env, flags, true, b.Patterns...)
-	if err := <-rtErr; err != nil {
-		return nil, st, err
-	}
 	if err := <-testErr; err != nil {
 		return nil, st, err
 	}
@@ -202,11 +208,19 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	var selected []Package
 	var importers []string
 	untraced := map[string]string{} // packages of the build not instrumented: why
+	var laterStd []string           // packages of the standard library to say why of, once the runtime's are known
 	for _, p := range pkgs {
 		if !p.DepOnly && !p.Standard {
 			importers = append(importers, p.ImportPath)
 		}
+		if p.Standard && !(b.Instrument != nil && chosen[p.ImportPath]) {
+			laterStd = append(laterStd, p.ImportPath)
+			continue
+		}
 		if p.Standard {
+			if err := waitRuntime(); err != nil {
+				return nil, st, err
+			}
 			why := stdRefused(p.ImportPath, rtDeps, blocked)
 			switch {
 			case b.Instrument != nil && chosen[p.ImportPath] && why == "":
@@ -217,10 +231,6 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 					return nil, st, fmt.Errorf("--pkgs %s: cannot trace it: %s", p.ImportPath, why)
 				}
 				st.Refused = append(st.Refused, p.ImportPath)
-				untraced[p.ImportPath] = "in the standard library: " + why
-			case why == "":
-				untraced[p.ImportPath] = "in the standard library: --pkgs " + p.ImportPath + " traces it"
-			default:
 				untraced[p.ImportPath] = "in the standard library: " + why
 			}
 			continue
@@ -254,6 +264,16 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		opts.KeepInlined, err = KeepInlined(q)
 		if err != nil {
 			return nil, st, err
+		}
+	}
+	if err := waitRuntime(); err != nil {
+		return nil, st, err
+	}
+	for _, path := range laterStd {
+		if why := stdRefused(path, rtDeps, blocked); why != "" {
+			untraced[path] = "in the standard library: " + why
+		} else {
+			untraced[path] = "in the standard library: --pkgs " + path + " traces it"
 		}
 	}
 	if !b.NoSpans {
@@ -385,47 +405,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	warm.wait()
 	return buildFlags(user, b.goMinor(), append(out, "-overlay="+overlay)...), st, nil
-}
-
-// warming is a compile of the runtime running in the background.
-type warming struct{ cmd *exec.Cmd }
-
-// warmRuntime starts compiling the runtime and the packages it needs as
-// the build will, with the user's flags and flags (those of go list), so
-// that the build finds them in the go command's cache. They are the
-// longest chain of compiles a traced build adds to a program's; started
-// first, they run while calltrail lists packages and the compiler reports
-// on them, on the other core.
-func (b *Build) warmRuntime(user []goFlag, flags []string) *warming {
-	args := append([]string{"list", "-export", "-f", "{{.ImportPath}}"}, flags...)
-	if g := runtimeGCFlags(values(user, "gcflags")); g != "" {
-		args = append(args, goFlag{"gcflags", g, true}.String())
-	}
-	cmd := exec.Command("go", append(args, "--", instrument.RuntimePath)...)
-	cmd.Dir = b.Dir
-	cmd.Env = append(os.Environ(), b.Env...)
-	if cmd.Start() != nil {
-		return &warming{} // the build compiles it, and says what is wrong
-	}
-	return &warming{cmd}
-}
-
-// wait waits for the compile to end. Its errors are the build's to say.
-func (w *warming) wait() {
-	if w.cmd != nil {
-		w.cmd.Wait()
-		w.cmd = nil
-	}
-}
-
-// stop ends the compile if it was not waited for.
-func (w *warming) stop() {
-	if w.cmd != nil {
-		w.cmd.Process.Kill()
-		w.wait()
-	}
 }
 
 // addCoverage adds what File did to the file at path to c.

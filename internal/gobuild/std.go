@@ -82,8 +82,14 @@ func (b *Build) stdBlocked() string {
 }
 
 // runtimeDeps lists the packages of the standard library calltrail's
-// runtime depends on, in this build.
-func (b *Build) runtimeDeps(flags []string) (map[string]bool, error) {
+// runtime depends on, in this build, and compiles the runtime and its
+// dependencies as the build will, with the user's flags and flags (those
+// of go list): the build finds them in the go command's cache.
+func (b *Build) runtimeDeps(user []goFlag, flags []string) (map[string]bool, error) {
+	flags = append(append([]string(nil), flags...), "-export")
+	if g := runtimeGCFlags(values(user, "gcflags")); g != "" {
+		flags = append(flags, goFlag{"gcflags", g, true}.String())
+	}
 	pkgs, err := list(b.Dir, b.Env, flags, true, instrument.RuntimePath)
 	if err != nil {
 		return nil, err
