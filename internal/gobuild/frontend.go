@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The report compile (KeepInlined) needs the compiler's front end only:
@@ -60,32 +61,53 @@ type plainExport struct {
 	Export string   // the package file
 }
 
-// wrapTool runs tool with args as the go command asked, the front end
-// alone when the tool is a report compile with a plain package file to
-// stand for its output.
+// wrapTool runs tool with args as the go command asked, ending it with
+// its front end when it is a report compile with a plain package file
+// to stand for its output.
 func wrapTool(exports, tool string, args []string) int {
-	if out, plain := reportCompile(exports, tool, args); plain != "" {
-		if data, ok := standIn(plain, args); ok {
-			return frontEnd(tool, args, out, data)
-		}
+	if out, pkg, files, ok := reportArgs(tool, args); ok {
+		return frontEnd(tool, args, out, func() ([]byte, bool) {
+			plain := plainFor(exports, pkg, files, exportsWait)
+			if plain == "" {
+				return nil, false
+			}
+			return standIn(plain, args)
+		})
 	}
 	cmd := exec.Command(tool, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return exitCode(cmd.Run())
 }
 
-// reportCompile returns, for a compile of the report asked with
-// backEndFlag, its output file and the plain package file of the same
-// package and files; "" for any other run of a tool, for a compile that
-// writes more than its package file (an assembly header, a linker
-// object) or in a way not foreseen (a response file), and for one with
-// a profile to guide it (-pgo), which plainExports cannot give it.
+// exportsWait bounds how long a compile waits for the plain package
+// files, listed while the report's compiles run (see keepInlined): past
+// it, as when calltrail was killed, it compiles on.
+const exportsWait = 2 * time.Minute
+
+// reportCompile returns, for a compile of the report (reportArgs), its
+// output file and the plain package file of the same package and files
+// the file exports lists now, if any.
 func reportCompile(exports, tool string, args []string) (out, plain string) {
-	if strings.TrimSuffix(filepath.Base(tool), ".exe") != "compile" || !slices.Contains(args, backEndFlag) {
+	out, pkg, files, ok := reportArgs(tool, args)
+	if !ok {
 		return "", ""
 	}
-	var pkg string
-	var files []string
+	if plain = plainFor(exports, pkg, files, 0); plain == "" {
+		return "", ""
+	}
+	return out, plain
+}
+
+// reportArgs returns, for a compile of the report asked with
+// backEndFlag, its output file, package path and Go files, sorted; ok is
+// false for any other run of a tool, for a compile that writes more than
+// its package file (an assembly header, a linker object) or in a way not
+// foreseen (a response file), and for one with a profile to guide it
+// (-pgo), which plainExports cannot give it.
+func reportArgs(tool string, args []string) (out, pkg string, files []string, ok bool) {
+	if strings.TrimSuffix(filepath.Base(tool), ".exe") != "compile" || !slices.Contains(args, backEndFlag) {
+		return "", "", nil, false
+	}
 	for i, a := range args {
 		switch {
 		case (a == "-o" || a == "-p") && i+1 < len(args):
@@ -95,28 +117,44 @@ func reportCompile(exports, tool string, args []string) (out, plain string) {
 				pkg = args[i+1]
 			}
 		case a == "-asmhdr" || a == "-linkobj" || strings.HasPrefix(a, "-asmhdr=") || strings.HasPrefix(a, "-linkobj=") || strings.HasPrefix(a, "@"):
-			return "", ""
+			return "", "", nil, false
 		case strings.HasPrefix(a, "-pgoprofile"):
 			// The profile is the main package's: compiled apart,
 			// the package was compiled without it, and inlines more
 			// or less.
-			return "", ""
+			return "", "", nil, false
 		case strings.HasSuffix(a, ".go") && !strings.HasPrefix(a, "-"):
 			files = append(files, a)
 		}
 	}
-	data, err := os.ReadFile(exports)
-	var all []plainExport
-	if err != nil || json.Unmarshal(data, &all) != nil || out == "" {
-		return "", ""
-	}
 	slices.Sort(files)
-	for _, e := range all {
-		if e.Pkg == pkg && slices.Equal(e.Files, files) {
-			return out, e.Export
+	return out, pkg, files, out != ""
+}
+
+// plainFor returns the plain package file of package pkg compiled from
+// files that the file exports lists, "" for none. The file is written
+// whole once the list is complete, and is empty before: plainFor waits
+// up to wait for it.
+func plainFor(exports, pkg string, files []string, wait time.Duration) string {
+	var all []plainExport
+	for deadline := time.Now().Add(wait); ; time.Sleep(5 * time.Millisecond) {
+		data, err := os.ReadFile(exports)
+		if err == nil && len(data) > 0 {
+			if json.Unmarshal(data, &all) != nil {
+				return ""
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			return ""
 		}
 	}
-	return "", ""
+	for _, e := range all {
+		if e.Pkg == pkg && slices.Equal(e.Files, files) {
+			return e.Export
+		}
+	}
+	return ""
 }
 
 // standIn returns the plain package file, to stand for the output of the
@@ -148,11 +186,12 @@ func standIn(plain string, args []string) (data []byte, ok bool) {
 	return bytes.ReplaceAll(data, id, want), true
 }
 
-// frontEnd runs the compile of tool and args, passing on what it prints,
-// and ends it when its back end starts: its output, out, is then data. A
+// frontEnd runs the compile of tool and args, passing on what it prints
+// but the back end's line, and, when its back end starts, ends it if
+// standIn gives what its output, out, is to hold; else it compiles on. A
 // compile that ends before (an error; no function to compile) ends as it
 // does.
-func frontEnd(tool string, args []string, out string, data []byte) int {
+func frontEnd(tool string, args []string, out string, standIn func() ([]byte, bool)) int {
 	cmd := exec.Command(tool, args...)
 	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -163,26 +202,28 @@ func frontEnd(tool string, args []string, out string, data []byte) int {
 		return fail(err)
 	}
 	r := bufio.NewReader(stdout)
-	started := false
-	for !started {
+	asked := false
+	for {
 		line, err := r.ReadBytes('\n')
-		if started = bytes.Contains(line, backEndLine); !started {
+		if !bytes.Contains(line, backEndLine) {
 			os.Stdout.Write(line)
+		} else if !asked {
+			asked = true
+			if data, ok := standIn(); ok {
+				cmd.Process.Kill()
+				io.Copy(io.Discard, r)
+				cmd.Wait()
+				if err := os.WriteFile(out, data, 0o666); err != nil {
+					return fail(err)
+				}
+				return 0
+			}
 		}
 		if err != nil {
 			break
 		}
 	}
-	if !started {
-		return exitCode(cmd.Wait())
-	}
-	cmd.Process.Kill()
-	io.Copy(io.Discard, r)
-	cmd.Wait()
-	if err := os.WriteFile(out, data, 0o666); err != nil {
-		return fail(err)
-	}
-	return 0
+	return exitCode(cmd.Wait())
 }
 
 // exitCode returns the exit code of a command that ended with err.
@@ -203,21 +244,37 @@ func fail(err error) int {
 	return 1
 }
 
-// plainExports compiles the packages of q that others may import (not
-// Commands) as the user's build does, with flags and gcflags, from dir
-// (the go command most often finds them in its cache), and writes where
-// their package files are into a temporary file, whose path it returns;
-// "" when none has one.
-func plainExports(dir string, q InlineQuery, flags, gcflags []string) (string, error) {
-	var targets []string
+// libraries are the packages of q that others may import (not
+// Commands).
+func (q InlineQuery) libraries() []string {
+	var out []string
 	for _, p := range append(append([]string(nil), q.Packages...), q.Importers...) {
-		if !slices.Contains(q.Commands, p) && !slices.Contains(targets, p) {
-			targets = append(targets, p)
+		if !slices.Contains(q.Commands, p) && !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
-	if len(targets) == 0 {
-		return "", nil
+	return out
+}
+
+// plainExports compiles the libraries of q as the user's build does,
+// with flags and gcflags, from dir (the go command most often finds them
+// in its cache), and writes where their package files are into the file
+// exports, whole once complete: a list, empty if it fails.
+func plainExports(dir string, q InlineQuery, flags, gcflags []string, exports string) {
+	all, err := listExports(dir, q, flags, gcflags)
+	if err != nil {
+		all = nil
 	}
+	data, _ := json.Marshal(append([]plainExport{}, all...))
+	tmp := exports + ".tmp"
+	if os.WriteFile(tmp, data, 0o644) == nil {
+		os.Rename(tmp, exports)
+	}
+}
+
+// listExports lists the plain package files of q's libraries.
+func listExports(dir string, q InlineQuery, flags, gcflags []string) ([]plainExport, error) {
+	targets := q.libraries()
 	args := []string{"list", "-e", "-export", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,Export"}
 	if q.Tests {
 		args = append(args, "-test")
@@ -231,7 +288,7 @@ func plainExports(dir string, q InlineQuery, flags, gcflags []string) (string, e
 	cmd.Env = append(os.Environ(), q.Env...)
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go list -export: %v", err)
+		return nil, fmt.Errorf("go list -export: %v", err)
 	}
 	var all []plainExport
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -243,7 +300,7 @@ func plainExports(dir string, q InlineQuery, flags, gcflags []string) (string, e
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			return "", err
+			return nil, err
 		}
 		// A package with cgo compiles files cgo writes, elsewhere.
 		if p.Export == "" || len(p.CgoFiles) > 0 {
@@ -262,23 +319,7 @@ func plainExports(dir string, q InlineQuery, flags, gcflags []string) (string, e
 		slices.Sort(e.Files)
 		all = append(all, e)
 	}
-	if len(all) == 0 {
-		return "", nil
-	}
-	data, err := json.Marshal(all)
-	if err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp("", "calltrail-exports-*.json")
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), f.Close()
+	return all, nil
 }
 
 // quoteArg quotes s as the go command splits the value of -toolexec: in

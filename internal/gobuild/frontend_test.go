@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/instrument"
 )
@@ -175,5 +176,37 @@ func TestQuoteArg(t *testing.T) {
 		if got := quoteArg(in); got != want {
 			t.Errorf("quoteArg(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPlainForWaits: the plain package files are listed beside the
+// compiles; a compile whose back end starts first waits for the list.
+func TestPlainForWaits(t *testing.T) {
+	exports := filepath.Join(t.TempDir(), "exports.json")
+	writeFile(t, exports, "") // as keepInlined makes it, before the list
+	files := []string{"/src/lib/a.go"}
+	if got := plainFor(exports, "example.com/lib", files, 0); got != "" {
+		t.Errorf("before the list: %q", got)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		data, _ := json.Marshal([]plainExport{{Pkg: "example.com/lib", Files: files, Export: "/cache/lib-d"}})
+		plainExportsWrite(t, exports, data)
+	}()
+	if got := plainFor(exports, "example.com/lib", files, time.Minute); got != "/cache/lib-d" {
+		t.Errorf("after the list: %q, want /cache/lib-d", got)
+	}
+	if got := plainFor(exports, "example.com/other", files, time.Minute); got != "" {
+		t.Errorf("a package not listed: %q", got)
+	}
+}
+
+// plainExportsWrite writes the list as plainExports does: whole at once.
+func plainExportsWrite(t *testing.T, exports string, data []byte) {
+	if err := os.WriteFile(exports+".tmp", data, 0o644); err != nil {
+		t.Error(err)
+	}
+	if err := os.Rename(exports+".tmp", exports); err != nil {
+		t.Error(err)
 	}
 }

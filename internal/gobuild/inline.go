@@ -94,15 +94,26 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	}
 	env := append(os.Environ(), q.Env...)
 	// The compiles end with their front end when this program can be
-	// their wrapper and the packages' plain compiles are at hand. (Not
-	// through an overlay or of files named: the compiles are not the
-	// plain ones'.)
+	// their wrapper and the packages' plain compiles are at hand: listed
+	// beside them, found in the cache most often before any compile's
+	// back end starts. (Not through an overlay or of files named: the
+	// compiles are not the plain ones'. Without them, as for a package
+	// that does not build, the compiles run to their end.)
 	self, _ := os.Executable()
-	if canWrap && quoteArg(self) != "" && q.Overlay == "" && len(q.Files) == 0 {
-		// Without them (a package that does not build), the compiles
-		// run to their end, and say what is wrong.
-		if exports, err := plainExports(dir, q, rest, gcflags); err == nil && exports != "" {
-			defer os.Remove(exports)
+	if canWrap && quoteArg(self) != "" && q.Overlay == "" && len(q.Files) == 0 && len(q.libraries()) > 0 {
+		if f, err := os.CreateTemp("", "calltrail-exports-*.json"); err == nil {
+			f.Close()
+			exports := f.Name()
+			listed := make(chan struct{})
+			go func() {
+				defer close(listed)
+				plainExports(dir, q, rest, gcflags, exports)
+			}()
+			defer func() {
+				<-listed
+				os.Remove(exports)
+				os.Remove(exports + ".tmp") // if it could not be renamed
+			}()
 			args = append(args, "-toolexec="+quoteArg(self))
 			// The wrapper, a program that may be traced itself
 			// (calltrail's tests, built with its tag), writes no
