@@ -84,20 +84,6 @@ func wrapTool(exports, tool string, args []string) int {
 // it, as when calltrail was killed, it compiles on.
 const exportsWait = 2 * time.Minute
 
-// reportCompile returns, for a compile of the report (reportArgs), its
-// output file and the plain package file of the same package and files
-// the file exports lists now, if any.
-func reportCompile(exports, tool string, args []string) (out, plain string) {
-	out, pkg, files, ok := reportArgs(tool, args)
-	if !ok {
-		return "", ""
-	}
-	if plain = plainFor(exports, pkg, files, 0); plain == "" {
-		return "", ""
-	}
-	return out, plain
-}
-
 // reportArgs returns, for a compile of the report asked with
 // backEndFlag, its output file, package path and Go files, sorted; ok is
 // false for any other run of a tool, for a compile that writes more than
@@ -274,16 +260,8 @@ func plainExports(dir string, q InlineQuery, flags, gcflags []string, exports st
 
 // listExports lists the plain package files of q's libraries.
 func listExports(dir string, q InlineQuery, flags, gcflags []string) ([]plainExport, error) {
-	targets := q.libraries()
-	args := []string{"list", "-e", "-export", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,Export"}
-	if q.Tests {
-		args = append(args, "-test")
-	}
-	args = append(args, flags...)
-	for _, g := range gcflags {
-		args = append(args, "-gcflags="+g)
-	}
-	cmd := exec.Command("go", append(append(args, "--"), targets...)...)
+	args := q.listArgs([]string{"-e", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,Export"}, flags, gcflags)
+	cmd := exec.Command("go", append(append(args, "--"), q.libraries()...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), q.Env...)
 	out, err := cmd.Output()

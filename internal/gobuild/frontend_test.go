@@ -159,7 +159,11 @@ func TestReportCompile(t *testing.T) {
 		{"/go/pkg/tool/linux_amd64/asm", "-o OUT -p main " + backEndFlag + " /src/cmd/main.go", ""},
 		{compile, "-V=full", ""},
 	} {
-		out, plain := reportCompile(exports, tc.tool, strings.Fields(tc.args))
+		out, pkg, files, ok := reportArgs(tc.tool, strings.Fields(tc.args))
+		plain := ""
+		if ok {
+			plain = plainFor(exports, pkg, files, 0)
+		}
 		if plain != tc.plain || plain != "" && out != "OUT" {
 			t.Errorf("%s %s: output %q from %q, want OUT from %q", filepath.Base(tc.tool), tc.args, out, plain, tc.plain)
 		}

@@ -45,6 +45,22 @@ func (q InlineQuery) targets() []string {
 	return append(append([]string(nil), q.Packages...), q.Importers...)
 }
 
+// listArgs returns the arguments of a go list -export of q's packages
+// with the user's flags and gcflags, and more: the report's, and the
+// plain compiles the report's stand on (plainExports), which are to be
+// the same compiles but for the report's flags.
+func (q InlineQuery) listArgs(more, flags, gcflags []string) []string {
+	args := append([]string{"list", "-export"}, more...)
+	if q.Tests {
+		args = append(args, "-test")
+	}
+	args = append(args, flags...)
+	for _, g := range gcflags {
+		args = append(args, "-gcflags="+g)
+	}
+	return args
+}
+
 // KeepInlined returns the functions of q.Packages that are better left
 // untraced, so that the compiler keeps inlining them, each with the
 // compiler's line that says why.
@@ -84,14 +100,7 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"list", "-export", "-f", "{{.Name}} {{.ImportPath}} {{.Dir}}"}
-	if q.Tests {
-		args = append(args, "-test")
-	}
-	args = append(args, rest...)
-	for _, g := range gcflags {
-		args = append(args, "-gcflags="+g)
-	}
+	args := q.listArgs([]string{"-f", "{{.Name}} {{.ImportPath}} {{.Dir}}"}, rest, gcflags)
 	env := append(os.Environ(), q.Env...)
 	// The compiles end with their front end when this program can be
 	// their wrapper and the packages' plain compiles are at hand: listed
