@@ -530,9 +530,8 @@ const maxSlowScan = 1 << 14
 // whose failure the row of a call cannot tell when it is written. A call
 // inside another of its chain lasts less, or as long, from the same
 // start, and is deeper: the calls that hold it come first in the order
-// of slowCalls, so they are read
-// in that order, more of them until n are found, none is left, or
-// maxSlowScan were read.
+// of slowCalls, so they are read in that order, more of them until n are
+// found, none is left, or maxSlowScan were read.
 func (s *Store) slowestOutside(ctx context.Context, from, cond string, args []any, n int, byID map[uint64]*query.Chain) error {
 	var out []slowCall
 	pending := cond
