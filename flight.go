@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/profhook"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -456,7 +456,8 @@ func snapshot(out io.Writer, since time.Duration, reason string, profiles map[st
 // time if the program is paused, and off again after) and writes a trace
 // of them to out, as Snapshot does. It needs the flight recorder. With
 // profiles "cpu", the Go runtime's CPU profile runs for that time too and
-// goes into the trace, for the on-CPU and waiting split of every verb.
+// goes into the trace, for the on-CPU and waiting split of every verb:
+// the program must link package profiles for it.
 func Capture(out io.Writer, d time.Duration, profiles ...string) (Window, error) {
 	return CaptureContext(context.Background(), out, d, profiles...)
 }
@@ -475,9 +476,13 @@ func CaptureContext(ctx context.Context, out io.Writer, d time.Duration, profile
 			return Window{}, fmt.Errorf("calltrail: profile %q: a capture takes the cpu profile only", p)
 		}
 	}
+	pp := profhook.Get()
 	if len(profiles) > 0 {
+		if pp == nil {
+			return Window{}, errors.New("calltrail: the CPU profile: this program was built without package github.com/calltrail/calltrail/profiles")
+		}
 		cpu = new(bytes.Buffer)
-		if err := pprof.StartCPUProfile(cpu); err != nil {
+		if err := pp.StartCPUProfile(cpu); err != nil {
 			return Window{}, fmt.Errorf("calltrail: the CPU profile: %v", err)
 		}
 	}
@@ -491,7 +496,7 @@ func CaptureContext(ctx context.Context, out io.Writer, d time.Duration, profile
 	}
 	captures.end()
 	if cpu != nil {
-		pprof.StopCPUProfile()
+		pp.StopCPUProfile()
 	}
 	if err := ctx.Err(); err != nil {
 		return Window{}, err

@@ -2,21 +2,33 @@ package calltrail
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/calltrail/calltrail/internal/profhook"
 )
 
 // profiler collects the Go runtime's own profiles while tracing, for the
 // analysis to split call times into on-CPU and waiting, and to name what
 // calls waited on. CALLTRAIL_PROFILES lists them ("cpu,mutex,block"; calltrail
-// run and test set it); CALLTRAIL_MUTEX_FRACTION and CALLTRAIL_BLOCK_RATE
-// set their rates.
+// run and test set it, calltrail build --profiles sets the default);
+// CALLTRAIL_MUTEX_FRACTION and CALLTRAIL_BLOCK_RATE set their rates.
+//
+// The profiles are runtime/pprof's, through package profiles, which
+// registers itself after the runtime has started: the CPU profile starts
+// then (see profhook).
 type profiler struct {
+	list string // as CALLTRAIL_PROFILES gives it
+
+	mu           sync.Mutex
 	cpu          *bytes.Buffer // nil unless the CPU profile runs
+	wantCPU      bool
 	mutex, block bool
+	stopped      bool
 }
 
 const (
@@ -25,14 +37,11 @@ const (
 )
 
 func startProfiles(list string) *profiler {
-	p := &profiler{}
+	p := &profiler{list: list}
 	for _, name := range strings.Split(list, ",") {
 		switch strings.TrimSpace(name) {
 		case "cpu":
-			p.cpu = new(bytes.Buffer)
-			if err := pprof.StartCPUProfile(p.cpu); err != nil {
-				p.cpu = nil // the program profiles itself: leave it be
-			}
+			p.wantCPU = true
 		case "mutex":
 			p.mutex = true
 			runtime.SetMutexProfileFraction(envInt("CALLTRAIL_MUTEX_FRACTION", defaultMutexFraction))
@@ -41,7 +50,24 @@ func startProfiles(list string) *profiler {
 			runtime.SetBlockProfileRate(envInt("CALLTRAIL_BLOCK_RATE", defaultBlockRate))
 		}
 	}
+	if p.wantCPU {
+		profhook.When(p.startCPU)
+	}
 	return p
+}
+
+// startCPU starts the CPU profile, unless the trace has ended already or
+// the program profiles itself.
+func (p *profiler) startCPU(pp profhook.Profiler) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	buf := new(bytes.Buffer)
+	if err := pp.StartCPUProfile(buf); err == nil {
+		p.cpu = buf
+	}
 }
 
 func envInt(name string, def int) int {
@@ -52,14 +78,28 @@ func envInt(name string, def int) int {
 }
 
 // stop ends the profiles and returns them by name, as runtime/pprof writes
-// them. It may be called more than once; later calls return nothing.
+// them. It may be called more than once; later calls return nothing. A
+// program built without package profiles has none, and says so.
 func (p *profiler) stop() map[string][]byte {
 	if p == nil {
 		return nil
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return nil
+	}
+	p.stopped = true
+	pp := profhook.Get()
+	if pp == nil {
+		if p.wantCPU || p.mutex || p.block {
+			fmt.Fprintf(os.Stderr, "calltrail: CALLTRAIL_PROFILES=%s: this program was built without the Go runtime's profiles (calltrail build --profiles %s links them; a program instrumented in its source imports github.com/calltrail/calltrail/profiles): the trace has none\n", p.list, p.list)
+		}
+		return nil
+	}
 	out := map[string][]byte{}
 	if p.cpu != nil {
-		pprof.StopCPUProfile()
+		pp.StopCPUProfile()
 		out["cpu"] = p.cpu.Bytes()
 		p.cpu = nil
 	}
@@ -68,10 +108,9 @@ func (p *profiler) stop() map[string][]byte {
 			continue
 		}
 		var buf bytes.Buffer
-		if err := pprof.Lookup(name).WriteTo(&buf, 0); err == nil {
+		if err := pp.WriteProfile(name, &buf); err == nil {
 			out[name] = buf.Bytes()
 		}
 	}
-	p.mutex, p.block = false, false
 	return out
 }

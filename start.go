@@ -20,6 +20,7 @@ import (
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/endpoint"
 	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/profhook"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 )
@@ -246,7 +247,11 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 		w.text = &textView{w: bufio.NewWriter(text), c: textCloser, reg: &t.reg, nsPer: nsPer, stacks: map[uint64][]textFrame{}}
 	}
 	t.w = w
-	if list := os.Getenv("CALLTRAIL_PROFILES"); list != "" {
+	list, set := os.LookupEnv("CALLTRAIL_PROFILES")
+	if !set {
+		list = profhook.Default
+	}
+	if list != "" {
 		w.profiles = startProfiles(list)
 	}
 	go w.run()

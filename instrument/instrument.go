@@ -56,6 +56,10 @@ type Options struct {
 	// whose name matches, of the kinds calltrail.Arg says: parameters and
 	// results without names, or named _, are named, as for Errors.
 	Args *regexp.Regexp
+	// Imports are packages the file imports for their effects, beside
+	// the runtime: how a build links them into a package that takes no
+	// file of its own. Undo leaves them.
+	Imports []string
 }
 
 // Func describes one instrumented function.
@@ -159,7 +163,11 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	// The edits, by offset: the import after the package name, a guard
 	// after each function's opening brace (and, with Errors, names for
 	// its results), the table after the last byte.
-	edits := []edit{{at: fset.Position(f.Name.End()).Offset, text: fmt.Sprintf("; import %s %q", importName, runtimePath)}}
+	imports := fmt.Sprintf("; import %s %q", importName, runtimePath)
+	for _, path := range opts.Imports {
+		imports += fmt.Sprintf("; import _ %q", path)
+	}
+	edits := []edit{{at: fset.Position(f.Name.End()).Offset, text: imports}}
 	for i, fn := range v.funcs {
 		edits = append(edits, fn.results...)
 		edits = append(edits, edit{at: fn.at, text: guard(v.table, i, fn)})

@@ -14,6 +14,7 @@ import (
 	"github.com/calltrail/calltrail"
 	"github.com/calltrail/calltrail/internal/endpoint"
 	"github.com/calltrail/calltrail/internal/httpguard"
+	_ "github.com/calltrail/calltrail/profiles" // for captures with the CPU profile
 )
 
 // Prefix is where Register puts the handlers.

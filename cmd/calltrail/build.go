@@ -50,7 +50,10 @@ type tracedArgs struct {
 // says what it writes; runs adds the flags of a running program, links
 // those of a program linked (not a test binary).
 func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs, links bool) {
-	*a = tracedArgs{profiles: "cpu,mutex,block"}
+	*a = tracedArgs{}
+	if runs {
+		a.profiles = "cpu,mutex,block"
+	}
 	fs.StringVar(&a.out, "o", "", oUsage)
 	fs.Func("pkgs", "trace the packages matching `PATTERNS` (space-separated, as go list takes them) instead of the main module's", func(v string) error {
 		a.pkgs = append(a.pkgs, strings.Fields(v)...)
@@ -72,6 +75,7 @@ func tracedFlags(fs *flag.FlagSet, a *tracedArgs, oUsage string, runs, links boo
 		fs.Var(endpointFlag{&a.endpoint}, "live", "link the control endpoint (CALLTRAIL_HTTP; see calltrail record) into the program: by default only into one that imports net/http already; --live=false into none")
 	}
 	if !runs {
+		fs.Var(profilesFlag{&a.profiles}, "profiles", "link the Go runtime's profiles into the program, and record them with the calls unless CALLTRAIL_PROFILES says otherwise: a `LIST` of cpu, mutex and block (by default none, and the program cannot record any)")
 		return
 	}
 	fs.Var(profilesFlag{&a.profiles}, "profiles", "the Go runtime's profiles to record with the calls: a `LIST` of cpu, mutex and block, or none")
@@ -209,7 +213,7 @@ func (sess *session) prepare(a tracedArgs, tests bool) (*gobuild.Build, []string
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Endpoint: a.endpoint, NoSpans: !a.otel}
+	b := &gobuild.Build{Dir: ".", Flags: a.goFlags, Patterns: patterns, Instrument: a.pkgs, Tests: tests, Options: a.opts, Runtime: calltrail.Source(), TraceInlined: a.inlined, Endpoint: a.endpoint, NoSpans: !a.otel, Profiles: a.profiles}
 	if tests {
 		b.Endpoint = gobuild.EndpointOff
 	}
@@ -296,7 +300,7 @@ func buildVerb() *verb {
 	var a tracedArgs
 	return &verb{
 		name:    "build",
-		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [go build flags] [PKG...]",
+		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block] [--live] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {

@@ -137,8 +137,9 @@ func ownFlags(user []goFlag) error {
 // buildFlags returns the flags for the go command that builds the traced
 // program: the user's, the given ones, the user's tags with calltrail's,
 // and the user's linker flags with the one the runtime's exit hook needs
-// from go1.23 on (a link to the runtime the linker otherwise refuses).
-func buildFlags(user []goFlag, goMinor int, given ...string) []string {
+// from go1.23 on (a link to the runtime the linker otherwise refuses) and
+// the one that sets the profiles the program records by default.
+func buildFlags(user []goFlag, goMinor int, profiles string, given ...string) []string {
 	out := flagArgs(without(user, "tags", "ldflags"))
 	out = append(out, given...)
 	out = append(out, tags(user, buildTags...).String())
@@ -149,12 +150,19 @@ func buildFlags(user []goFlag, goMinor int, given ...string) []string {
 	if goMinor >= 23 {
 		ld = append(ld, "-checklinkname=0")
 	}
+	if profiles != "" {
+		ld = append(ld, "-X="+profilesDefault+"="+profiles)
+	}
 	if len(ld) > 0 {
 		// Like -tags, only the last -ldflags counts.
 		out = append(out, goFlag{"ldflags", strings.TrimSpace(strings.Join(ld, " ")), true}.String())
 	}
 	return out
 }
+
+// profilesDefault is the variable of the runtime that holds the profiles a
+// program records unless CALLTRAIL_PROFILES says otherwise.
+const profilesDefault = instrument.RuntimePath + "/internal/profhook.Default"
 
 // runtimeGCFlags returns a -gcflags value for calltrail's runtime when
 // the user's, gcflags, disable its optimizations (-N) for every package

@@ -1,0 +1,21 @@
+// Package profiles links the Go runtime's profiles into a traced program:
+// with it, CALLTRAIL_PROFILES ("cpu,mutex,block") adds them to the trace,
+// for the on-CPU and off-CPU flame graphs and for what calls waited on,
+// and a capture (calltrail record --cpu, or calltrail.Capture) can
+// take the CPU profile.
+//
+// calltrail build, run and test link it into every program they trace.
+// A program instrumented in its source (calltrail instrument) and built
+// with -tags calltrail imports it for the profiles, as a program imports
+// net/http/pprof:
+//
+//	import _ "github.com/calltrail/calltrail/profiles"
+//
+// Without the calltrail tag it is empty. A traced program asked for
+// profiles without it says so on its standard error, and its trace has
+// none.
+//
+// It is a package of its own so that calltrail's runtime does not import
+// runtime/pprof: a traced build then compiles runtime/pprof beside the
+// program's packages rather than before all of them.
+package profiles
