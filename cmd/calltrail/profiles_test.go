@@ -116,10 +116,19 @@ func TestProfilesLinked(t *testing.T) {
 		}
 	}
 
+	// Files named on the command line take the control endpoint too.
+	bin := filepath.Join(dir, "files")
+	if code, _, stderr := runCmd("build", "--live", "-o", bin, "main.go"); code != 0 {
+		t.Fatalf("calltrail build --live main.go: exit %d\n%s", code, stderr)
+	}
+	if nm, err := exec.Command("go", "tool", "nm", bin).Output(); err != nil || !strings.Contains(string(nm), " github.com/calltrail/calltrail/live..inittask") {
+		t.Errorf("calltrail build --live main.go: the program does not link package live (%v)", err)
+	}
+
 	// examples/callchains is traced in its source: built with the
 	// calltrail tag, without package profiles, then with a file that
 	// imports it, through an overlay.
-	bin := filepath.Join(dir, "callchains")
+	bin = filepath.Join(dir, "callchains")
 	linked := filepath.Join(dir, "linked.go")
 	os.WriteFile(linked, []byte("package main\n\nimport _ \"github.com/calltrail/calltrail/profiles\"\n"), 0o644)
 	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(repo, "examples", "callchains", "linked.go"): linked}})
