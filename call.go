@@ -1,8 +1,8 @@
 package calltrail
 
 import (
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/tracewrite"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // A Call names one recorded call from Enter to Exit. Its low bits are the
@@ -44,7 +44,7 @@ func newCall(g uint64, id uint32) Call {
 func (c Call) word() uint64 { return uint64(c &^ (callRoot | callMain)) }
 
 // exitWord returns the event word of the call's exit of the given kind.
-func (c Call) exitWord(k tracefile.ExitKind) uint64 {
+func (c Call) exitWord(k records.ExitKind) uint64 {
 	return tracewrite.RawExit(c.goroutine(), k)
 }
 

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/calltrail/calltrail/tracefile"
+	"github.com/calltrail/calltrail/internal/records"
 )
 
 // errorTable interns the errors calls return, by dynamic type and
@@ -16,8 +16,8 @@ import (
 type errorTable struct {
 	mu      sync.Mutex
 	ids     map[errorKey]uint32
-	list    []tracefile.Error // index is id; list[0] is unused
-	written int               // list[1:written] are in the file; writer only
+	list    []records.Error // index is id; list[0] is unused
+	written int             // list[1:written] are in the file; writer only
 	// last holds, by goroutine (g % len), the error its last failed
 	// call returned: an error returned on up the stack is known without
 	// asking its message again, and a chain of wrappings is seen.
@@ -56,11 +56,11 @@ const (
 type errorKey struct{ typ, msg string }
 
 // overflow is the error table's last entry.
-var overflow = tracefile.Error{Type: "(calltrail)", Message: "more distinct errors than calltrail keeps; this one is not named"}
+var overflow = records.Error{Type: "(calltrail)", Message: "more distinct errors than calltrail keeps; this one is not named"}
 
 func (e *errorTable) init() {
 	e.ids = map[errorKey]uint32{}
-	e.list = []tracefile.Error{{}}
+	e.list = []records.Error{{}}
 	e.written = 1
 }
 
@@ -110,7 +110,7 @@ func (e *errorTable) intern(k errorKey) uint32 {
 		return uint32(len(e.list) - 1)
 	}
 	id := uint32(len(e.list))
-	x := tracefile.Error{Type: k.typ, Message: k.msg}
+	x := records.Error{Type: k.typ, Message: k.msg}
 	if len(e.list) == maxErrors {
 		x = overflow
 	} else {
@@ -171,18 +171,18 @@ func cut(msg string, max int) string {
 
 // unwritten returns the errors added since the last call, and the id of
 // the first.
-func (e *errorTable) unwritten() (uint32, []tracefile.Error) {
+func (e *errorTable) unwritten() (uint32, []records.Error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	first := e.written
-	es := append([]tracefile.Error(nil), e.list[first:]...)
+	es := append([]records.Error(nil), e.list[first:]...)
 	e.written = len(e.list)
 	return uint32(first), es
 }
 
 // all returns every error of the table, from id 1.
-func (e *errorTable) all() []tracefile.Error {
+func (e *errorTable) all() []records.Error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]tracefile.Error(nil), e.list[1:]...)
+	return append([]records.Error(nil), e.list[1:]...)
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/profhook"
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/tracewrite"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // flight is the flight recorder (CALLTRAIL_MODE=flight): instead of a
@@ -47,7 +47,7 @@ type flight struct {
 	before    int64  // the clock at the end of the last segment dropped, in trace units
 	// spans are the latest spans started, at most maxFlightSpans, for
 	// the span table of a snapshot.
-	spans []tracefile.Span
+	spans []records.Span
 }
 
 // maxFlightSpans bounds the span table a flight recorder keeps. A span
@@ -55,7 +55,7 @@ type flight struct {
 const maxFlightSpans = 1 << 14
 
 // addSpans keeps spans started in the latest cycle.
-func (f *flight) addSpans(ss []tracefile.Span) {
+func (f *flight) addSpans(ss []records.Span) {
 	if len(ss) == 0 {
 		return
 	}
@@ -69,7 +69,7 @@ func (f *flight) addSpans(ss []tracefile.Span) {
 
 // goroutineRecord is a goroutine's creation record, first seen at ticks.
 type goroutineRecord struct {
-	tracefile.Goroutine
+	records.Goroutine
 	ticks int64
 }
 
@@ -77,10 +77,10 @@ type goroutineRecord struct {
 // events and the counters.
 type segment struct {
 	data       []byte
-	start, end int64           // nanoseconds since tracing started
-	ticks      int64           // the clock at end, in trace units
-	calls      int             // calls entered
-	stats      tracefile.Stats // the counters at its end, as its chunks give them
+	start, end int64         // nanoseconds since tracing started
+	ticks      int64         // the clock at end, in trace units
+	calls      int           // calls entered
+	stats      records.Stats // the counters at its end, as its chunks give them
 }
 
 type openCall struct {
@@ -99,10 +99,10 @@ type openCalls map[uint64][]openCall
 func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 	st := o[e.G]
 	switch e.Kind {
-	case tracefile.EnterEvent:
+	case records.EnterEvent:
 		o[e.G] = append(st, openCall{fn: e.Func, ticks: e.Ticks})
 		return openCall{}, false
-	case tracefile.HeldEvent:
+	case records.HeldEvent:
 		for i := len(st) - 1; i >= 0; i-- {
 			if st[i].ticks <= e.From {
 				st[i].held += e.Ticks - e.From
@@ -110,7 +110,7 @@ func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 			}
 		}
 		return openCall{}, false
-	case tracefile.SpanStartEvent, tracefile.SpanEndEvent:
+	case records.SpanStartEvent, records.SpanEndEvent:
 		return openCall{}, false
 	}
 	if len(st) == 0 {
@@ -128,7 +128,7 @@ func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 
 // openSpans are the spans open, by id: the goroutine that started each,
 // and when.
-type openSpans map[tracefile.SpanID]openSpan
+type openSpans map[records.SpanID]openSpan
 
 type openSpan struct {
 	g     uint64
@@ -140,9 +140,9 @@ type openSpan struct {
 func follow(data []byte, calls openCalls, spans openSpans) {
 	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) {
 		switch e.Kind {
-		case tracefile.SpanStartEvent:
+		case records.SpanStartEvent:
 			spans[e.Span] = openSpan{e.G, e.Ticks}
-		case tracefile.SpanEndEvent:
+		case records.SpanEndEvent:
 			delete(spans, e.Span)
 		default:
 			calls.apply(e)
@@ -190,7 +190,7 @@ func (f *flight) add(s segment) {
 	}
 }
 
-func (f *flight) goroutine(gr tracefile.Goroutine, ticks int64) {
+func (f *flight) goroutine(gr records.Goroutine, ticks int64) {
 	f.mu.Lock()
 	f.gs[gr.ID] = goroutineRecord{gr, ticks}
 	f.mu.Unlock()
@@ -245,7 +245,7 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, openSpans, m
 // every function, the trace's first clock point, the calls open at the
 // window's start and the goroutine records in order of time, then the
 // segments as encoded.
-func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Func, errs []tracefile.Error, reason string, profiles map[string][]byte) (Window, error) {
+func (f *flight) write(out io.Writer, since time.Duration, funcs []records.Func, errs []records.Error, reason string, profiles map[string][]byte) (Window, error) {
 	segs, open, spans, gs, w := f.window(since)
 	meta := f.meta() // mode=flight already
 	meta["window_start_ns"] = strconv.FormatInt(int64(w.Start), 10)
@@ -286,7 +286,7 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []tracefile.Fun
 		ticks int64
 		g     uint64
 		fn    uint32 // an open call's function; 0 for a goroutine record or a span
-		span  tracefile.SpanID
+		span  records.SpanID
 	}
 	rank := func(it item) int {
 		switch {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/calltrail/calltrail/tracefile"
+	"github.com/calltrail/calltrail/internal/records"
 )
 
 // registry assigns function ids. It is used off the hot path only: once
@@ -13,8 +13,8 @@ import (
 type registry struct {
 	mu      sync.Mutex
 	ids     map[string]uint32
-	funcs   []tracefile.Func // index is id; funcs[0] is unused
-	written int              // funcs[1:written] are in the file; writer only
+	funcs   []records.Func // index is id; funcs[0] is unused
+	written int            // funcs[1:written] are in the file; writer only
 
 	// entered marks the ids looked up to record a call, not only to
 	// name a goroutine's creator; nEntered counts them. A function is
@@ -28,7 +28,7 @@ type registry struct {
 
 func (r *registry) init() {
 	r.ids = make(map[string]uint32)
-	r.funcs = []tracefile.Func{{}}
+	r.funcs = []records.Func{{}}
 	r.entered = []bool{false}
 	r.written = 1
 }
@@ -62,7 +62,7 @@ func (r *registry) idLocked(name, file string, line int) uint32 {
 		return 0 // out of ids: its calls count as dropped
 	}
 	id := uint32(len(r.funcs))
-	r.funcs = append(r.funcs, tracefile.Func{Name: name, File: file, Line: line})
+	r.funcs = append(r.funcs, records.Func{Name: name, File: file, Line: line})
 	r.entered = append(r.entered, false)
 	r.ids[name] = id
 	return id
@@ -80,20 +80,20 @@ func (r *registry) forPC(pc uintptr) uint32 {
 
 // unwritten returns the functions registered since the last call, and the
 // id of the first.
-func (r *registry) unwritten() (uint32, []tracefile.Func) {
+func (r *registry) unwritten() (uint32, []records.Func) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	first := r.written
-	fs := append([]tracefile.Func(nil), r.funcs[first:]...)
+	fs := append([]records.Func(nil), r.funcs[first:]...)
 	r.written = len(r.funcs)
 	return uint32(first), fs
 }
 
 // all returns every function registered, from id 1.
-func (r *registry) all() []tracefile.Func {
+func (r *registry) all() []records.Func {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]tracefile.Func(nil), r.funcs[1:]...)
+	return append([]records.Func(nil), r.funcs[1:]...)
 }
 
 func (r *registry) name(id uint32) string {

@@ -5,9 +5,9 @@ import (
 	"sync"
 
 	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // SpanStart records that the calling goroutine started an OpenTelemetry
@@ -28,7 +28,7 @@ import (
 // request they were taken for.
 func SpanStart(trace [16]byte, span, parent [8]byte, remote bool, kind int, name string) bool {
 	if Enabled && recording.Load() && span != [8]byte{} {
-		return tr.span(tracefile.Span{ID: span, Trace: trace, Parent: parent, Remote: remote, Kind: kind, Name: name}, false)
+		return tr.span(records.Span{ID: span, Trace: trace, Parent: parent, Remote: remote, Kind: kind, Name: name}, false)
 	}
 	return false
 }
@@ -39,14 +39,14 @@ func SpanStart(trace [16]byte, span, parent [8]byte, remote bool, kind int, name
 // labels it had before the span.
 func SpanEnd(span [8]byte) bool {
 	if Enabled && tr != nil && span != [8]byte{} {
-		return tr.span(tracefile.Span{ID: span}, true)
+		return tr.span(records.Span{ID: span}, true)
 	}
 	return false
 }
 
 // SpanLabel is the key of the runtime/pprof label that names, in hex, the
 // span a goroutine's samples were taken for (see SpanStart).
-const SpanLabel = tracefile.SpanLabel
+const SpanLabel = records.SpanLabel
 
 // spanTable holds the spans started since the writer last wrote the span
 // table, and the goroutine of each span open, so that an end is recorded
@@ -54,8 +54,8 @@ const SpanLabel = tracefile.SpanLabel
 // started the span.
 type spanTable struct {
 	mu      sync.Mutex
-	pending []tracefile.Span
-	open    map[tracefile.SpanID]uint64
+	pending []records.Span
+	open    map[records.SpanID]uint64
 	// lost counts spans not recorded: past maxOpenSpans open, or with
 	// no room in the rings under the drop policy.
 	lost uint64
@@ -67,7 +67,7 @@ type spanTable struct {
 const maxOpenSpans = 1 << 16
 
 // unwritten returns the spans started since the last call.
-func (s *spanTable) unwritten() []tracefile.Span {
+func (s *spanTable) unwritten() []records.Span {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ps := s.pending
@@ -84,7 +84,7 @@ func (s *spanTable) unwritten() []tracefile.Span {
 // be read before or after them. It reports whether the start was
 // recorded, or, for an end, whether the span was and the calling
 // goroutine started it.
-func (t *tracer) span(sp tracefile.Span, end bool) bool {
+func (t *tracer) span(sp records.Span, end bool) bool {
 	g, ts := stamp()
 	caller := g
 	if !end && t.seen[g&t.seenMask].Load() == g|quiet {
@@ -102,7 +102,7 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 		g, own = g0, g == g0
 	} else {
 		if t.spans.open == nil {
-			t.spans.open = map[tracefile.SpanID]uint64{}
+			t.spans.open = map[records.SpanID]uint64{}
 		}
 		if _, dup := t.spans.open[sp.ID]; dup || len(t.spans.open) >= maxOpenSpans {
 			t.spans.lost++
@@ -110,7 +110,7 @@ func (t *tracer) span(sp tracefile.Span, end bool) bool {
 			return false
 		}
 		t.spans.open[sp.ID] = g
-		sp.Name = cut(sp.Name, tracefile.MaxSpanName)
+		sp.Name = cut(sp.Name, records.MaxSpanName)
 		// In the table before its events are in a ring: the writer
 		// writes the table, then the events it drained.
 		t.spans.pending = append(t.spans.pending, sp)

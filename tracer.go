@@ -9,9 +9,9 @@ import (
 
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // A tracer owns the rings of one trace and the writer that empties them.
@@ -236,7 +236,7 @@ func (t *tracer) register(f *Func) uint32 {
 // it: the call ended at ts, and the wait is its caller's time.
 //
 //go:noinline
-func (t *tracer) exitClaim(c Call, errID uint32, kind tracefile.ExitKind, ts int64) {
+func (t *tracer) exitClaim(c Call, errID uint32, kind records.ExitKind, ts int64) {
 	g := c.goroutine()
 	n := uint64(1)
 	if errID != 0 {
@@ -255,7 +255,7 @@ func (t *tracer) exitClaim(c Call, errID uint32, kind tracefile.ExitKind, ts int
 
 // putExit writes, at pos of s, the exit of call c at ts, of kind, after
 // its error errID if any.
-func putExit(s *ring.Ring, pos uint64, c Call, errID uint32, kind tracefile.ExitKind, ts int64) {
+func putExit(s *ring.Ring, pos uint64, c Call, errID uint32, kind records.ExitKind, ts int64) {
 	if errID != 0 {
 		ring.Put(s.At(pos), tracewrite.RawError(c.goroutine(), errID), ts)
 		pos++
@@ -322,7 +322,7 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 	} else {
 		ts = clock.Nanotime()
 	}
-	kind := tracefile.Return
+	kind := records.Return
 	if panicking != 0 {
 		kind = exitKind()
 		p = -1 // the goroutine may have moved in exitKind
@@ -373,21 +373,21 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 // the program, so the trace is written first.
 //
 //go:noinline
-func (t *tracer) left(c Call, g uint64, kind tracefile.ExitKind) {
+func (t *tracer) left(c Call, g uint64, kind records.ExitKind) {
 	if c&callMain != 0 && g == 1 {
 		t.mainReturned(kind)
 		return
 	}
-	if c&callRoot != 0 && kind == tracefile.Panic && t.fatal(c) {
+	if c&callRoot != 0 && kind == records.Panic && t.fatal(c) {
 		t.w.request("panic", false)
 	}
 }
 
 // mainReturned ends the trace when main.main of the main goroutine is left:
 // by returning (the program ends), or by a panic (it is about to die).
-func (t *tracer) mainReturned(kind tracefile.ExitKind) {
+func (t *tracer) mainReturned(kind records.ExitKind) {
 	switch kind {
-	case tracefile.Return:
+	case records.Return:
 		recording.Store(false)
 		if f := pipedAtEnd(); f != nil {
 			t.w.request(pipeEnd, true)
@@ -395,9 +395,9 @@ func (t *tracer) mainReturned(kind tracefile.ExitKind) {
 			return
 		}
 		t.w.request("main returned", true)
-	case tracefile.Panic:
+	case records.Panic:
 		t.w.request("panic", false)
-	case tracefile.Goexit:
+	case records.Goexit:
 		t.w.request("", false) // the program goes on until a deadlock
 	}
 }
@@ -455,7 +455,7 @@ const (
 // panic through n traced frames costs O(n).
 //
 //go:noinline
-func exitKind() tracefile.ExitKind {
+func exitKind() records.ExitKind {
 	if gstate.Hops() < 0 {
 		return exitKindCallers()
 	}
@@ -464,13 +464,13 @@ func exitKind() tracefile.ExitKind {
 		case frameSkip:
 			continue
 		case framePanic:
-			return tracefile.Panic
+			return records.Panic
 		case frameGoexit:
-			return tracefile.Goexit
+			return records.Goexit
 		}
 		break
 	}
-	return tracefile.Return
+	return records.Return
 }
 
 // frameClasses caches frameClass per return address: pc<<2 | class, in
@@ -536,7 +536,7 @@ func classifyName(name string) uint64 {
 
 // exitKindCallers is exitKind where frame pointers cannot be followed: it
 // asks runtime.Callers for the frames above, at a cost of microseconds.
-func exitKindCallers() tracefile.ExitKind {
+func exitKindCallers() records.ExitKind {
 	var buf [32]uintptr
 	pcs := buf[:runtime.Callers(3, buf[:])]
 	frames := runtime.CallersFrames(pcs)
@@ -548,11 +548,11 @@ func exitKindCallers() tracefile.ExitKind {
 				continue
 			}
 		case framePanic:
-			return tracefile.Panic
+			return records.Panic
 		case frameGoexit:
-			return tracefile.Goexit
+			return records.Goexit
 		}
-		return tracefile.Return
+		return records.Return
 	}
 }
 

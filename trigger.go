@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/tracewrite"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // triggers watch the flight recorder's segments as they are made, for
@@ -36,8 +36,8 @@ type triggers struct {
 	open   openCalls
 	// bySpan holds the spans started whose name a span rule names,
 	// until they end; started, when each started.
-	bySpan  map[tracefile.SpanID]*rule
-	started map[tracefile.SpanID]int64
+	bySpan  map[records.SpanID]*rule
+	started map[records.SpanID]int64
 	last    time.Time // when a trigger last wrote
 	// pending are the windows fired and not yet written: each is
 	// written after its aftermath, or when the trace ends, whichever
@@ -105,7 +105,7 @@ func parseTriggers(s string) ([]rule, error) {
 
 func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
 	tg := &triggers{rules: rules, dir: dir, every: every, after: triggerAfter,
-		byFunc: map[uint32][]*rule{}, open: openCalls{}, bySpan: map[tracefile.SpanID]*rule{}, started: map[tracefile.SpanID]int64{}}
+		byFunc: map[uint32][]*rule{}, open: openCalls{}, bySpan: map[records.SpanID]*rule{}, started: map[records.SpanID]int64{}}
 	for i := range rules {
 		if rules[i].panic {
 			tg.panic = &rules[i]
@@ -116,7 +116,7 @@ func newTriggers(rules []rule, dir string, every time.Duration) *triggers {
 
 // named tells of spans started in the latest cycle: those a span rule
 // names are watched until they end.
-func (tg *triggers) named(ss []tracefile.Span) {
+func (tg *triggers) named(ss []records.Span) {
 	for _, s := range ss {
 		for i := range tg.rules {
 			if r := &tg.rules[i]; r.span && r.fn == s.Name && len(tg.bySpan) < maxOpenSpans {
@@ -133,12 +133,12 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 	var what string
 	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) {
 		switch e.Kind {
-		case tracefile.SpanStartEvent:
+		case records.SpanStartEvent:
 			if tg.bySpan[e.Span] != nil {
 				tg.started[e.Span] = e.Ticks
 			}
 			return
-		case tracefile.SpanEndEvent:
+		case records.SpanEndEvent:
 			r, start := tg.bySpan[e.Span], tg.started[e.Span]
 			delete(tg.bySpan, e.Span)
 			delete(tg.started, e.Span)
@@ -151,7 +151,7 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 		if !ok || fired != nil {
 			return
 		}
-		if e.Exit == tracefile.Panic && tg.panic != nil {
+		if e.Exit == records.Panic && tg.panic != nil {
 			fired, what = tg.panic, fmt.Sprintf("%s left by a panic in goroutine %d", reg.name(c.fn), e.G)
 			return
 		}

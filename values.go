@@ -5,10 +5,10 @@ import (
 	"reflect"
 	"unsafe"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Arg records an argument of call c, after Enter, for a function traced
@@ -47,68 +47,68 @@ func Result[T any](c Call, v T) {
 // for a string the string. It reads the value by its static type's kind,
 // through unsafe for named types (a time.Duration is an int64), so that
 // nothing is converted to an interface that could escape.
-func valueOf[T any](p *T) (tracefile.ValueKind, uint64, string) {
+func valueOf[T any](p *T) (records.ValueKind, uint64, string) {
 	switch x := any(*p).(type) { // the common types, without reflect
 	case int:
-		return tracefile.IntValue, uint64(x), ""
+		return records.IntValue, uint64(x), ""
 	case string:
-		return tracefile.StringValue, uint64(len(x)), x
+		return records.StringValue, uint64(len(x)), x
 	case bool:
-		return tracefile.BoolValue, b2u(x), ""
+		return records.BoolValue, b2u(x), ""
 	case int64:
-		return tracefile.IntValue, uint64(x), ""
+		return records.IntValue, uint64(x), ""
 	case float64:
-		return tracefile.FloatValue, math.Float64bits(x), ""
+		return records.FloatValue, math.Float64bits(x), ""
 	}
 	t := reflect.TypeOf((*T)(nil)).Elem()
 	u := unsafe.Pointer(p)
 	switch t.Kind() {
 	case reflect.Int: // four bytes on 32-bit platforms
-		return tracefile.IntValue, uint64(*(*int)(u)), ""
+		return records.IntValue, uint64(*(*int)(u)), ""
 	case reflect.Int64:
-		return tracefile.IntValue, uint64(*(*int64)(u)), ""
+		return records.IntValue, uint64(*(*int64)(u)), ""
 	case reflect.Int8:
-		return tracefile.IntValue, uint64(*(*int8)(u)), ""
+		return records.IntValue, uint64(*(*int8)(u)), ""
 	case reflect.Int16:
-		return tracefile.IntValue, uint64(*(*int16)(u)), ""
+		return records.IntValue, uint64(*(*int16)(u)), ""
 	case reflect.Int32:
-		return tracefile.IntValue, uint64(*(*int32)(u)), ""
+		return records.IntValue, uint64(*(*int32)(u)), ""
 	case reflect.Uint:
-		return tracefile.UintValue, uint64(*(*uint)(u)), ""
+		return records.UintValue, uint64(*(*uint)(u)), ""
 	case reflect.Uintptr:
-		return tracefile.UintValue, uint64(*(*uintptr)(u)), ""
+		return records.UintValue, uint64(*(*uintptr)(u)), ""
 	case reflect.Uint64:
-		return tracefile.UintValue, *(*uint64)(u), ""
+		return records.UintValue, *(*uint64)(u), ""
 	case reflect.Uint8:
-		return tracefile.UintValue, uint64(*(*uint8)(u)), ""
+		return records.UintValue, uint64(*(*uint8)(u)), ""
 	case reflect.Uint16:
-		return tracefile.UintValue, uint64(*(*uint16)(u)), ""
+		return records.UintValue, uint64(*(*uint16)(u)), ""
 	case reflect.Uint32:
-		return tracefile.UintValue, uint64(*(*uint32)(u)), ""
+		return records.UintValue, uint64(*(*uint32)(u)), ""
 	case reflect.Float32:
-		return tracefile.FloatValue, math.Float64bits(float64(*(*float32)(u))), ""
+		return records.FloatValue, math.Float64bits(float64(*(*float32)(u))), ""
 	case reflect.Float64:
-		return tracefile.FloatValue, math.Float64bits(*(*float64)(u)), ""
+		return records.FloatValue, math.Float64bits(*(*float64)(u)), ""
 	case reflect.Bool:
-		return tracefile.BoolValue, b2u(*(*bool)(u)), ""
+		return records.BoolValue, b2u(*(*bool)(u)), ""
 	case reflect.String:
 		s := *(*string)(u)
-		return tracefile.StringValue, uint64(len(s)), s
+		return records.StringValue, uint64(len(s)), s
 	case reflect.Slice:
-		return tracefile.LenValue, uint64((*[3]int)(u)[1]), ""
+		return records.LenValue, uint64((*[3]int)(u)[1]), ""
 	case reflect.Array:
-		return tracefile.LenValue, uint64(t.Len()), ""
+		return records.LenValue, uint64(t.Len()), ""
 	case reflect.Map, reflect.Chan:
 		// Pointer-shaped: in an interface without a copy.
 		v := reflect.ValueOf(any(*p))
 		if v.IsNil() {
-			return tracefile.NilValue, 0, ""
+			return records.NilValue, 0, ""
 		}
-		return tracefile.LenValue, uint64(v.Len()), ""
+		return records.LenValue, uint64(v.Len()), ""
 	case reflect.Interface:
 		e := (*[2]unsafe.Pointer)(u) // itab or type, then data
 		if e[0] == nil {
-			return tracefile.NilValue, 0, ""
+			return records.NilValue, 0, ""
 		}
 		var x any
 		if t.NumMethod() == 0 {
@@ -116,13 +116,13 @@ func valueOf[T any](p *T) (tracefile.ValueKind, uint64, string) {
 		} else {
 			x = *(*interface{ M() })(u) // the same layout, whatever the methods
 		}
-		return tracefile.TypeValue, uint64(tr.typeID(x)), ""
+		return records.TypeValue, uint64(tr.typeID(x)), ""
 	case reflect.Pointer, reflect.Func, reflect.UnsafePointer:
 		if *(*unsafe.Pointer)(u) == nil {
-			return tracefile.NilValue, 0, ""
+			return records.NilValue, 0, ""
 		}
 	}
-	return tracefile.TypeValue, uint64(tr.staticTypeID(t)), ""
+	return records.TypeValue, uint64(tr.staticTypeID(t)), ""
 }
 
 func b2u(b bool) uint64 {
@@ -147,10 +147,10 @@ func (t *tracer) staticTypeID(typ reflect.Type) uint32 {
 }
 
 // value records a value of call c: its slot, and a string's bytes after.
-func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, s string) {
+func (t *tracer) value(c Call, k records.ValueKind, result bool, bits uint64, s string) {
 	g := c.goroutine()
 	n := uint64(1)
-	if k == tracefile.StringValue {
+	if k == records.StringValue {
 		n += uint64(wire.StringBytes(len(s))+7) / 8
 	}
 	if t.perP != 0 {
@@ -177,7 +177,7 @@ func (t *tracer) value(c Call, k tracefile.ValueKind, result bool, bits uint64, 
 
 // putValue writes, in the n slots of r at pos, a value of goroutine g's
 // innermost call: its slot, and a string's bytes after.
-func putValue(r *ring.Ring, pos, g uint64, k tracefile.ValueKind, result bool, bits uint64, s string, n uint64) {
+func putValue(r *ring.Ring, pos, g uint64, k records.ValueKind, result bool, bits uint64, s string, n uint64) {
 	ring.Put(r.At(pos), tracewrite.RawValue(g, k, result), int64(bits))
 	for j := uint64(1); j < n; j++ {
 		ring.Put(r.At(pos+j), tracewrite.RawValueBytes(g), tracewrite.PackBytes(s, int(j-1)*8))

@@ -14,9 +14,9 @@ import (
 
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/indented"
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // writer is the background goroutine that empties the rings into the
@@ -372,7 +372,7 @@ func (w *writer) textEvents(run []ring.Slot) {
 		case 0:
 			w.text.enter(g, uint32(op>>2), sl.Time)
 		case 1:
-			w.text.exit(g, tracefile.ExitKind(op>>2), sl.Time)
+			w.text.exit(g, records.ExitKind(op>>2), sl.Time)
 		}
 	}
 }
@@ -381,7 +381,7 @@ func (w *writer) textEvents(run []ring.Slot) {
 // at its pcs.
 func (w *writer) goroutine(b *tracewrite.Batch, g uint64, ts int64, pb, pc *ring.Slot) {
 	parent, gopc, startpc := pb.Word, uintptr(pb.Time), uintptr(pc.Time)
-	gr := tracefile.Goroutine{ID: g, Parent: parent}
+	gr := records.Goroutine{ID: g, Parent: parent}
 	if gopc != 0 {
 		s := w.site(gopc)
 		gr.CreatorFunc, gr.CreatorLine = s.fn, s.line
@@ -455,7 +455,7 @@ func (w *writer) write() {
 	}
 }
 
-func (w *writer) stats() tracefile.Stats {
+func (w *writer) stats() records.Stats {
 	st := w.t.ringStats()
 	st.Calls, st.Flushes = w.calls.Load(), w.flushes
 	w.t.spans.mu.Lock()
@@ -465,8 +465,8 @@ func (w *writer) stats() tracefile.Stats {
 }
 
 // ringStats sums the counters the program's goroutines keep in the rings.
-func (t *tracer) ringStats() tracefile.Stats {
-	var st tracefile.Stats
+func (t *tracer) ringStats() records.Stats {
+	var st records.Stats
 	for i := range t.rings {
 		s := &t.rings[i]
 		st.DroppedCalls += s.Dropped.Load()
@@ -505,14 +505,14 @@ func (v *textView) enter(g uint64, id uint32, ts int64) {
 	v.w.Write(v.line)
 }
 
-func (v *textView) exit(g uint64, k tracefile.ExitKind, ts int64) {
+func (v *textView) exit(g uint64, k records.ExitKind, ts int64) {
 	st := v.stacks[g]
 	if len(st) == 0 {
 		return
 	}
 	f := st[len(st)-1]
 	note := ""
-	if k != tracefile.Return {
+	if k != records.Return {
 		note = k.String()
 	}
 	d := time.Duration(float64(ts-f.start) * v.nsPer)

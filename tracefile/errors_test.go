@@ -23,7 +23,7 @@ func errorTrace(t *testing.T, bad string) []byte {
 	}
 	e.Clock(0, 0)
 	e.Funcs(1, []tracefile.Func{{Name: "main.A"}, {Name: "main.B"}})
-	e.Errors(1, []tracefile.Error{{"*fs.PathError", "open x: no such file or directory"}, {"*errors.errorString", "EOF"}})
+	e.Errors(1, []tracefile.Error{{Type: "*fs.PathError", Message: "open x: no such file or directory"}, {Type: "*errors.errorString", Message: "EOF"}})
 	var b tracewrite.Batch
 	switch bad {
 	case "unknown id":

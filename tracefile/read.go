@@ -17,24 +17,6 @@ import (
 	"github.com/calltrail/calltrail/internal/wire"
 )
 
-// EventKind tells what an Event records.
-type EventKind uint8
-
-const (
-	EnterEvent     EventKind = iota + 1 // a call began
-	ExitEvent                           // a call ended (see Event.Exit)
-	GoroutineEvent                      // a goroutine made its first traced call (see Reader.Goroutine)
-	ValueEvent                          // an argument or result of the goroutine's innermost call (see Event.Value)
-	// HeldEvent is a wait for the trace writer, from ScanEvent.From to
-	// its Ticks: ScanEvents gives it; Reader gives exits their Held.
-	HeldEvent
-	SpanStartEvent // the goroutine started span Event.Span (see Reader.Span)
-	// SpanEndEvent: span Event.Span ended. Its goroutine is the one
-	// that started the span, whichever goroutine ended it, so that the
-	// end comes among the events of the goroutine its calls ran in.
-	SpanEndEvent
-)
-
 // Event is one thing that happened in the traced program. Times are
 // nanoseconds since the trace started.
 type Event struct {

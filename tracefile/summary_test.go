@@ -40,7 +40,7 @@ func summarized(t testing.TB, reason string) []byte {
 		tot.Fold()
 	}
 	clock(1000, 0)
-	e.Funcs(1, []tracefile.Func{{"main.main", "main.go", 10}, {"main.A", "main.go", 20}, {"main.B", "main.go", 30}, {"main.unused", "main.go", 40}})
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 10}, {Name: "main.A", File: "main.go", Line: 20}, {Name: "main.B", File: "main.go", Line: 30}, {Name: "main.unused", File: "main.go", Line: 40}})
 	var b tracewrite.Batch
 	b.Enter(4, 1, 1000)
 	b.Enter(4, 2, 1010)

@@ -30,7 +30,7 @@ func sample(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	e.Clock(1000, 0)
-	e.Funcs(1, []tracefile.Func{{"main.main", "main.go", 10}, {"main.A", "main.go", 20}, {"main.B", "main.go", 30}})
+	e.Funcs(1, []tracefile.Func{{Name: "main.main", File: "main.go", Line: 10}, {Name: "main.A", File: "main.go", Line: 20}, {Name: "main.B", File: "main.go", Line: 30}})
 	var b0, b1 tracewrite.Batch
 	b1.Shard = 1
 	b0.Enter(4, 1, 1000)

@@ -5,11 +5,14 @@ import (
 	"go/build/constraint"
 	"go/version"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/calltrail/calltrail"
+	"github.com/calltrail/calltrail/instrument"
 )
 
 func TestWithGoVersion(t *testing.T) {
@@ -76,5 +79,24 @@ func TestRuntimeModuleVersion(t *testing.T) {
 	})
 	if n < 50 {
 		t.Errorf("%d Go files in the copy", n)
+	}
+}
+
+// TestRuntimeDeps: a traced build compiles calltrail's runtime, and what
+// it imports that the program does not, before any instrumented package,
+// so the runtime leaves out what it can do without there: the trace reader
+// (it writes the records package tracefile reads) and runtime/pprof (the
+// profiles come in a package of their own, linked by the main package).
+// That the copy's module builds is checked by every traced build.
+func TestRuntimeDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", strings.Join(buildTags, ","), instrument.RuntimePath).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := strings.Fields(string(out))
+	for _, p := range []string{instrument.RuntimePath + "/tracefile", "runtime/pprof", "compress/flate", "encoding/hex"} {
+		if slices.Contains(deps, p) {
+			t.Errorf("the runtime imports %s", p)
+		}
 	}
 }

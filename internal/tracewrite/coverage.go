@@ -3,12 +3,12 @@ package tracewrite
 import (
 	"encoding/binary"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // AppendCoverage appends the payload of a coverage chunk describing c.
-func AppendCoverage(p []byte, c tracefile.Coverage) []byte {
+func AppendCoverage(p []byte, c records.Coverage) []byte {
 	p = appendString(p, c.Package)
 	p = binary.AppendUvarint(p, uint64(len(c.Traced)))
 	for _, name := range c.Traced {

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Encoder writes a trace file. It is not safe for concurrent use: the
@@ -19,7 +19,7 @@ type Encoder struct {
 
 	// What the summary chunk repeats of the chunks before it.
 	funcs  uint64 // the highest function id defined
-	stats  tracefile.Stats
+	stats  records.Stats
 	reason string // of the last end chunk
 }
 
@@ -27,8 +27,8 @@ type Encoder struct {
 // are free-form; the runtime writes the keys listed in docs/format.md.
 func NewEncoder(w io.Writer, meta map[string]string) (*Encoder, error) {
 	e := &Encoder{w: w}
-	e.buf = append(e.buf, tracefile.Magic...)
-	e.buf = binary.AppendUvarint(e.buf, tracefile.Version)
+	e.buf = append(e.buf, wire.Magic...)
+	e.buf = binary.AppendUvarint(e.buf, wire.Version)
 	keys := make([]string, 0, len(meta))
 	for k := range meta {
 		keys = append(keys, k)
@@ -68,7 +68,7 @@ func (e *Encoder) end(p []byte) {
 }
 
 // Funcs appends a function table chunk defining ids first, first+1, ...
-func (e *Encoder) Funcs(first uint32, fs []tracefile.Func) {
+func (e *Encoder) Funcs(first uint32, fs []records.Func) {
 	if len(fs) > 0 {
 		e.funcs = max(e.funcs, uint64(first)+uint64(len(fs))-1)
 	}
@@ -80,7 +80,7 @@ func (e *Encoder) Funcs(first uint32, fs []tracefile.Func) {
 }
 
 // Errors appends an error table chunk defining ids first, first+1, ...
-func (e *Encoder) Errors(first uint32, es []tracefile.Error) {
+func (e *Encoder) Errors(first uint32, es []records.Error) {
 	e.table(wire.ChunkErrors, first, len(es), func(p []byte, i int) []byte {
 		p = appendString(p, es[i].Type)
 		return appendString(p, es[i].Message)
@@ -89,7 +89,7 @@ func (e *Encoder) Errors(first uint32, es []tracefile.Error) {
 
 // Spans appends a chunk of span table entries: the spans whose start
 // events follow.
-func (e *Encoder) Spans(ss []tracefile.Span) {
+func (e *Encoder) Spans(ss []records.Span) {
 	if len(ss) == 0 {
 		return
 	}
@@ -151,7 +151,7 @@ func (e *Encoder) Events(b *Batch) {
 }
 
 // Stats appends the cumulative counters.
-func (e *Encoder) Stats(s tracefile.Stats) {
+func (e *Encoder) Stats(s records.Stats) {
 	e.stats = s
 	p := e.begin(wire.ChunkStats)
 	p = binary.AppendUvarint(p, s.Calls)
@@ -313,7 +313,7 @@ func (b *Batch) Enter(g uint64, fn uint32, t int64) {
 }
 
 // Exit appends the exit of goroutine g from its innermost open call.
-func (b *Batch) Exit(g uint64, k tracefile.ExitKind, t int64) {
+func (b *Batch) Exit(g uint64, k records.ExitKind, t int64) {
 	b.put(g, uint64(k)<<2|wire.OpExit, t)
 }
 
@@ -331,7 +331,7 @@ func (b *Batch) Held(g uint64, from, to int64) {
 }
 
 // Goroutine appends what is known of goroutine gr.ID, first seen at tick t.
-func (b *Batch) Goroutine(gr tracefile.Goroutine, t int64) {
+func (b *Batch) Goroutine(gr records.Goroutine, t int64) {
 	b.put(gr.ID, wire.ExtGoroutine<<2|wire.OpExt, t)
 	b.buf = binary.AppendUvarint(b.buf, gr.Parent)
 	b.buf = binary.AppendUvarint(b.buf, uint64(gr.CreatorFunc))

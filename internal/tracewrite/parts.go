@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // NewChunkEncoder returns an Encoder that writes chunks only, without the
@@ -23,13 +23,13 @@ func (e *Encoder) Chunks(p []byte) { e.buf = append(e.buf, p...) }
 // units the runtime recorded (see Encoder.Clock), not nanoseconds.
 type ScanEvent struct {
 	G     uint64
-	Kind  tracefile.EventKind // tracefile.EnterEvent, ExitEvent, HeldEvent, SpanStartEvent or SpanEndEvent
-	Func  uint32              // the function entered; 0 for an exit
-	Exit  tracefile.ExitKind
+	Kind  records.EventKind // records.EnterEvent, ExitEvent, HeldEvent, SpanStartEvent or SpanEndEvent
+	Func  uint32            // the function entered; 0 for an exit
+	Exit  records.ExitKind
 	Err   uint32 // for an exit, the error the call returned; 0 for none
 	Ticks int64
 	From  int64 // for a wait, when it began; it ended at Ticks
-	Span  tracefile.SpanID
+	Span  records.SpanID
 }
 
 // ScanEvents calls fn for each enter, exit, wait and span event in the events chunks among
@@ -43,7 +43,7 @@ func ScanEvents(p []byte, fn func(ScanEvent)) error {
 		typ := p[0]
 		n, k := binary.Uvarint(p[1:])
 		if k <= 0 || uint64(len(p)-1-k) < n+4 {
-			return fmt.Errorf("%w: chunk cut short", tracefile.ErrCorrupt)
+			return fmt.Errorf("%w: chunk cut short", records.ErrCorrupt)
 		}
 		payload := p[1+k : 1+k+int(n)]
 		p = p[1+k+int(n)+4:]
@@ -69,7 +69,7 @@ func (d *scan) uvarint() uint64 {
 	}
 	v, n := binary.Uvarint(d.p)
 	if n <= 0 {
-		d.err = fmt.Errorf("%w: bad varint", tracefile.ErrCorrupt)
+		d.err = fmt.Errorf("%w: bad varint", records.ErrCorrupt)
 		return 0
 	}
 	d.p = d.p[n:]
@@ -101,9 +101,9 @@ func scanChunk(p []byte, span *ScanEvent, fn func(ScanEvent)) error {
 		i++
 		switch op {
 		case wire.OpEnter:
-			fn(ScanEvent{G: g, Kind: tracefile.EnterEvent, Func: uint32(v >> 2), Ticks: t})
+			fn(ScanEvent{G: g, Kind: records.EnterEvent, Func: uint32(v >> 2), Ticks: t})
 		case wire.OpExit:
-			fn(ScanEvent{G: g, Kind: tracefile.ExitEvent, Exit: tracefile.ExitKind(v >> 2), Err: errID, Ticks: t})
+			fn(ScanEvent{G: g, Kind: records.ExitEvent, Exit: records.ExitKind(v >> 2), Err: errID, Ticks: t})
 			errID = 0
 		case wire.OpExt:
 			if v>>2 == wire.ExtGoroutine { // a goroutine record: parent, creator func and line, start func
@@ -111,16 +111,16 @@ func scanChunk(p []byte, span *ScanEvent, fn func(ScanEvent)) error {
 				d.uvarint()
 				d.uvarint()
 				d.uvarint()
-			} else if v>>2 <= tracefile.MaxErrorID { // an error of the call about to exit
+			} else if v>>2 <= wire.MaxErrorID { // an error of the call about to exit
 				errID = uint32(v >> 2)
 			} else if v>>2 == wire.ExtHeldFrom {
 				from = t
 			} else if v>>2 == wire.ExtHeldTo {
-				fn(ScanEvent{G: g, Kind: tracefile.HeldEvent, From: min(from, t), Ticks: t})
+				fn(ScanEvent{G: g, Kind: records.HeldEvent, From: min(from, t), Ticks: t})
 			} else if v>>2 == wire.ExtSpanStart || v>>2 == wire.ExtSpanEnd {
-				*span = ScanEvent{G: g, Kind: tracefile.SpanStartEvent, Ticks: t}
+				*span = ScanEvent{G: g, Kind: records.SpanStartEvent, Ticks: t}
 				if v>>2 == wire.ExtSpanEnd {
-					span.Kind = tracefile.SpanEndEvent
+					span.Kind = records.SpanEndEvent
 				}
 			} else if v>>2 == wire.ExtValue+wire.ValueSpan<<1 {
 				// The id of the span event before, its bits in t.

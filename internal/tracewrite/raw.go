@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Raw is an event as the runtime records it in its rings, before
@@ -43,7 +43,7 @@ const RawMark = 1<<RawOpBits - 1
 func RawEnter(g uint64, fn uint32) uint64 { return g<<RawOpBits | uint64(fn)<<2 | wire.OpEnter }
 
 // RawError returns the Raw.Word of goroutine g's innermost call returning
-// error id (1 to tracefile.MaxErrorID) of the error table: it goes just before the
+// error id (1 to wire.MaxErrorID) of the error table: it goes just before the
 // call's exit, with the exit's time.
 func RawError(g uint64, id uint32) uint64 { return g<<RawOpBits | uint64(id)<<2 | wire.OpExt }
 
@@ -74,7 +74,7 @@ func RawSpanID(g uint64) uint64 {
 }
 
 // RawExit returns the Raw.Word of goroutine g leaving its innermost call.
-func RawExit(g uint64, k tracefile.ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | wire.OpExit }
+func RawExit(g uint64, k records.ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | wire.OpExit }
 
 // maxRawEvent bounds the bytes one raw event takes: a goroutine switch,
 // an op and a time delta, each a uvarint of at most ten bytes.

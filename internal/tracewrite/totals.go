@@ -4,8 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // Totals counts what the events of a trace hold, as they are written,
@@ -79,7 +79,7 @@ func (t *Totals) CountRaw(raw []Raw) {
 		}
 		mx = max(mx, ts)
 		exits += (op &^ (op >> 1)) & 1 // ops 1 (an exit) and 3 (an extended op) are odd
-		if op == uint64(tracefile.Panic)<<2|wire.OpExit {
+		if op == uint64(records.Panic)<<2|wire.OpExit {
 			panics++ // rare: predicted
 		}
 	}
@@ -140,11 +140,11 @@ func (t *Totals) Fold() {
 // Count counts one event ScanEvents found.
 func (t *Totals) Count(e ScanEvent) {
 	switch e.Kind {
-	case tracefile.EnterEvent:
+	case records.EnterEvent:
 		t.enter(e.Func)
-	case tracefile.ExitEvent:
+	case records.ExitEvent:
 		t.Exits++
-		if e.Exit == tracefile.Panic {
+		if e.Exit == records.Panic {
 			t.Panics++
 		}
 	}

@@ -1,14 +1,14 @@
 package tracewrite
 
 import (
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
-	"github.com/calltrail/calltrail/tracefile"
 )
 
 // RawValue returns the Raw.Word of a value of goroutine g's innermost
 // call, of kind k; its Raw.Time holds the value's bits. A string's bytes
 // follow in RawValueBytes words, as many as StringBytes says.
-func RawValue(g uint64, k tracefile.ValueKind, result bool) uint64 {
+func RawValue(g uint64, k records.ValueKind, result bool) uint64 {
 	op := uint64(wire.ExtValue) + uint64(k)<<1
 	if result {
 		op++
@@ -32,9 +32,9 @@ func PackBytes(s string, i int) int64 {
 
 // Value adds a value of goroutine g's innermost call, as the runtime
 // records it: kind k with bits, and for a string its bytes.
-func (b *Batch) Value(g uint64, k tracefile.ValueKind, result bool, bits uint64, s string) {
+func (b *Batch) Value(g uint64, k records.ValueKind, result bool, bits uint64, s string) {
 	b.put(g, RawValue(g, k, result)&RawOpMask, int64(bits))
-	if k == tracefile.StringValue {
+	if k == records.StringValue {
 		for i := 0; i < wire.StringBytes(len(s)); i += 8 {
 			b.put(g, RawValueBytes(g)&RawOpMask, PackBytes(s, i))
 		}

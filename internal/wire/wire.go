@@ -2,6 +2,13 @@ package wire
 
 import "hash/crc32"
 
+// Magic opens every trace file.
+const Magic = "calltrail trace\n"
+
+// Version is the format version the runtime writes and the newest the
+// reader reads; it follows Magic as a uvarint.
+const Version = 1
+
 // Chunk types. Each chunk is: type byte, uvarint payload length, payload,
 // CRC-32C of the type byte and payload (4 bytes, little endian).
 const (
