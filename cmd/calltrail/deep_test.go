@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -99,9 +100,11 @@ func TestHugeInputs(t *testing.T) {
 	if err := os.WriteFile(bomb, bombTrace(t, 1<<30), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("deep", func(t *testing.T) { everyVerb(t, bin, deep, 1_000_000+2, 1<<30, 32<<20) })
-	t.Run("goroutines", func(t *testing.T) { everyVerb(t, bin, many, 1_000_000+1, 64<<20+1_000_000*200, 32<<20) })
-	t.Run("bomb", func(t *testing.T) { everyVerb(t, bin, bomb, 1000+2, 1<<30, 32<<20) })
+	// The three at once: each verb runs on a core or two, and a verb of
+	// the deep trace takes as long as the others' together.
+	t.Run("deep", func(t *testing.T) { t.Parallel(); everyVerb(t, bin, deep, 1_000_000+2, 1<<30, 32<<20) })
+	t.Run("goroutines", func(t *testing.T) { t.Parallel(); everyVerb(t, bin, many, 1_000_000+1, 64<<20+1_000_000*200, 32<<20) })
+	t.Run("bomb", func(t *testing.T) { t.Parallel(); everyVerb(t, bin, bomb, 1000+2, 1<<30, 32<<20) })
 }
 
 // bombTrace is a trace of a recursion 1,000 deep with a CPU profile of
@@ -143,7 +146,7 @@ func everyVerb(t *testing.T, bin, trace string, calls, rss, out int64) {
 	t.Helper()
 	dir := t.TempDir()
 	o := func(name string) string { return filepath.Join(dir, name) }
-	for _, args := range [][]string{
+	verbs := [][]string{
 		{"info", trace},
 		{"replay", trace},
 		{"report", trace},
@@ -160,51 +163,69 @@ func everyVerb(t *testing.T, bin, trace string, calls, rss, out int64) {
 		{"export", "--format", "chrome", "-o", o("deep.chrome.json"), trace},
 		{"export", "--format", "otlp", "--slower", "1ms", "-o", o("deep.otlp.json"), trace},
 		{"diff", trace, trace},
-	} {
-		rssFile := filepath.Join(dir, "peak")
-		cmd := exec.Command(os.Args[0], append([]string{bin}, args...)...)
-		cmd.Env = append(os.Environ(), "CALLTRAIL_TEST_PEAK="+rssFile)
-		var stdout counter
-		var stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		what := strings.ReplaceAll(strings.Join(args[:len(args)-1], " "), dir+"/", "")
-		if err := cmd.Run(); err != nil {
-			// A refusal (Chrome and speedscope of more calls than their
-			// viewers open, OTLP of more spans than a collector takes)
-			// is one line.
-			msg := strings.TrimSpace(stderr.String())
-			if cmd.ProcessState.ExitCode() != 1 || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "calltrail: ") || strings.Contains(msg, "internal error") {
-				t.Errorf("calltrail %s: %v\n%s", what, err, stderr.String())
+	}
+	// Two verbs at a time: most take a core, and each writes files of
+	// its own.
+	var wg sync.WaitGroup
+	running := make(chan struct{}, 2)
+	for i, args := range verbs {
+		wg.Add(1)
+		running <- struct{}{}
+		go func() {
+			defer func() { <-running; wg.Done() }()
+			checkVerb(t, bin, filepath.Join(dir, fmt.Sprintf("peak%d", i)), args, dir, calls, rss, out)
+		}()
+	}
+	wg.Wait()
+}
+
+// checkVerb runs one verb of everyVerb, and checks it, its peak memory
+// written to rssFile.
+func checkVerb(t *testing.T, bin, rssFile string, args []string, dir string, calls, rss, out int64) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{bin}, args...)...)
+	cmd.Env = append(os.Environ(), "CALLTRAIL_TEST_PEAK="+rssFile)
+	var stdout counter
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	what := strings.ReplaceAll(strings.Join(args[:len(args)-1], " "), dir+"/", "")
+	if err := cmd.Run(); err != nil {
+		// A refusal (Chrome and speedscope of more calls than their
+		// viewers open, OTLP of more spans than a collector takes)
+		// is one line.
+		msg := strings.TrimSpace(stderr.String())
+		if cmd.ProcessState.ExitCode() != 1 || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "calltrail: ") || strings.Contains(msg, "internal error") {
+			t.Errorf("calltrail %s: %v\n%s", what, err, stderr.String())
+		}
+		return
+	}
+	size := stdout.n
+	for i, a := range args {
+		if a == "-o" {
+			if info, err := os.Stat(args[i+1]); err == nil {
+				size += info.Size()
 			}
-			continue
 		}
-		size := stdout.n
-		for i, a := range args {
-			if a == "-o" {
-				if info, err := os.Stat(args[i+1]); err == nil {
-					size += info.Size()
-				}
-			}
+	}
+	data, err := os.ReadFile(rssFile)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	peak, _ := strconv.ParseInt(string(data), 10, 64)
+	t.Logf("%-40s %8d KB out, %6d MB at most in memory", what, size>>10, peak>>20)
+	held := slices.Contains(args, "chrome") || slices.Contains(args, "speedscope")
+	if limit := rss; held {
+		// They hold the calls they write, at most export.MaxCalls:
+		// 2 GiB for as many at most.
+		limit = max(rss, 2<<30*calls/export.MaxCalls)
+		if peak > limit && !raceEnabled {
+			t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, limit>>20)
 		}
-		data, err := os.ReadFile(rssFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		peak, _ := strconv.ParseInt(string(data), 10, 64)
-		t.Logf("%-40s %8d KB out, %6d MB at most in memory", what, size>>10, peak>>20)
-		held := slices.Contains(args, "chrome") || slices.Contains(args, "speedscope")
-		if limit := rss; held {
-			// They hold the calls they write, at most export.MaxCalls:
-			// 2 GiB for as many at most.
-			limit = max(rss, 2<<30*calls/export.MaxCalls)
-			if peak > limit && !raceEnabled {
-				t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, limit>>20)
-			}
-		} else if peak > rss && !raceEnabled {
-			t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, rss>>20)
-		}
-		if timeline := held || args[0] == "replay"; size > out && (!timeline || size > 200*calls) {
-			t.Errorf("calltrail %s: %d MB of output", what, size>>20)
-		}
+	} else if peak > rss && !raceEnabled {
+		t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, rss>>20)
+	}
+	if timeline := held || args[0] == "replay"; size > out && (!timeline || size > 200*calls) {
+		t.Errorf("calltrail %s: %d MB of output", what, size>>20)
 	}
 }
