@@ -37,33 +37,101 @@ func innermost(path []*analysis.Node) ([]*analysis.Node, bool) {
 // Folded writes one line per chain with self time, "root;...;leaf NS",
 // as flamegraph.pl reads them; the values add up to the traced time. It
 // returns how many chains it cut to their innermost MaxStack calls.
+// Chains whose lines would read the same (cut ones that meet, functions
+// of one name) make one line.
 func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
-	bw := bufio.NewWriter(w)
-	self := map[string]int64{} // chains cut short can meet
+	// A line's names are found only once per line, not per chain: a deep
+	// recursion's millions of chains cut to MaxStack calls meet in a few
+	// lines. A chain is known by its innermost calls' functions, each as
+	// the first function of its line's name (canon), and found among
+	// the lines by a hash of them kept, as a rolling hash, for every
+	// depth of the walk.
+	names := map[string]uint32{}
+	canon := make([]uint32, len(p.FuncTable)+1)
+	name := func(id uint32) string { return strings.ReplaceAll(p.Name(id), ";", ":") }
+	for id := range canon {
+		if id == 0 {
+			continue
+		}
+		n := name(uint32(id))
+		if first, ok := names[n]; ok {
+			canon[id] = first
+		} else {
+			names[n], canon[id] = uint32(id), uint32(id)
+		}
+	}
+	// A function not in the table is named "?" (p.Name(0)'s name).
+	unknown := names[name(0)]
+	funcOf := func(n *analysis.Node) uint32 {
+		if n.Func != 0 && int(n.Func) < len(canon) {
+			return canon[n.Func]
+		}
+		return unknown
+	}
+	type line struct {
+		funcs []uint32 // the chain's innermost functions, canon
+		self  int64
+	}
+	lines := map[uint64][]*line{}
+	var all []*line
+	const base = 0x9e3779b97f4a7c15 // odd, and its powers wrap
+	pow := uint64(1)                // base to the MaxStack
+	for range MaxStack {
+		pow *= base
+	}
+	prefix := []uint64{0} // prefix[d]: the hash of the path's first d functions
 	p.WalkPaths(func(path []*analysis.Node) {
-		n := path[len(path)-1]
+		d := len(path)
+		prefix = append(prefix[:d], prefix[d-1]*base+uint64(funcOf(path[d-1]))+1)
+		n := path[d-1]
 		if n.Self <= 0 {
 			return
 		}
-		path, c := innermost(path)
+		inner, c := innermost(path)
 		if c {
 			cut++
 		}
-		var b strings.Builder
-		for i, a := range path {
-			if i > 0 {
-				b.WriteByte(';')
-			}
-			b.WriteString(strings.ReplaceAll(p.Name(a.Func), ";", ":"))
+		h := prefix[d]
+		if c {
+			h -= prefix[d-MaxStack] * pow
 		}
-		self[b.String()] += n.Self
+		h ^= uint64(len(inner)) << 56
+	find:
+		for _, l := range lines[h] {
+			if len(l.funcs) != len(inner) {
+				continue
+			}
+			for i, a := range inner {
+				if l.funcs[i] != funcOf(a) {
+					continue find
+				}
+			}
+			l.self += n.Self
+			return
+		}
+		l := &line{funcs: make([]uint32, len(inner)), self: n.Self}
+		for i, a := range inner {
+			l.funcs[i] = funcOf(a)
+		}
+		lines[h] = append(lines[h], l)
+		all = append(all, l)
 	})
-	lines := make([]string, 0, len(self))
-	for k, v := range self {
-		lines = append(lines, k+" "+strconv.FormatInt(v, 10))
+	text := make([]string, len(all))
+	var b []byte
+	for i, l := range all {
+		b = b[:0]
+		for j, id := range l.funcs {
+			if j > 0 {
+				b = append(b, ';')
+			}
+			b = append(b, name(id)...)
+		}
+		b = append(b, ' ')
+		text[i] = string(strconv.AppendInt(b, l.self, 10))
 	}
-	sort.Strings(lines)
-	for _, l := range lines {
+	sort.Strings(text)
+	bw := bufio.NewWriter(w)
+	for _, l := range text {
 		bw.WriteString(l)
 		bw.WriteByte('\n')
 	}

@@ -6,13 +6,17 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 	"github.com/google/pprof/profile"
 )
@@ -233,4 +237,112 @@ func TestEndsAreNotFailures(t *testing.T) {
 	if got := strings.Count(chrome.String(), `"status":"error"`); got != 1 || !strings.Contains(chrome.String(), `"end.message":"EOF"`) {
 		t.Errorf("chrome: %d calls with status error, want 1, and the EOF as an end:\n%s", got, chrome.String())
 	}
+}
+
+// TestFoldedAsJoined: Folded, which finds each line's names once, writes
+// what joining the names of every chain's innermost calls and adding up
+// the chains of one line writes, on generated traces: random programs,
+// hostile ones (whose function tables repeat names), recursions deeper
+// than MaxStack that meet once cut.
+func TestFoldedAsJoined(t *testing.T) {
+	var traces [][]byte
+	for seed := range uint64(40) {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, data)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		in := make([]byte, 64+r.IntN(4096))
+		for i := range in {
+			in[i] = byte(r.Uint32())
+		}
+		traces = append(traces, tracetest.Generate(in))
+	}
+	traces = append(traces, tracetest.Recursion(MaxStack), tracetest.Recursion(MaxStack+1), tracetest.Recursion(1000), sameNames())
+	checked := 0
+	for i, data := range traces {
+		rd, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		p := analysis.Analyze(rd, analysis.Options{})
+		var got bytes.Buffer
+		cut, err := Folded(&got, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantCut := foldedByJoining(p)
+		if got.String() != want || cut != wantCut {
+			t.Errorf("trace %d: Folded cut %d chains and wrote\n%s\nwant %d and\n%s", i, cut, got.String(), wantCut, want)
+		}
+		checked++
+	}
+	if checked < 200 {
+		t.Errorf("only %d traces read", checked)
+	}
+}
+
+// sameNames is a trace whose functions 2 and 3 have one name, and 4 and
+// 5 names that read the same in a folded line ("x;y", "x:y"): main.main
+// calls 2 then 4, 3 then 5, and 2 and 3 in turn, 300 deep.
+func sameNames() []byte {
+	var buf bytes.Buffer
+	e, _ := tracewrite.NewEncoder(&buf, map[string]string{"program": "names"})
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.a"}, {Name: "main.a"}, {Name: "x;y"}, {Name: "x:y"}})
+	var b tracewrite.Batch
+	t := int64(0)
+	tick := func() int64 { t += 10; return t }
+	b.Enter(1, 1, tick())
+	for _, fns := range [][]uint32{{2, 4}, {3, 5}} {
+		b.Enter(1, fns[0], tick())
+		b.Enter(1, fns[1], tick())
+		b.Exit(1, tracefile.Return, tick())
+		b.Exit(1, tracefile.Return, tick())
+	}
+	for i := range 300 {
+		b.Enter(1, uint32(2+i%2), tick())
+	}
+	for range 300 {
+		b.Exit(1, tracefile.Return, tick())
+	}
+	b.Exit(1, tracefile.Return, tick())
+	e.Clock(t+1, t+1)
+	e.Events(&b)
+	e.End("main returned", time.Time{})
+	e.Flush()
+	return buf.Bytes()
+}
+
+// foldedByJoining is Folded written the plain way: each chain's line
+// joined from its names, the chains of one line added up in a map.
+func foldedByJoining(p *analysis.Profile) (string, int) {
+	self, cut := map[string]int64{}, 0
+	p.WalkPaths(func(path []*analysis.Node) {
+		n := path[len(path)-1]
+		if n.Self <= 0 {
+			return
+		}
+		path, c := innermost(path)
+		if c {
+			cut++
+		}
+		var names []string
+		for _, a := range path {
+			names = append(names, strings.ReplaceAll(p.Name(a.Func), ";", ":"))
+		}
+		self[strings.Join(names, ";")] += n.Self
+	})
+	var lines []string
+	for k, v := range self {
+		lines = append(lines, k+" "+strconv.FormatInt(v, 10))
+	}
+	sort.Strings(lines)
+	if len(lines) == 0 {
+		return "", cut
+	}
+	return strings.Join(lines, "\n") + "\n", cut
 }
