@@ -989,7 +989,7 @@ const ProfilesPath = instrument.RuntimePath + "/profiles"
 func (b *Build) addProfiles(pkgs []Package, inCache func(string) bool, replace map[string]string) error {
 	for _, p := range pkgs {
 		if p.DepOnly || p.Standard || p.ImportPath == "command-line-arguments" || inCache(p.Dir) {
-			continue // files named on the command line: see Overlay
+			continue // files named on the command line: see Prepare
 		}
 		var err error
 		switch {
