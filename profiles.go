@@ -19,8 +19,8 @@ import (
 // CALLTRAIL_MUTEX_FRACTION and CALLTRAIL_BLOCK_RATE set their rates.
 //
 // The profiles are runtime/pprof's, through package profiles, which
-// registers itself after the runtime has started: the CPU profile starts
-// then (see profhook).
+// registers itself after the runtime has started: they start then (see
+// profhook), and not at all in a program built without it.
 type profiler struct {
 	list string // as CALLTRAIL_PROFILES gives it
 
@@ -44,29 +44,37 @@ func startProfiles(list string) *profiler {
 			p.wantCPU = true
 		case "mutex":
 			p.mutex = true
-			runtime.SetMutexProfileFraction(envInt("CALLTRAIL_MUTEX_FRACTION", defaultMutexFraction))
 		case "block":
 			p.block = true
-			runtime.SetBlockProfileRate(envInt("CALLTRAIL_BLOCK_RATE", defaultBlockRate))
 		}
 	}
-	if p.wantCPU {
-		profhook.When(p.startCPU)
+	if p.wantCPU || p.mutex || p.block {
+		profhook.When(p.start)
 	}
 	return p
 }
 
-// startCPU starts the CPU profile, unless the trace has ended already or
-// the program profiles itself.
-func (p *profiler) startCPU(pp profhook.Profiler) {
+// start starts the profiles, unless the trace has ended already: the CPU
+// profile, unless the program profiles itself, and the runtime's
+// sampling of contention and blocking, which a program without package
+// profiles would pay for and never see.
+func (p *profiler) start(pp profhook.Profiler) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
 		return
 	}
-	buf := new(bytes.Buffer)
-	if err := pp.StartCPUProfile(buf); err == nil {
-		p.cpu = buf
+	if p.mutex {
+		runtime.SetMutexProfileFraction(envInt("CALLTRAIL_MUTEX_FRACTION", defaultMutexFraction))
+	}
+	if p.block {
+		runtime.SetBlockProfileRate(envInt("CALLTRAIL_BLOCK_RATE", defaultBlockRate))
+	}
+	if p.wantCPU {
+		buf := new(bytes.Buffer)
+		if err := pp.StartCPUProfile(buf); err == nil {
+			p.cpu = buf
+		}
 	}
 }
 

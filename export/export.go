@@ -126,8 +126,8 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 			}
 			b = append(b, name(id)...)
 		}
-		b = append(b, ' ')
-		text[i] = string(strconv.AppendInt(b, l.self, 10))
+		b = strconv.AppendInt(append(b, ' '), l.self, 10)
+		text[i] = string(b)
 	}
 	sort.Strings(text)
 	bw := bufio.NewWriter(w)
