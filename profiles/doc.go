@@ -4,8 +4,10 @@
 // and a capture (calltrail record --cpu, or calltrail.Capture) can
 // take the CPU profile.
 //
-// calltrail build, run and test link it into every program they trace.
-// A program instrumented in its source (calltrail instrument) and built
+// calltrail run and test link it into every program they trace (unless
+// --profiles none), calltrail build when --profiles names the profiles,
+// which the program then records unless CALLTRAIL_PROFILES says
+// otherwise. A program instrumented in its source (calltrail instrument) and built
 // with -tags calltrail imports it for the profiles, as a program imports
 // net/http/pprof:
 //
@@ -16,6 +18,7 @@
 // none.
 //
 // It is a package of its own so that calltrail's runtime does not import
-// runtime/pprof: a traced build then compiles runtime/pprof beside the
-// program's packages rather than before all of them.
+// runtime/pprof: a traced build that records no profiles does not compile
+// runtime/pprof, and one that does compiles it beside the program's
+// packages rather than before all of them.
 package profiles

@@ -2,7 +2,8 @@
 // Go runtime's profiles. The runtime does not import runtime/pprof itself:
 // a traced build would compile it, and compress/flate under it, before
 // the runtime and so before every instrumented package; through this
-// package it compiles beside them, linked by the program's main package.
+// package it is linked by the program's main package, or its tests, when
+// the program records profiles, and compiles beside them.
 package profhook
 
 import (
