@@ -3,8 +3,8 @@ package records
 // Coverage says what calltrail's build traced of one package of the
 // program, and what it left out and why, so that a question about a
 // function outside the trace can be answered with the reason instead of
-// "no function". The build encodes it (tracewrite.AppendCoverage) into the package;
-// the runtime writes it to the trace as it is.
+// "no function". The build encodes it (tracewrite.AppendCoverage) into
+// the package; the runtime writes it to the trace as it is.
 type Coverage struct {
 	Package string   // import path
 	Traced  []string // the functions instrumented, as Go's runtime names them
