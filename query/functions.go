@@ -146,73 +146,117 @@ func (t *Trace) View(id uint32, maxChains int, calls CallSource) (FunctionView, 
 // that recursion through it counts once, as a function's total does:
 // then no callee's time is more than the function's.
 func (t *Trace) edges(id uint32) (callers, callees []Edge) {
-	in, out := map[uint32]*Edge{}, map[uint32]*Edge{}
-	add := func(m map[uint32]*Edge, fn uint32, c *analysis.Node, outer bool) {
-		e := m[fn]
-		if e == nil {
-			e = &Edge{Name: StartEdge}
-			if fn != 0 {
-				e.Name = t.Profile.Name(fn)
+	tab := t.edgeTable()
+	list := func(es []edgeSum, other func(k edgeKey) uint32) []Edge {
+		out := make([]Edge, 0, len(es))
+		for _, e := range es {
+			name := StartEdge
+			if fn := other(e.key); fn != 0 {
+				name = t.Profile.Name(fn)
 			}
-			m[fn] = e
+			out = append(out, Edge{Name: name, Calls: e.calls, TotalNs: e.total})
 		}
-		e.Calls += c.Calls
-		if outer {
-			e.TotalNs += c.Total
+		return sortEdges(out)
+	}
+	var in, out []edgeSum
+	for _, i := range tab.byCallee[id] {
+		in = append(in, tab.in[i])
+	}
+	for _, i := range tab.byCaller[id] {
+		if e := tab.out[i]; e.seen {
+			out = append(out, e)
 		}
 	}
-	type key struct{ caller, callee uint32 }
-	open := map[key]int{} // edges of id open on the walk's path
+	return list(in, func(k edgeKey) uint32 { return k.caller }), list(out, func(k edgeKey) uint32 { return k.callee })
+}
+
+// An edgeKey is a caller and a callee; caller 0 is a goroutine's start.
+type edgeKey struct{ caller, callee uint32 }
+
+// edgeSum adds up the tree's nodes along one edge.
+type edgeSum struct {
+	key   edgeKey
+	calls uint64
+	total int64 // of the nodes not inside another along the same edge
+	seen  bool  // a node was added
+}
+
+// edgeTable holds every edge of the call tree, worked out in one walk
+// the first time a function's are asked for: each function page would
+// otherwise walk the whole tree.
+type edgeTable struct {
+	// in sums every node along an edge, for the callee's callers; out
+	// those with calls, for the caller's callees (a chain of calls
+	// that never ended is no callee). Both by edge, in the order found.
+	in, out            []edgeSum
+	byCaller, byCallee map[uint32][]int32 // edges by function
+}
+
+func (t *Trace) edgeTable() *edgeTable {
+	t.edgeOnce.Do(func() { t.edgeTab = makeEdgeTable(t.Profile.Root) })
+	return t.edgeTab
+}
+
+func makeEdgeTable(root *analysis.Node) *edgeTable {
+	tab := &edgeTable{byCaller: map[uint32][]int32{}, byCallee: map[uint32][]int32{}}
+	index := map[edgeKey]int32{}
+	open := map[edgeKey]int{} // edges open on the walk's path
 	type frame struct {
 		n    *analysis.Node
 		next int
 	}
-	stack := []frame{{t.Profile.Root, 0}}
+	stack := []frame{{root, 0}}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		n := top.n
 		caller := uint32(0) // the function of n, the callees' caller
-		if n != t.Profile.Root {
+		if n != root {
 			caller = n.Func
 		}
 		if top.next == len(n.Children) {
 			stack = stack[:len(stack)-1]
 			if len(stack) > 0 {
-				k := key{0, n.Func}
-				if p := stack[len(stack)-1].n; p != t.Profile.Root {
+				k := edgeKey{0, n.Func}
+				if p := stack[len(stack)-1].n; p != root {
 					k.caller = p.Func
 				}
-				if k.caller == id || k.callee == id {
-					open[k]--
-				}
+				open[k]--
 			}
 			continue
 		}
 		c := n.Children[top.next]
 		top.next++
-		if c.Func != id && caller != id {
-			stack = append(stack, frame{c, 0})
-			continue
+		k := edgeKey{caller, c.Func}
+		i, ok := index[k]
+		if !ok {
+			i = int32(len(tab.in))
+			index[k] = i
+			tab.in = append(tab.in, edgeSum{key: k})
+			tab.out = append(tab.out, edgeSum{key: k})
+			tab.byCaller[k.caller] = append(tab.byCaller[k.caller], i)
+			tab.byCallee[k.callee] = append(tab.byCallee[k.callee], i)
 		}
-		k := key{caller, c.Func}
 		outer := open[k] == 0
-		if c.Func == id {
-			add(in, caller, c, outer)
-		}
-		if caller == id && c.Calls > 0 {
-			add(out, c.Func, c, outer)
+		tab.in[i].add(c, outer)
+		if c.Calls > 0 {
+			tab.out[i].add(c, outer)
 		}
 		open[k]++
 		stack = append(stack, frame{c, 0})
 	}
-	return edges(in), edges(out)
+	return tab
 }
 
-func edges(m map[uint32]*Edge) []Edge {
-	out := make([]Edge, 0, len(m))
-	for _, e := range m {
-		out = append(out, *e)
+func (e *edgeSum) add(c *analysis.Node, outer bool) {
+	e.seen = true
+	e.calls += c.Calls
+	if outer {
+		e.total += c.Total
 	}
+}
+
+// sortEdges sorts edges by time, then name.
+func sortEdges(out []Edge) []Edge {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].TotalNs != out[j].TotalNs {
 			return out[i].TotalNs > out[j].TotalNs

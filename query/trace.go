@@ -27,6 +27,8 @@ type Trace struct {
 
 	foldOnce sync.Once
 	folded   *folding
+	edgeOnce sync.Once
+	edgeTab  *edgeTable
 }
 
 // New makes a Trace of profile p, made by analysis.Analyze from a trace

@@ -1,0 +1,140 @@
+package query
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/tracefile"
+)
+
+// TestEdgesAsWalked compares each function's callers and callees, taken
+// from the table one walk of the tree makes for all of them, with a walk
+// of the whole tree for that function alone, as function pages once
+// made: over random traces, deep recursion, and functions of one name.
+func TestEdgesAsWalked(t *testing.T) {
+	var traces []*Trace
+	for seed := range uint64(60) {
+		data, _, err := tracetest.Random(seed)
+		traces = append(traces, load(t, data, err))
+	}
+	traces = append(traces, load(t, tracetest.Recursion(300), nil))
+	// Recursion through an edge, and calls that never ended (goroutine
+	// 3's), which are callers but no callees.
+	traces = append(traces, script(t, `1 +main.a 0
+1 +main.b 1
+1 +main.a 2
+1 +main.b 3
+1 - 4
+1 - 5
+1 +main.c 6
+1 - 7
+1 - 8
+1 - 9
+2 +main.b 10
+2 +main.a 11
+2 +main.b 12
+2 - 13
+2 - 14
+3 +main.a 15
+3 +main.c 16
+`))
+	// Calls left out by a filter: chains of no calls, no callees.
+	for _, seed := range []uint64{1, 2, 3} {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, New("filtered", analysis.Analyze(r, analysis.Options{Filter: &filter.Filter{MinTime: 50}})))
+	}
+	for i, tr := range traces {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for id := range tr.Profile.Funcs {
+				in, out := tr.edges(id)
+				wantIn, wantOut := walkEdges(tr, id)
+				if !reflect.DeepEqual(in, wantIn) || !reflect.DeepEqual(out, wantOut) {
+					t.Errorf("%s: callers %v, callees %v; walked: %v, %v", tr.Profile.Name(id), in, out, wantIn, wantOut)
+				}
+			}
+		})
+	}
+}
+
+// walkEdges is what edges gave before its table: a walk of the whole
+// tree for the one function id.
+func walkEdges(t *Trace, id uint32) (callers, callees []Edge) {
+	in, out := map[uint32]*Edge{}, map[uint32]*Edge{}
+	add := func(m map[uint32]*Edge, fn uint32, c *analysis.Node, outer bool) {
+		e := m[fn]
+		if e == nil {
+			e = &Edge{Name: StartEdge}
+			if fn != 0 {
+				e.Name = t.Profile.Name(fn)
+			}
+			m[fn] = e
+		}
+		e.Calls += c.Calls
+		if outer {
+			e.TotalNs += c.Total
+		}
+	}
+	open := map[edgeKey]int{}
+	type frame struct {
+		n    *analysis.Node
+		next int
+	}
+	stack := []frame{{t.Profile.Root, 0}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		n := top.n
+		caller := uint32(0)
+		if n != t.Profile.Root {
+			caller = n.Func
+		}
+		if top.next == len(n.Children) {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				k := edgeKey{0, n.Func}
+				if p := stack[len(stack)-1].n; p != t.Profile.Root {
+					k.caller = p.Func
+				}
+				if k.caller == id || k.callee == id {
+					open[k]--
+				}
+			}
+			continue
+		}
+		c := n.Children[top.next]
+		top.next++
+		if c.Func != id && caller != id {
+			stack = append(stack, frame{c, 0})
+			continue
+		}
+		k := edgeKey{caller, c.Func}
+		outer := open[k] == 0
+		if c.Func == id {
+			add(in, caller, c, outer)
+		}
+		if caller == id && c.Calls > 0 {
+			add(out, c.Func, c, outer)
+		}
+		open[k]++
+		stack = append(stack, frame{c, 0})
+	}
+	list := func(m map[uint32]*Edge) []Edge {
+		out := make([]Edge, 0, len(m))
+		for _, e := range m {
+			out = append(out, *e)
+		}
+		return sortEdges(out)
+	}
+	return list(in), list(out)
+}
