@@ -132,8 +132,34 @@ go test -count=1 -timeout 15m -race -tags calltrail ./...
 step "the runtime on every supported Go release, and on other platforms"
 finish others
 
-step "tests (with the calltrail tag)"
-go test -count=1 -timeout 10m -tags calltrail ./...
+# tagged lists the packages whose test binaries the calltrail tag changes:
+# those that import, themselves or through their tests, a package with
+# files the tag selects. The tests of the others would run twice the
+# same binary. It leaves out cmd/calltrail, which imports the runtime
+# only for its source (calltrail.Source) and has no guards: the tag adds
+# an idle tracer to its test binary, and the race detector's pass above
+# runs that binary, with the tag, already.
+tagged() {
+	local files='{{.ImportPath}} {{.GoFiles}} {{.CgoFiles}} {{.SFiles}} {{.TestGoFiles}} {{.XTestGoFiles}} {{.EmbedFiles}}'
+	go list -deps -test -f "$files" ./... | LC_ALL=C sort >"$tmp/untagged.files"
+	go list -deps -test -tags calltrail -f "$files" ./... | LC_ALL=C sort >"$tmp/tagged.files"
+	{
+		LC_ALL=C comm -3 "$tmp/untagged.files" "$tmp/tagged.files" | awk '{ print $1 }'
+		echo --
+		go list -test -tags calltrail -f '{{.ImportPath}} {{join .Deps " "}}' ./...
+	} | awk '
+		$0 == "--" { listing = 1; next }
+		!listing { changed[$1] = 1; next }
+		$1 ~ /\.test$/ {
+			pkg = substr($1, 1, length($1) - 5)
+			hit = changed[pkg]
+			for (i = 2; i <= NF; i++) if (changed[$i]) hit = 1
+			if (hit && pkg !~ /\/cmd\/calltrail$/) print pkg
+		}'
+}
+
+step "tests (with the calltrail tag) of the packages it changes"
+go test -count=1 -timeout 10m -tags calltrail $(tagged)
 
 step "benchmarks run once, as a smoke test"
 go test -count=1 -run '^$' -bench . -benchtime 1000x -tags calltrail . >/dev/null

@@ -56,11 +56,14 @@ func damaged(t *testing.T, clocks [][2]int64, ticks []int64, more func(e *tracew
 // crashed a verb or exhausted memory.
 func TestDamagedTraces(t *testing.T) {
 	bomb := func(e *tracewrite.Encoder) {
+		// 256 gzip members of 1 MB each, one stream to a reader: made
+		// in a moment, where compressing 256 MB took half a minute
+		// under the race detector.
 		var z bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-		zw.Write(make([]byte, 256<<20))
+		zw.Write(make([]byte, 1<<20))
 		zw.Close()
-		e.Profile("cpu", z.Bytes())
+		e.Profile("cpu", bytes.Repeat(z.Bytes(), 256))
 	}
 	for _, tc := range []struct {
 		name   string

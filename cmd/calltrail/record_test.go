@@ -105,7 +105,15 @@ func startService(tb testing.TB, cmd *exec.Cmd, env ...string) string {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(append(cmd.Env, "CALLTRAIL_HTTP="+addr), env...)
+	cmd.Env = append(cmd.Env, "CALLTRAIL_HTTP="+addr)
+	if raceEnabled {
+		// A flight window of 1 MiB, not 32: what this process reads
+		// of it, slowed tenfold by the race detector, is no less
+		// concurrent for being smaller. The variables asked for may
+		// set another.
+		cmd.Env = append(cmd.Env, "CALLTRAIL_BUFFER=1MiB")
+	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
