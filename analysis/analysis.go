@@ -513,8 +513,10 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		p.chains = &chainFold{f: o.Chains(p.Name), of: map[*Node]*nodeFold{}, slowest: o.Slowest, shownCounts: f.MinTime == 0 && !o.OnlyPanics && !o.OnlyErrors}
 	}
 	// Goroutines are kept while they have open calls. Events come in runs
-	// of one goroutine, so the last one looked up is kept at hand.
-	gs := map[uint64]*goroutine{}
+	// of one goroutine, so the last one looked up is kept at hand; ids
+	// are dense, and a table of them costs a fraction of a map's
+	// lookup, insert and delete as goroutines come and go.
+	var gs gtable.Table[*goroutine]
 	// Every goroutine with calls the filter selects: from the first to
 	// the end of the last, and the time in the outermost.
 	var spans gtable.Table[span]
@@ -525,7 +527,10 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		if id == lastID && last != nil {
 			return last
 		}
-		g := gs[id]
+		var g *goroutine
+		if v := gs.Get(id); v != nil {
+			g = *v
+		}
 		if g == nil && create {
 			if n := len(free); n > 0 {
 				g, free = free[n-1], free[:n-1]
@@ -534,7 +539,8 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				g = &goroutine{}
 			}
 			g.tracker = *f.NewTracker()
-			gs[id] = g
+			v, _ := gs.Put(id)
+			*v = g
 		}
 		lastID, last = id, g
 		return g
@@ -576,8 +582,8 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				continue
 			}
 			stack = nil
-			if parent := gs[info.Parent]; parent != nil {
-				stack = parent
+			if parent := gs.Get(info.Parent); parent != nil && *parent != nil {
+				stack = *parent
 			}
 			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, stack)
 		case tracefile.EnterEvent:
@@ -655,7 +661,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			if len(g.stack) == 0 {
 				// A fresh state is the same as an empty one.
-				delete(gs, ev.G)
+				gs.Delete(ev.G)
 				links.Idle(ev.G, &g.pending)
 				if len(free) < 1024 {
 					free = append(free, g)

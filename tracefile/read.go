@@ -95,7 +95,9 @@ type Reader struct {
 	// without: those are swept out when it grows past sweepAt, rather
 	// than at each switch from a goroutine whose calls have all ended,
 	// which programs of short calls in a few goroutines do all the time.
-	stacks  map[uint64]*[]frame
+	// The ids are dense: a table of them is looked up at every switch
+	// for a fraction of a map's cost.
+	stacks  gtable.Table[*[]frame]
 	sweepAt int
 	cur     *[]frame   // stacks[g], kept between goroutine switches
 	free    []*[]frame // empty stacks to reuse
@@ -117,11 +119,10 @@ type Reader struct {
 // by calling Next.
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{
-		r:      bufio.NewReaderSize(r, 64<<10),
-		funcs:  []Func{{}},
-		errs:   []Error{{}},
-		stacks: make(map[uint64]*[]frame),
-		rate:   1,
+		r:     bufio.NewReaderSize(r, 64<<10),
+		funcs: []Func{{}},
+		errs:  []Error{{}},
+		rate:  1,
 	}
 	var magic [len(Magic)]byte
 	n, err := io.ReadFull(rd.r, magic[:])
@@ -402,15 +403,16 @@ func (rd *Reader) fail(err error) {
 	rd.err = err
 	rd.left = 0
 	rd.ev = nil
-	ids := make([]uint64, 0, len(rd.stacks))
-	for g, st := range rd.stacks {
-		if len(*st) > 0 {
+	ids := make([]uint64, 0, rd.stacks.Len())
+	rd.stacks.Range(func(g uint64, st **[]frame) bool {
+		if len(**st) > 0 {
 			ids = append(ids, g)
 		}
-	}
+		return true
+	})
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, g := range ids {
-		st := *rd.stacks[g]
+		st := **rd.stacks.Get(g)
 		var held int64 // the callees', as their exits would have added it
 		for i := len(st) - 1; i >= 0; i-- {
 			end := max(rd.maxTime, st[i].start)
@@ -421,7 +423,7 @@ func (rd *Reader) fail(err error) {
 			}
 		}
 	}
-	rd.stacks, rd.cur = map[uint64]*[]frame{}, nil
+	rd.stacks, rd.cur = gtable.Table[*[]frame]{}, nil
 }
 
 func (rd *Reader) handle(typ byte, p []byte) error {
@@ -552,33 +554,36 @@ func (rd *Reader) switchTo(g uint64) {
 	if g == 0 {
 		return
 	}
-	rd.cur = rd.stacks[g]
-	if rd.cur == nil {
-		if len(rd.stacks) >= rd.sweepAt {
-			rd.sweep()
-		}
-		if n := len(rd.free); n > 0 {
-			rd.cur, rd.free = rd.free[n-1], rd.free[:n-1]
-		} else {
-			rd.cur = new([]frame)
-		}
-		rd.stacks[g] = rd.cur
+	if st := rd.stacks.Get(g); st != nil {
+		rd.cur = *st
+		return
 	}
+	if rd.stacks.Len() >= rd.sweepAt {
+		rd.sweep()
+	}
+	if n := len(rd.free); n > 0 {
+		rd.cur, rd.free = rd.free[n-1], rd.free[:n-1]
+	} else {
+		rd.cur = new([]frame)
+	}
+	st, _ := rd.stacks.Put(g)
+	*st = rd.cur
 }
 
 // sweep forgets the goroutines without open calls, keeping some of their
 // stacks to reuse, and lets stacks grow to twice what is left before the
 // next sweep.
 func (rd *Reader) sweep() {
-	for g, st := range rd.stacks {
-		if len(*st) == 0 {
-			delete(rd.stacks, g)
+	rd.stacks.Range(func(g uint64, st **[]frame) bool {
+		if len(**st) == 0 {
 			if len(rd.free) < 1024 {
-				rd.free = append(rd.free, st)
+				rd.free = append(rd.free, *st)
 			}
+			rd.stacks.Delete(g)
 		}
-	}
-	rd.sweepAt = max(4096, 2*len(rd.stacks))
+		return true
+	})
+	rd.sweepAt = max(4096, 2*rd.stacks.Len())
 }
 
 // held notes a wait for the trace writer: its start, or its end at t.
