@@ -43,6 +43,11 @@ type Linker[C any] struct {
 // stack, so that a call need not look them up.
 type Pending[C any] struct{ links []*Link[C] }
 
+// Empty reports whether no child waits: then Exit does nothing, nor
+// does Enter but for a goroutine's first open call, so that a caller
+// may skip them.
+func (p *Pending[C]) Empty() bool { return len(p.links) == 0 }
+
 // DefaultMax is how many goroutines a Linker holds waiting for their
 // chains, by default.
 const DefaultMax = 1 << 16
