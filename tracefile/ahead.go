@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/calltrail/calltrail/internal/gtable"
+	"github.com/calltrail/calltrail/internal/wire"
 )
 
 // errStopped is what Read returns after StopReadAhead.
@@ -143,6 +144,10 @@ func (rd *Reader) decodeAhead(a *ahead) {
 		}
 		var g uint64
 		for len(b.words) < batchWords-8 {
+			var ok bool
+			if g, ok = rd.packCall(b, g); ok {
+				continue
+			}
 			if err := rd.next(&ev); err != nil {
 				b.err = err
 				break
@@ -159,6 +164,75 @@ func (rd *Reader) decodeAhead(a *ahead) {
 			return
 		}
 	}
+}
+
+// packHead makes the first word of a packed event.
+func packHead(kind EventKind, exit ExitKind, flags uint64, depth int, fn uint32) uint64 {
+	return uint64(kind) | uint64(exit)<<3 | flags<<6 | uint64(depth)<<12 | uint64(fn)<<32
+}
+
+// packCall decodes the next op straight into b when it is an enter or
+// an exit of the usual kind (both varints short, no error, no wait for
+// the writer, no span to follow), which most are, and reports whether it
+// did: it skips the Event that next and pack pass it through, a third
+// of the decoding side's work. Any other op it leaves, having changed
+// nothing, to them. g is the goroutine of the event before it in b, as
+// for pack, and it returns the goroutine of the event it packed.
+func (rd *Reader) packCall(b *batch, g uint64) (uint64, bool) {
+	if rd.left <= 0 || rd.g == 0 || rd.sp != nil {
+		return g, false
+	}
+	v, dt, n := smallCall(rd.ev)
+	if n == 0 {
+		return g, false
+	}
+	last := rd.last + (int64(dt>>1) ^ -int64(dt&1))
+	t, ok := rd.nanos(last)
+	if !ok {
+		return g, false
+	}
+	st := *rd.cur
+	depth := len(st)
+	if depth > 0 {
+		t = max(t, st[depth-1].last) // as apply does
+	}
+	var flags uint64
+	if rd.g != g {
+		flags |= packG
+	}
+	switch v & 3 {
+	case wire.OpEnter:
+		fn := v >> 2
+		if fn == 0 || fn >= uint64(len(rd.funcs)) || depth+1 > maxPackedDepth {
+			return g, false
+		}
+		b.words = append(b.words, packHead(EnterEvent, 0, flags, rd.push(uint32(fn), t), uint32(fn)), uint64(t))
+		if flags&packG != 0 {
+			b.words = append(b.words, rd.g)
+		}
+	default: // wire.OpExit, as smallCall says
+		k := ExitKind(v >> 2)
+		if k > Goexit || depth == 0 || depth > maxPackedDepth {
+			return g, false
+		}
+		if top := &st[depth-1]; top.err != 0 || min(top.held, t-top.start) != 0 {
+			return g, false
+		}
+		fn, _, start, _ := rd.pop(t)
+		if start != 0 {
+			flags |= packStart
+		}
+		b.words = append(b.words, packHead(ExitEvent, k, flags, depth, fn), uint64(t))
+		if flags&packG != 0 {
+			b.words = append(b.words, rd.g)
+		}
+		if flags&packStart != 0 {
+			b.words = append(b.words, uint64(start))
+		}
+	}
+	rd.ev, rd.left, rd.last = rd.ev[n:], rd.left-1, last
+	rd.maxTime = max(rd.maxTime, t)
+	return rd.g, true
 }
 
 // pack appends ev to b, g being the goroutine of the event before it in
@@ -188,7 +262,7 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 	if ev.Span.IsValid() {
 		flags |= packSpan
 	}
-	b.words = append(b.words, uint64(ev.Kind)|uint64(ev.Exit)<<3|flags<<6|uint64(ev.Depth)<<12|uint64(ev.Func)<<32, uint64(ev.Time))
+	b.words = append(b.words, packHead(ev.Kind, ev.Exit, flags, ev.Depth, ev.Func), uint64(ev.Time))
 	if flags == packStart { // an exit's usual case
 		b.words = append(b.words, uint64(ev.Start))
 		return ev.G

@@ -33,6 +33,13 @@ func TestReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	traces["synthetic"] = data
+	// The latest event mid-chunk, those after it earlier (another core's
+	// clock behind): the trace's end is the latest, whoever decodes it.
+	data, err = tracetest.Build("1 +main.a 100\n1 - 5000\n2 +main.b 200\n2 +main.c 300\n2 - 400\n2 - 500\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces["back in time"] = data
 	// Recursion, errors, panics, waits for the writer, clocks that step
 	// back; and what a damaged or hostile writer makes, spans included.
 	for seed := range uint64(50) {

@@ -685,6 +685,40 @@ func smallCall(p []byte) (v, dt uint64, n int) {
 	return 0, 0, 0
 }
 
+// push opens a call of fn at t in the current goroutine's stack and
+// returns its depth.
+func (rd *Reader) push(fn uint32, t int64) int {
+	// Field by field into the slot: a frame built aside and copied in
+	// is written with small stores and read back with wide loads,
+	// which the CPU cannot forward, and stalls on.
+	st := rd.cur
+	n := len(*st)
+	if n == cap(*st) {
+		*st = append(*st, frame{})
+	}
+	*st = (*st)[:n+1]
+	f := &(*st)[n]
+	f.fn, f.err, f.start, f.last, f.held = fn, 0, t, t, 0
+	rd.calls++
+	return n + 1
+}
+
+// pop ends at t the current goroutine's innermost call, which there
+// must be, and returns its function, error, start and the time it was
+// held up (see Event.Held), which its caller is too.
+func (rd *Reader) pop(t int64) (fn, err uint32, start, held int64) {
+	st := rd.cur
+	n := len(*st)
+	top := &(*st)[n-1]
+	fn, err, start, held = top.fn, top.err, top.start, min(top.held, t-top.start)
+	*st = (*st)[:n-1]
+	if n > 1 {
+		(*st)[n-2].last = t
+		(*st)[n-2].held += held
+	}
+	return fn, err, start, held
+}
+
 // apply applies op v, an enter, an exit or an extended op other than a
 // value, with time delta dt (zigzag); gr is the goroutine record of an
 // ExtGoroutine op (nil for the rest).
@@ -720,18 +754,7 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 			return false, fmt.Errorf("%w: unknown function id %d", ErrCorrupt, fn)
 		}
 		ev.Kind, ev.Func = EnterEvent, uint32(fn)
-		// Field by field into the slot: a frame built aside and copied
-		// in is written with small stores and read back with wide
-		// loads, which the CPU cannot forward, and stalls on.
-		n := len(*st)
-		if n == cap(*st) {
-			*st = append(*st, frame{})
-		}
-		*st = (*st)[:n+1]
-		f := &(*st)[n]
-		f.fn, f.err, f.start, f.last, f.held = uint32(fn), 0, t, t, 0
-		ev.Depth = n + 1
-		rd.calls++
+		ev.Depth = rd.push(uint32(fn), t)
 		if rd.sp != nil {
 			return rd.sp.enter(rd.g, ev), nil
 		}
@@ -743,14 +766,8 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 		if len(*st) == 0 {
 			return false, fmt.Errorf("%w: exit without a call in goroutine %d", ErrCorrupt, rd.g)
 		}
-		top := (*st)[len(*st)-1]
-		ev.Kind, ev.Func, ev.Exit, ev.Depth = ExitEvent, top.fn, k, len(*st)
-		ev.Start, ev.Err, ev.Held = top.start, top.err, min(top.held, t-top.start)
-		*st = (*st)[:len(*st)-1]
-		if n := len(*st); n > 0 {
-			(*st)[n-1].last = t
-			(*st)[n-1].held += ev.Held
-		}
+		ev.Kind, ev.Exit, ev.Depth = ExitEvent, k, len(*st)
+		ev.Func, ev.Err, ev.Start, ev.Held = rd.pop(t)
 		if rd.sp != nil {
 			return rd.sp.exit(rd.g, ev), nil
 		}
