@@ -112,8 +112,11 @@ type Options struct {
 // before an error is printed.
 func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error {
 	var gs gtable.Table[goroutine]
-	// Goroutines with open calls: few at a time, however many there are.
-	run := map[uint64]*running{}
+	// Goroutines with open calls: few at a time, however many there
+	// are. Their ids are dense: a table of them costs a fraction of a
+	// map's lookup, insert and delete, which come with every goroutine's
+	// outermost call.
+	var run gtable.Table[*running]
 	var free []*running // states of goroutines with no open call, to reuse
 	name := func(id uint32) string { return r.Func(id).Name }
 	var (
@@ -139,7 +142,10 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		g, rg := last, lastRun
 		if ev.G != lastID || g == nil {
 			g, _ = gs.Put(ev.G)
-			rg = run[ev.G]
+			rg = nil
+			if p := run.Get(ev.G); p != nil {
+				rg = *p
+			}
 			lastID, last, lastRun = ev.G, g, rg
 		}
 		if rg == nil {
@@ -152,7 +158,8 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				rg = &running{}
 			}
 			rg.tracker = *f.NewTracker()
-			run[ev.G] = rg
+			p, _ := run.Put(ev.G)
+			*p = rg
 			lastRun = rg
 		}
 		switch ev.Kind {
@@ -181,7 +188,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			i := rg.open[len(rg.open)-1]
 			rg.open = rg.open[:len(rg.open)-1]
 			if len(rg.open) == 0 {
-				delete(run, ev.G)
+				run.Delete(ev.G)
 				lastRun = nil
 				if len(free) < 1024 {
 					free = append(free, rg)
