@@ -870,7 +870,7 @@ func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slow
 	if ev.Exit == tracefile.Panic {
 		n.Panics++
 	}
-	failed := p.Failed(ev.Err)
+	failed := ev.Err != 0 && p.Failed(ev.Err) // most calls return none
 	if ev.Err != 0 {
 		if failed {
 			n.Errors++
@@ -912,7 +912,9 @@ func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slow
 		}
 		fn.ErrorIDs = countError(fn.ErrorIDs, ev.Err)
 	}
-	fn.Growth.add(ev.Start, failed)
+	if failed || !fn.Growth.tryAdd(ev.Start) {
+		fn.Growth.add(ev.Start, failed)
+	}
 	fn.hist.add(d)
 }
 

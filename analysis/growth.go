@@ -1,7 +1,5 @@
 package analysis
 
-import "math/bits"
-
 // Growth counts a function's calls, and those that returned an error,
 // in spans of the run of equal length: eight of them, each twice as long
 // as before whenever the run outgrows them, so that its size is fixed
@@ -10,20 +8,44 @@ type Growth struct {
 	Width  int64 // nanoseconds a span covers; 0 before the first call
 	Calls  [growthSpans]uint32
 	Errors [growthSpans]uint32
+
+	shift uint8  // Width is 1<<shift, once set
+	reach uint64 // the end of the last span: 0 before the first call
 }
 
 const growthSpans = 8
 
 // add counts a call started at t, nanoseconds since the trace started.
-// Width is a power of two, so the span is a shift, not a division: add
-// runs for every call, and a division costs more than the rest of it.
+// Width is a power of two, so the span is a shift, not a division.
 func (g *Growth) add(t int64, failed bool) {
-	if g.Width == 0 {
-		g.Width = 1 << 10 // a microsecond: doubled as the run goes on
+	i := g.widen(t)
+	g.Calls[i] = satAdd(g.Calls[i], 1)
+	if failed {
+		g.Errors[i] = satAdd(g.Errors[i], 1)
 	}
-	t = max(t, 0)
-	shift := uint(bits.TrailingZeros64(uint64(g.Width)))
-	for t>>shift >= growthSpans {
+}
+
+// tryAdd is add for a call that did not fail, when the spans reach t,
+// and reports whether they did: small enough to be inlined in the loop
+// over every call, where add is not.
+func (g *Growth) tryAdd(t int64) bool {
+	u := uint64(max(t, 0))
+	if u >= g.reach {
+		return false
+	}
+	c := &g.Calls[u>>g.shift&(growthSpans-1)]
+	*c = satAdd(*c, 1)
+	return true
+}
+
+// widen makes the spans wide enough to reach t, if they do not (or
+// there are none yet), and returns t's span.
+func (g *Growth) widen(t int64) uint64 {
+	if g.Width == 0 {
+		g.Width, g.shift = 1<<10, 10 // a microsecond: doubled as the run goes on
+	}
+	u := uint64(max(t, 0))
+	for u>>g.shift >= growthSpans {
 		for i := range growthSpans / 2 {
 			g.Calls[i] = g.Calls[2*i] + g.Calls[2*i+1]
 			g.Errors[i] = g.Errors[2*i] + g.Errors[2*i+1]
@@ -32,13 +54,10 @@ func (g *Growth) add(t int64, failed bool) {
 			g.Calls[i], g.Errors[i] = 0, 0
 		}
 		g.Width *= 2
-		shift++
+		g.shift++
 	}
-	i := t >> shift
-	g.Calls[i] = satAdd(g.Calls[i], 1)
-	if failed {
-		g.Errors[i] = satAdd(g.Errors[i], 1)
-	}
+	g.reach = growthSpans << g.shift
+	return u >> g.shift
 }
 
 func satAdd(a, b uint32) uint32 {

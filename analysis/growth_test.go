@@ -40,3 +40,25 @@ func TestGrowth(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowthTryAdd counts calls at random times, some failed, through
+// tryAdd where it takes them (as Analyze does) and through add alone: the
+// spans come out the same.
+func TestGrowthTryAdd(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for range 100 {
+		var fast, slow Growth
+		end := int64(1) << r.Intn(40)
+		for range r.Intn(2000) {
+			at := r.Int63n(end) - 5 // a few before the start
+			failed := r.Intn(10) == 0
+			if failed || !fast.tryAdd(at) {
+				fast.add(at, failed)
+			}
+			slow.add(at, failed)
+		}
+		if fast.Width != slow.Width || fast.Calls != slow.Calls || fast.Errors != slow.Errors {
+			t.Fatalf("through tryAdd %+v, add alone %+v", fast, slow)
+		}
+	}
+}
