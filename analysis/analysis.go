@@ -877,7 +877,9 @@ func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slow
 		}
 		n.ErrorIDs = countError(n.ErrorIDs, ev.Err)
 	}
-	if slowest > 0 {
+	// A call shorter than the fastest of a full list is not among the
+	// slowest: most calls, which so need no Instance made.
+	if slowest > 0 && (len(n.Slowest) < slowest || d >= n.Slowest[0].Dur) {
 		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}
 		if len(n.Slowest) < slowest {
 			heap.Push((*instances)(&n.Slowest), in)
