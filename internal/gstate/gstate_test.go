@@ -129,3 +129,59 @@ func TestStateP(t *testing.T) {
 		t.Error("an address that faults is a P")
 	}
 }
+
+// BenchmarkTicksShadow tells whether this host runs other work in the
+// shadow of the cycle counter's reads, as the hot path's enter and exit
+// need it to: two reads alone (the floor), a little work alone, and the
+// two interleaved. Where "both" costs the floor, the work is hidden; where
+// it costs their sum, everything the hot path does beside the reads adds
+// to the floor. Only where the counter is read (amd64, arm64).
+func BenchmarkTicksShadow(b *testing.B) {
+	if !Have {
+		b.Skip("no cycle counter read on this architecture")
+	}
+	b.Run("floor", func(b *testing.B) {
+		var s int64
+		for range b.N {
+			s += Ticks()
+			s ^= Ticks()
+		}
+		shadowSink = s
+	})
+	b.Run("work", func(b *testing.B) {
+		var s int64
+		for i := range b.N {
+			s += shadowWork(i)
+			s += shadowWork(i + 1)
+		}
+		shadowSink = s
+	})
+	b.Run("both", func(b *testing.B) {
+		var s int64
+		for i := range b.N {
+			s += Ticks()
+			s += shadowWork(i)
+			s ^= Ticks()
+			s += shadowWork(i + 1)
+		}
+		shadowSink = s
+	})
+}
+
+var (
+	shadowSink int64
+	shadowMem  [64]int64
+)
+
+// shadowWork is loads, stores and arithmetic that do not depend on the
+// counter, about what an enter or an exit does beside reading it.
+//
+//go:noinline
+func shadowWork(i int) int64 {
+	x := int64(i)
+	for j := range 8 {
+		x += shadowMem[(i+j)&63] * 3
+		shadowMem[(i+j*7)&63] = x
+	}
+	return x
+}
