@@ -30,14 +30,18 @@ type Instance struct {
 // it lasted longer, or as long and began first, or then ran in the
 // goroutine of the lower id. Every list of slowest calls is in this
 // order, and keeps its first (the store's too).
-func Slower(a, b Instance) bool {
-	if a.Dur != b.Dur {
-		return a.Dur > b.Dur
+func Slower(a, b Instance) bool { return slower(a.Dur, a.Start, a.G, &b) }
+
+// slower is Slower for a call of duration d, started at start in
+// goroutine g, without an Instance made for it.
+func slower(d, start int64, g uint64, b *Instance) bool {
+	if d != b.Dur {
+		return d > b.Dur
 	}
-	if a.Start != b.Start {
-		return a.Start < b.Start
+	if start != b.Start {
+		return start < b.Start
 	}
-	return a.G < b.G
+	return g < b.G
 }
 
 // Node is a node of the calling-context tree: one distinct chain of calls
@@ -877,13 +881,13 @@ func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slow
 		}
 		n.ErrorIDs = countError(n.ErrorIDs, ev.Err)
 	}
-	// A call shorter than the fastest of a full list is not among the
+	// A call no slower than the fastest of a full list is not among the
 	// slowest: most calls, which so need no Instance made.
-	if slowest > 0 && (len(n.Slowest) < slowest || d >= n.Slowest[0].Dur) {
+	if slowest > 0 && (len(n.Slowest) < slowest || slower(d, ev.Start, ev.G, &n.Slowest[0])) {
 		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}
 		if len(n.Slowest) < slowest {
 			heap.Push((*instances)(&n.Slowest), in)
-		} else if Slower(in, n.Slowest[0]) {
+		} else {
 			n.Slowest[0] = in
 			heap.Fix((*instances)(&n.Slowest), 0)
 		}
