@@ -7,9 +7,9 @@
 // calltrail run and test link it into every program they trace (unless
 // --profiles none), calltrail build when --profiles names the profiles,
 // which the program then records unless CALLTRAIL_PROFILES says
-// otherwise. A program instrumented in its source (calltrail instrument) and built
-// with -tags calltrail imports it for the profiles, as a program imports
-// net/http/pprof:
+// otherwise. A program instrumented in its source (calltrail instrument)
+// and built with -tags calltrail imports it for the profiles, as a
+// program imports net/http/pprof:
 //
 //	import _ "github.com/calltrail/calltrail/profiles"
 //

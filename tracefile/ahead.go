@@ -186,16 +186,13 @@ func (rd *Reader) packCall(b *batch, g uint64) (uint64, bool) {
 	if n == 0 {
 		return g, false
 	}
-	last := rd.last + (int64(dt>>1) ^ -int64(dt&1))
-	t, ok := rd.nanos(last)
+	last, t, ok := rd.eventTime(dt)
 	if !ok {
 		return g, false
 	}
+	t = rd.nested(t)
 	st := *rd.cur
 	depth := len(st)
-	if depth > 0 {
-		t = max(t, st[depth-1].last) // as apply does
-	}
 	var flags uint64
 	if rd.g != g {
 		flags |= packG

@@ -719,6 +719,28 @@ func (rd *Reader) pop(t int64) (fn, err uint32, start, held int64) {
 	return fn, err, start, held
 }
 
+// eventTime returns the clock after time delta dt (zigzag) and the time
+// it gives the event, in nanoseconds; ok is false for one past MaxNanos.
+// It changes nothing.
+func (rd *Reader) eventTime(dt uint64) (last, t int64, ok bool) {
+	last = rd.last + (int64(dt>>1) ^ -int64(dt&1))
+	t, ok = rd.nanos(last)
+	return last, t, ok
+}
+
+// nested returns a call's enter or exit time t, made no earlier than the
+// latest event of the goroutine's innermost open call. Calls nest in time
+// as they do in the stack: a goroutine that moved to a CPU whose clock is
+// a few ticks behind would otherwise have a callee start before its
+// caller, or end after it, and a call spend less than nothing in its own
+// code.
+func (rd *Reader) nested(t int64) int64 {
+	if st := *rd.cur; len(st) > 0 {
+		return max(t, st[len(st)-1].last)
+	}
+	return t
+}
+
 // apply applies op v, an enter, an exit or an extended op other than a
 // value, with time delta dt (zigzag); gr is the goroutine record of an
 // ExtGoroutine op (nil for the rest).
@@ -726,19 +748,15 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 	op := v & 3
 	record := op == wire.OpExt && v>>2 == wire.ExtGoroutine
 	rd.left--
-	rd.last += int64(dt>>1) ^ -int64(dt&1)
-	t, ok := rd.nanos(rd.last)
+	last, t, ok := rd.eventTime(dt)
 	if !ok {
 		return false, fmt.Errorf("%w: event time beyond %v", ErrCorrupt, time.Duration(MaxNanos))
 	}
-	st := rd.cur
-	if n := len(*st); n > 0 && op != wire.OpExt {
-		// Calls nest in time as they do in the stack: a goroutine that
-		// moved to a CPU whose clock is a few ticks behind would
-		// otherwise have a callee start before its caller, or end
-		// after it, and a call spend less than nothing in its own code.
-		t = max(t, (*st)[n-1].last)
+	rd.last = last
+	if op != wire.OpExt {
+		t = rd.nested(t)
 	}
+	st := rd.cur
 	rd.maxTime = max(rd.maxTime, t)
 	// Field by field: assigning a whole Event, which holds strings,
 	// takes a write barrier's check for each of its pointers.
