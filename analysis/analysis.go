@@ -532,10 +532,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	var free []*goroutine // states of goroutines with no open call, to reuse
 	var lastID uint64
 	var last *goroutine
-	get := func(id uint64, create bool) *goroutine {
-		if id == lastID && last != nil {
-			return last
-		}
+	// lookup is get's slow path, out of line: it finds the state of id,
+	// makes one if create, and keeps it at hand.
+	lookup := func(id uint64, create bool) *goroutine {
 		var g *goroutine
 		if v := gs.Get(id); v != nil {
 			g = *v
@@ -553,6 +552,12 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		}
 		lastID, last = id, g
 		return g
+	}
+	get := func(id uint64, create bool) *goroutine {
+		if id == lastID && last != nil {
+			return last
+		}
+		return lookup(id, create)
 	}
 	// Goroutines are tied to the chains that started them as a push to
 	// the store and the OTLP export tie them.
