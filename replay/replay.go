@@ -218,6 +218,17 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		}
 	}
 
+	// The function table is whole now: the names are looked up once.
+	names := make([]string, r.NumFuncs()+1)
+	for i := range names {
+		names[i] = r.Func(uint32(i)).Name
+	}
+	name = func(id uint32) string {
+		if int(id) < len(names) {
+			return names[id]
+		}
+		return r.Func(id).Name
+	}
 	ids := make([]uint64, 0, gs.Len())
 	gs.Range(func(id uint64, _ *goroutine) bool {
 		ids = append(ids, id)

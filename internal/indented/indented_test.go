@@ -2,6 +2,7 @@ package indented
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,31 @@ func TestRoundExtremes(t *testing.T) {
 			t.Errorf("Round(%d) = %d: the sign changed", d, r)
 		}
 	}
+}
+
+// TestAppendDuration compares AppendDuration with the time package's
+// String of the rounded duration, over durations of every size.
+func TestAppendDuration(t *testing.T) {
+	ds := []time.Duration{0, 1, -1, 999, 1000, 1001, 1050, 999_999, time.Millisecond, 1_000_500, time.Second,
+		time.Minute, time.Hour, 90 * time.Minute, 25*time.Hour + 7*time.Second + 5*time.Millisecond,
+		math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		// Every magnitude, each digit of the rounding.
+		ds = append(ds, time.Duration(r.Int64N(1<<r.IntN(63)+1)-r.Int64N(2)<<r.IntN(40)))
+	}
+	for _, d := range ds {
+		if got, want := string(AppendDuration([]byte("x"), d)), "x"+Round(d).String(); got != want {
+			t.Fatalf("AppendDuration(%d) = %q, want %q", int64(d), got, want)
+		}
+	}
+}
+
+func FuzzAppendDuration(f *testing.F) {
+	f.Add(int64(1234))
+	f.Fuzz(func(t *testing.T, d int64) {
+		if got, want := string(AppendDuration(nil, time.Duration(d))), Round(time.Duration(d)).String(); got != want {
+			t.Fatalf("AppendDuration(%d) = %q, want %q", d, got, want)
+		}
+	})
 }
