@@ -69,10 +69,10 @@ type ahead struct {
 	stopped bool // StopReadAhead was called (Read's side)
 
 	// Read's side.
-	cur *batch
-	at  int    // next word of cur
-	g   uint64 // goroutine of cur's latest event
-	err error  // what Read returns once the events have all been read
+	cur   *batch
+	words []uint64 // cur's words not yet read
+	g     uint64   // goroutine of cur's latest event
+	err   error    // what Read returns once the events have all been read
 	// gs are the goroutines Read has given the records of: Goroutine
 	// answers from them, as the decoding side's run ahead.
 	gs gtable.Table[goroutineRecord]
@@ -284,7 +284,38 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 
 // read is Read, reading ahead.
 func (a *ahead) read(ev *Event) error {
-	for a.cur == nil || a.at >= len(a.cur.words) {
+	// The usual enter or exit first, in as few steps as it takes: a
+	// head, a time, maybe a goroutine and a start, and nothing else.
+	// The last few words of a batch, which may not hold its four, are
+	// left to readSlow.
+	if w := a.words; len(w) >= 4 {
+		if flags := w[0] >> 6 & 0x3f; flags&^(packG|packStart) == 0 {
+			ev.Kind, ev.Exit, ev.Depth, ev.Func = EventKind(w[0]&7), ExitKind(w[0]>>3&7), int(w[0]>>12&maxPackedDepth), uint32(w[0]>>32)
+			ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), 0, 0, 0, SpanID{}
+			if ev.Value.Kind != 0 {
+				ev.Value = Value{}
+			}
+			n := 2
+			if flags&packG != 0 {
+				a.g = w[2]
+				n = 3
+			}
+			ev.G = a.g
+			if flags&packStart != 0 {
+				ev.Start = int64(w[n])
+				n++
+			}
+			a.words = w[n:]
+			return nil
+		}
+	}
+	return a.readSlow(ev)
+}
+
+// readSlow is read for the rest: events that do not pack, those with
+// more words, those at a batch's end, and the next batch.
+func (a *ahead) readSlow(ev *Event) error {
+	for len(a.words) == 0 {
 		if a.cur != nil {
 			if a.cur.err != nil {
 				a.err = a.cur.err
@@ -302,9 +333,10 @@ func (a *ahead) read(ev *Event) error {
 			}
 			return a.err
 		}
-		a.cur, a.at, a.g = <-a.full, 0, 0
+		a.cur, a.g = <-a.full, 0
+		a.words = a.cur.words
 	}
-	w := a.cur.words[a.at:]
+	w := a.words
 	flags := w[0] >> 6 & 0x3f
 	if flags&packFull != 0 {
 		f := &a.cur.full[w[1]]
@@ -313,7 +345,7 @@ func (a *ahead) read(ev *Event) error {
 			rec, _ := a.gs.Put(ev.G)
 			*rec = f.rec
 		}
-		a.at += 2
+		a.words = w[2:]
 		a.g = 0
 		return nil
 	}
@@ -345,6 +377,6 @@ func (a *ahead) read(ev *Event) error {
 		binary.LittleEndian.PutUint64(ev.Span[:], w[i])
 		i++
 	}
-	a.at += i
+	a.words = w[i:]
 	return nil
 }
