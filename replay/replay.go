@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/gtable"
-	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -218,78 +216,13 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		}
 	}
 
-	// The function table is whole now: the names are looked up once.
-	names := make([]string, r.NumFuncs()+1)
-	for i := range names {
-		names[i] = r.Func(uint32(i)).Name
-	}
-	name = func(id uint32) string {
-		if int(id) < len(names) {
-			return names[id]
-		}
-		return r.Func(id).Name
-	}
 	ids := make([]uint64, 0, gs.Len())
 	gs.Range(func(id uint64, _ *goroutine) bool {
 		ids = append(ids, id)
 		return true
 	})
 	slices.Sort(ids)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var line []byte
-	var stack []int // indexes in calls of the calls open in the output
-	for _, id := range ids {
-		if o.Parents {
-			line = appendParent(line[:0], r, id)
-			bw.Write(line)
-		}
-		stack = stack[:0]
-		g := gs.Get(id)
-		m := g.more
-		if m == nil {
-			m = &more{} // reading a nil map is reading an empty one
-		}
-		pop := func(depth uint32) {
-			for len(stack) > 0 && g.calls.at(stack[len(stack)-1]).depth >= depth {
-				i := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				c := *g.calls.at(i)
-				note := ""
-				if c.kind() != tracefile.Return {
-					note = c.kind().String()
-				}
-				if h, ok := m.held[i]; ok {
-					// The call's time leaves it out, as every view's does.
-					note = strings.TrimPrefix(note+", held up "+indented.Round(time.Duration(h)).String()+" by the trace writer", ", ")
-				}
-				line = indented.AppendExit(line[:0], id, int(c.depth), name(c.id()), time.Duration(c.dur), note)
-				if vs, ok := m.results[i]; ok {
-					line = append(appendValues(append(line[:len(line)-1], " = "...), vs), '\n')
-				}
-				if e, ok := m.errs[i]; ok {
-					line = appendError(line[:len(line)-1], r.Error(e))
-				}
-				bw.Write(line)
-			}
-		}
-		for i := range g.calls.n {
-			c := *g.calls.at(i)
-			if !c.shown() {
-				continue
-			}
-			pop(c.depth)
-			line = indented.AppendEnter(line[:0], id, int(c.depth), name(c.id()))
-			if vs, ok := m.args[i]; ok {
-				line = append(line[:len(line)-1], '(')
-				line = append(appendValues(line, vs), ")\n"...)
-			}
-			bw.Write(line)
-			stack = append(stack, i)
-		}
-		pop(0)
-		gs.Delete(id) // printed: its calls can go
-	}
-	if err := bw.Flush(); err != nil {
+	if err := printAll(w, newPrinter(r), &gs, ids, o); err != nil {
 		return err
 	}
 	return readErr

@@ -2,7 +2,9 @@ package replay
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"regexp"
 	"runtime"
 	"strings"
@@ -111,5 +113,83 @@ func TestCallsGrowInPlace(t *testing.T) {
 	per := float64(after.TotalAlloc-before.TotalAlloc) / n
 	if per > 16*1.1 {
 		t.Errorf("storing %d calls allocated %.1f bytes a call, want at most 17.6", n, per)
+	}
+}
+
+// TestPieces prints traces in pieces of every size, down to a call
+// each, and whole: the output is the same, though the pieces begin deep
+// in calls, hold many goroutines or part of one, and are printed in any
+// order. Random traces, the deep recursion, and a trace of goroutines
+// with calls still open at its end.
+func TestPieces(t *testing.T) {
+	traces := [][]byte{tracetest.Recursion(300)}
+	for seed := range uint64(12) {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, data)
+	}
+	scripted, err := tracetest.Build(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces = append(traces, scripted)
+	print := func(data []byte, f filter.Filter, o Options) string {
+		t.Helper()
+		r, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := Write(&out, r, &f, o); err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	defer func(n int) { pieceCalls = n }(pieceCalls)
+	lines := 0
+	for i, data := range traces {
+		for _, tc := range []struct {
+			f filter.Filter
+			o Options
+		}{{}, {o: Options{Parents: true}}, {f: filter.Filter{MaxDepth: 3}}} {
+			pieceCalls = 1 << 30
+			whole := print(data, tc.f, tc.o)
+			lines += strings.Count(whole, "\n")
+			for _, n := range []int{1, 2, 3, 7, 64} {
+				pieceCalls = n
+				if got := print(data, tc.f, tc.o); got != whole {
+					t.Fatalf("trace %d, %+v, in pieces of %d calls: the output differs from the whole:\n%s\nwant:\n%s", i, tc, n, got, whole)
+				}
+			}
+		}
+	}
+	if lines < 2000 {
+		t.Errorf("%d lines in all: the traces are too small to tell", lines)
+	}
+}
+
+// errAfter fails writes once n bytes are written.
+type errAfter struct{ n int }
+
+var errFull = errors.New("no room")
+
+func (w *errAfter) Write(p []byte) (int, error) {
+	if w.n < len(p) {
+		return 0, errFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriteFails: Write returns the error writing, and stops printing.
+func TestWriteFails(t *testing.T) {
+	r, err := tracefile.NewReader(bytes.NewReader(tracetest.Recursion(100000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&errAfter{n: 1000}, r, &filter.Filter{}, Options{}); !errors.Is(err, errFull) {
+		t.Errorf("Write returned %v, want %v", err, errFull)
 	}
 }
