@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // BenchmarkVerbs runs each verb that reads a trace over a generated one of
@@ -18,7 +19,9 @@ import (
 // functions), and reports calls/s and its time as a multiple of a bare
 // uvarint scan of the same file (x-scan), the floor of any reader, timed
 // before each run of the verb: both of the fastest run (ns/op is the
-// mean). CALLTRAIL_BENCH_CALLS sets another number of calls.
+// mean). CALLTRAIL_BENCH_CALLS sets another number of calls;
+// CALLTRAIL_BENCH_TRACE names a trace to read instead, and
+// CALLTRAIL_BENCH_FUNC a function of it for chains.
 //
 //	go test -run '^$' -bench Verbs -benchtime 1x ./cmd/calltrail
 func BenchmarkVerbs(b *testing.B) {
@@ -31,9 +34,26 @@ func BenchmarkVerbs(b *testing.B) {
 		calls = n
 	}
 	dir := b.TempDir()
-	path := filepath.Join(dir, "synthetic.trace")
-	if err := tracetest.WriteSynthetic(path, calls); err != nil {
-		b.Fatal(err)
+	path, fn := os.Getenv("CALLTRAIL_BENCH_TRACE"), os.Getenv("CALLTRAIL_BENCH_FUNC")
+	if path == "" {
+		path, fn = filepath.Join(dir, "synthetic.trace"), "pkg.F3"
+		if err := tracetest.WriteSynthetic(path, calls); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		if fn == "" {
+			b.Fatal("CALLTRAIL_BENCH_FUNC names no function of the trace for chains")
+		}
+		f, err := tracefile.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum, ok := f.Summary()
+		f.Close()
+		if !ok {
+			b.Fatalf("%s: the trace ends with no summary", path)
+		}
+		calls = int(sum.Calls)
 	}
 	// info reads the summary the trace ends with; --scan every event:
 	// both say the same.
@@ -49,7 +69,7 @@ func BenchmarkVerbs(b *testing.B) {
 		{"info", []string{"info"}},
 		{"info-scan", []string{"info", "--scan"}},
 		{"report", []string{"report"}},
-		{"chains", []string{"chains", "pkg.F3"}},
+		{"chains", []string{"chains", fn}},
 		{"goroutines", []string{"goroutines"}},
 		{"flame", []string{"flame", "-o", filepath.Join(dir, "flame.svg")}},
 		{"export-folded", []string{"export", "--format", "folded", "-o", filepath.Join(dir, "folded.txt")}},
