@@ -15,8 +15,8 @@ import (
 
 // pieceCalls is about how many calls a piece holds: enough that handing
 // it over costs little beside printing it, few enough that the pieces
-// under way hold a few megabytes (a piece of gojq's calls, deep and of
-// long names, is about a megabyte).
+// under way hold a few megabytes (over the tests of go-faster/jx, 0.7 MB
+// a piece on average, 8 MB where a deep stack's calls all end).
 var pieceCalls = 1 << 12
 
 // A segment is calls lo to hi of a goroutine, to print.
@@ -231,7 +231,7 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 		for p := range inOrder {
 			<-p.done
 			for _, b := range p.out {
-				if werr == nil {
+				if werr == nil && len(b) > 0 {
 					_, werr = w.Write(b)
 					failed.Store(werr != nil)
 				}

@@ -55,9 +55,8 @@ func appendPrefix(b []byte, g uint64, depth int) []byte {
 // AppendDuration appends d rounded to three significant digits, in the
 // style of time.Duration: 812ns, 12.3µs, 1.25ms, 2.5s.
 //
-// It writes into b, where Round(d).String() would make a string to copy
-// in: for each exit line, the string's allocation was a third of
-// replay's printing.
+// It writes into b, where Round(d).String() makes a string to copy in:
+// one for every exit line replay prints.
 func AppendDuration(b []byte, d time.Duration) []byte {
 	u := uint64(Round(d))
 	if d < 0 {
