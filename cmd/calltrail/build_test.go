@@ -157,6 +157,19 @@ func TestRun(t *testing.T) {
 		t.Errorf("trace: %d calls, end %q; want 178, exit", s.Calls, s.End)
 	}
 	unchanged(t, dir, files)
+
+	// Without -o, the trace goes where CALLTRAIL_OUT says, as the
+	// program itself would write it.
+	t.Setenv("CALLTRAIL_OUT", "env.out")
+	if code, _, stderr := runCmd("run", ".", "a"); code != 3 || !strings.Contains(stderr, "calltrail replay env.out") {
+		t.Fatalf("exit %d, want the program's 3, and the trace in env.out; stderr:\n%s", code, stderr)
+	}
+	if s := readSummary(t, "env.out"); s.Calls != 178 {
+		t.Errorf("env.out: %d calls, want 178", s.Calls)
+	}
+	if _, err := os.Stat("calltrail.out"); err == nil {
+		t.Error("calltrail.out written though CALLTRAIL_OUT names another file")
+	}
 }
 
 func TestBuild(t *testing.T) {

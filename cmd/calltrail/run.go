@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -14,8 +15,10 @@ func runVerb() *verb {
 		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
-		flags:   func(fs *flag.FlagSet) { tracedFlags(fs, &a, "write the trace to `TRACE`", true, true) },
-		more:    goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
+		flags: func(fs *flag.FlagSet) {
+			tracedFlags(fs, &a, "write the trace to `TRACE` (default: $CALLTRAIL_OUT, else calltrail.out)", true, true)
+		},
+		more: goFlagsHelp("go build") + " The first argument that is not a flag names the package; the arguments after it are the program's.",
 		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if err := parseTraced(fs, &a, args, true); err != nil {
 				return err
@@ -23,10 +26,9 @@ func runVerb() *verb {
 			if len(a.packages) == 0 {
 				return usageError{"name the package to run, e.g. calltrail run ."}
 			}
-			trace := a.out
-			if trace == "" {
-				trace = "calltrail.out"
-			}
+			// As the traced program would take it: -o, else
+			// CALLTRAIL_OUT, else calltrail.out.
+			trace := cmp.Or(a.out, os.Getenv("CALLTRAIL_OUT"), "calltrail.out")
 			// A trace that cannot be written is said now, not after
 			// the program ran untraced.
 			if err := writable(trace); err != nil {
