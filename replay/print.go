@@ -232,7 +232,10 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 			<-p.done
 			for _, b := range p.out {
 				if werr == nil && len(b) > 0 {
-					_, werr = w.Write(b)
+					var n int
+					if n, werr = w.Write(b); werr == nil && n < len(b) {
+						werr = io.ErrShortWrite
+					}
 					failed.Store(werr != nil)
 				}
 				pr.reuse(b)
@@ -274,12 +277,12 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 			s := segment{id: id, g: g, lo: lo, hi: hi, from: len(p.opens), to: len(p.opens) + len(open), last: hi == g.calls.n, parent: parent}
 			p.segs = append(p.segs, s)
 			p.opens = append(p.opens, open...)
-			p.calls += hi - lo
+			p.calls += max(hi-lo, 1) // a goroutine of no call shown counts too
 			parent = nil
 			if p.calls >= pieceCalls {
 				send()
 			}
-			if s.last {
+			if s.last || failed.Load() {
 				break
 			}
 			open = walk(g, open, lo, hi, nil, nil)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/gtable"
 	"github.com/calltrail/calltrail/internal/indented"
 	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/tracefile"
@@ -191,5 +192,48 @@ func TestWriteFails(t *testing.T) {
 	}
 	if err := Write(&errAfter{n: 1000}, r, &filter.Filter{}, Options{}); !errors.Is(err, errFull) {
 		t.Errorf("Write returned %v, want %v", err, errFull)
+	}
+}
+
+// shortWriter writes half of what it is given, and says nothing of it.
+type shortWriter struct{}
+
+func (shortWriter) Write(p []byte) (int, error) { return len(p) / 2, nil }
+
+// TestShortWrite: a writer that writes less than it is given, with no
+// error, is an error.
+func TestShortWrite(t *testing.T) {
+	r, err := tracefile.NewReader(bytes.NewReader(tracetest.Recursion(100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(shortWriter{}, r, &filter.Filter{}, Options{}); !errors.Is(err, io.ErrShortWrite) {
+		t.Errorf("Write returned %v, want %v", err, io.ErrShortWrite)
+	}
+}
+
+// TestManyEmptyGoroutines: goroutines of no call shown (a filter left
+// theirs out) fill pieces as calls do, rather than pile up in one.
+func TestManyEmptyGoroutines(t *testing.T) {
+	const n = 200_000
+	var gs gtable.Table[goroutine]
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i + 1)
+		gs.Put(ids[i])
+	}
+	pr := &printer{names: []string{""}, blocks: make(chan []byte, 256)}
+	defer func(n int) { pieceCalls = n }(pieceCalls)
+	pieceCalls = 64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := printAll(io.Discard, pr, &gs, ids, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// Each segment takes 80 bytes: in one piece, 16 MB; in pieces of
+	// 64, some kilobytes a piece.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2<<20 {
+		t.Errorf("printing %d goroutines of no call allocated %d bytes", n, got)
 	}
 }

@@ -170,6 +170,21 @@ func TestRun(t *testing.T) {
 	if _, err := os.Stat("calltrail.out"); err == nil {
 		t.Error("calltrail.out written though CALLTRAIL_OUT names another file")
 	}
+	// A directory, where the program would name its trace itself, is
+	// refused before building; a file not a trace is named as the
+	// variable names it.
+	for env, want := range map[string]string{
+		"traces/":   "CALLTRAIL_OUT=traces/ names a directory",
+		".":         "CALLTRAIL_OUT=. names a directory",
+		"main.go":   "CALLTRAIL_OUT=main.go: the file is there and is not a calltrail trace",
+		"no/such/x": "CALLTRAIL_OUT=no/such/x:",
+	} {
+		t.Setenv("CALLTRAIL_OUT", env)
+		if code, _, stderr := runCmd("run", ".", "a"); code == 0 || code == 3 || !strings.Contains(stderr, want) {
+			t.Errorf("CALLTRAIL_OUT=%s: exit %d, stderr %q; want %q", env, code, stderr, want)
+		}
+	}
+	unchanged(t, dir, files)
 }
 
 func TestBuild(t *testing.T) {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 )
 
 func runVerb() *verb {
@@ -29,12 +32,30 @@ func runVerb() *verb {
 			// As the traced program would take it: -o, else
 			// CALLTRAIL_OUT, else calltrail.out.
 			trace := cmp.Or(a.out, os.Getenv("CALLTRAIL_OUT"), "calltrail.out")
+			named := func(err error) error { return err }
+			if a.out == "" && os.Getenv("CALLTRAIL_OUT") != "" {
+				if info, err := os.Stat(trace); strings.HasSuffix(trace, "/") || strings.HasSuffix(trace, string(filepath.Separator)) || err == nil && info.IsDir() {
+					// Which the program takes as a directory to
+					// name its trace in.
+					return usageError{fmt.Sprintf("CALLTRAIL_OUT=%s names a directory: calltrail run writes one trace; name it with -o", trace)}
+				}
+				named = func(err error) error {
+					if err == nil {
+						return nil
+					}
+					msg := "CALLTRAIL_OUT=" + strings.TrimPrefix(err.Error(), "-o ")
+					if errors.As(err, new(usageError)) {
+						return usageError{msg}
+					}
+					return errors.New(msg)
+				}
+			}
 			// A trace that cannot be written is said now, not after
 			// the program ran untraced.
-			if err := writable(trace); err != nil {
+			if err := named(writable(trace)); err != nil {
 				return err
 			}
-			if err := replaceable(trace); err != nil {
+			if err := named(replaceable(trace)); err != nil {
 				return err
 			}
 			b, flags, st, err := sess.prepare(a, false)
