@@ -87,6 +87,10 @@ type Node struct {
 	// ByGoroutine splits Calls and Self by goroutine, when
 	// Options.ByGoroutine asks for it; nil otherwise.
 	ByGoroutine *Shares
+	// soleG is, while Analyze runs, the goroutine that made the
+	// chain's calls so far if only one did (ByGoroutine nil): Calls and
+	// Self are then its share, and need no other count.
+	soleG uint64
 
 	hit   *Node            // the child found last: chains repeat
 	index map[uint32]*Node // children by function, once there are many
@@ -388,6 +392,15 @@ func (p *Profile) CheckValid() error {
 			}
 			if err := checkErrors(c.ErrorIDs); err != nil {
 				return fmt.Errorf("chain of %s: %w", p.Name(c.Func), err)
+			}
+			if sh := c.ByGoroutine; sh != nil {
+				calls, self := sh.Others.Calls, sh.Others.Self
+				for _, e := range sh.Each {
+					calls, self = calls+e.Calls, self+e.Self
+				}
+				if calls != c.Calls || self != c.Self {
+					return fmt.Errorf("chain of %s: %d calls and self %d by goroutine, of %d and %d", p.Name(c.Func), calls, self, c.Calls, c.Self)
+				}
 			}
 			stack = append(stack, c)
 		}
@@ -707,15 +720,31 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 			p.count(fr.node, &ev, d, d-fr.children, d-fr.inner, o.Slowest)
 			if o.ByGoroutine {
-				n := fr.node
-				if n.ByGoroutine == nil {
-					n.ByGoroutine = &Shares{}
+				// Most chains are run by one goroutine: their own
+				// counts, which count has just taken this call into,
+				// are its share until another comes.
+				n, self := fr.node, d-fr.children
+				switch {
+				case n.ByGoroutine == nil && n.Calls == 1:
+					n.soleG = ev.G
+				case n.ByGoroutine == nil && n.soleG == ev.G:
+				default:
+					if n.ByGoroutine == nil {
+						n.ByGoroutine = &Shares{Each: []Share{{G: n.soleG, Calls: n.Calls - 1, Self: n.Self - self}}}
+					}
+					sh := n.ByGoroutine.of(ev.G)
+					sh.Calls++
+					sh.Self += self
 				}
-				sh := n.ByGoroutine.of(ev.G)
-				sh.Calls++
-				sh.Self += d - fr.children
 			}
 		}
+	}
+	if o.ByGoroutine {
+		p.Walk(func(n *Node) {
+			if n.ByGoroutine == nil && n.Calls > 0 {
+				n.ByGoroutine = &Shares{Each: []Share{{G: n.soleG, Calls: n.Calls, Self: n.Self}}}
+			}
+		})
 	}
 	p.Goroutines = spans.Len()
 	if spawnedBy != nil {
