@@ -153,6 +153,30 @@ func TestInfo(t *testing.T) {
 	}
 }
 
+// TestDefaultTrace: a verb not given a trace reads CALLTRAIL_OUT, where
+// a traced program writes it, unless that names a directory; then
+// calltrail.out.
+func TestDefaultTrace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "env.out")
+	writeChainsTrace(t, path, true)
+	wd, _ := os.Getwd()
+	os.Chdir(t.TempDir()) // no calltrail.out here
+	t.Cleanup(func() { os.Chdir(wd) })
+	t.Setenv("CALLTRAIL_OUT", path)
+	for _, verb := range []string{"info", "replay", "report"} {
+		if code, out, errOut := runCmd(verb); code != 0 || out == "" {
+			t.Errorf("%s with CALLTRAIL_OUT=%s: exit %d, stderr %q", verb, path, code, errOut)
+		}
+	}
+	for _, env := range []string{dir, dir + "/"} {
+		t.Setenv("CALLTRAIL_OUT", env)
+		if code, _, errOut := runCmd("info"); code != 1 || !strings.Contains(errOut, "calltrail.out: no such trace file") {
+			t.Errorf("info with CALLTRAIL_OUT=%s: exit %d, stderr %q; want calltrail.out not found", env, code, errOut)
+		}
+	}
+}
+
 // TestBadFiles checks every unusable file gets one line on stderr and
 // exit status 1, from every command that reads traces.
 func TestBadFiles(t *testing.T) {

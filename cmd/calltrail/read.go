@@ -4,7 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/query"
@@ -12,13 +15,31 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
-const defaultTrace = "calltrail.out"
+// defaultTrace returns the trace a verb reads when none is named: where
+// a traced program writes its trace, CALLTRAIL_OUT (unless it names a
+// directory, which the program names its trace in), else calltrail.out.
+func defaultTrace() string {
+	if env := os.Getenv("CALLTRAIL_OUT"); env != "" && !dirForm(env) {
+		return env
+	}
+	return "calltrail.out"
+}
+
+// dirForm reports whether a trace path names a directory, as a traced
+// program takes it: one that ends in a separator or is one.
+func dirForm(path string) bool {
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		return true
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}
 
 // traceArg returns the one trace file named in args, or the default.
 func traceArg(args []string) (string, error) {
 	switch len(args) {
 	case 0:
-		return defaultTrace, nil
+		return defaultTrace(), nil
 	case 1:
 		return args[0], nil
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 )
 
@@ -29,12 +28,12 @@ func runVerb() *verb {
 			if len(a.packages) == 0 {
 				return usageError{"name the package to run, e.g. calltrail run ."}
 			}
-			// As the traced program would take it: -o, else
-			// CALLTRAIL_OUT, else calltrail.out.
+			// As the traced program would take it, and the verbs
+			// after it: -o, else CALLTRAIL_OUT, else calltrail.out.
 			trace := cmp.Or(a.out, os.Getenv("CALLTRAIL_OUT"), "calltrail.out")
 			named := func(err error) error { return err }
 			if a.out == "" && os.Getenv("CALLTRAIL_OUT") != "" {
-				if info, err := os.Stat(trace); strings.HasSuffix(trace, "/") || strings.HasSuffix(trace, string(filepath.Separator)) || err == nil && info.IsDir() {
+				if dirForm(trace) {
 					// Which the program takes as a directory to
 					// name its trace in.
 					return usageError{fmt.Sprintf("CALLTRAIL_OUT=%s names a directory: calltrail run writes one trace; name it with -o", trace)}

@@ -36,7 +36,7 @@ func serveVerb() *verb {
 			switch {
 			case sf.from != "":
 			case len(args) == 0:
-				name = defaultTrace
+				name = defaultTrace()
 			case len(args) == 1:
 				name = args[0]
 			case len(args) == 2:
