@@ -221,6 +221,23 @@ func TestTest(t *testing.T) {
 		t.Errorf("trace: %d calls, end %q", s.Calls, s.End)
 	}
 	unchanged(t, dir, files)
+
+	// Without -o, into the directory CALLTRAIL_OUT names; a file there
+	// is the test binaries' to overwrite one by one, not taken.
+	t.Setenv("CALLTRAIL_OUT", "envtraces/")
+	if code, stdout, stderr := runCmd("test", "-count=1", "."); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, filepath.Join("envtraces", "app.test.trace")); s.Calls < 178 {
+		t.Errorf("envtraces/app.test.trace: %d calls", s.Calls)
+	}
+	t.Setenv("CALLTRAIL_OUT", "one.trace")
+	if code, stdout, stderr := runCmd("test", "-count=1", "."); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join("calltrail-traces", "app.test.trace")); err != nil {
+		t.Errorf("with CALLTRAIL_OUT naming a file, no trace in calltrail-traces: %v", err)
+	}
 }
 
 func TestBuildErrors(t *testing.T) {

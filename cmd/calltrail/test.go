@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"os"
 	"time"
 )
 
@@ -13,14 +14,20 @@ func testVerb() *verb {
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {
-			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it", true, false)
+			tracedFlags(fs, &a, "write one trace per test binary into `DIR`, named after it (default: $CALLTRAIL_OUT if it names a directory, else calltrail-traces)", true, false)
 		},
 		more: goFlagsHelp("go test") + " Flags after the packages go to the test binaries, as with go test.",
 		run: func(sess *session, fs *flag.FlagSet, args []string) error {
 			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err
 			}
+			// -o, else CALLTRAIL_OUT if it names a directory, as a
+			// traced test binary takes it, else calltrail-traces: a
+			// trace per test binary, named after it.
 			dir := a.out
+			if env := os.Getenv("CALLTRAIL_OUT"); dir == "" && env != "" && dirForm(env) {
+				dir = env
+			}
 			if dir == "" {
 				dir = "calltrail-traces"
 			}
