@@ -282,6 +282,17 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 	return ev.G
 }
 
+// unpack sets ev from the head and time of the packed event w begins
+// with, the fields the words after them give zero. Field by field, as
+// the decoder writes them (see apply).
+func unpack(ev *Event, w []uint64) {
+	ev.Kind, ev.Exit, ev.Depth, ev.Func = EventKind(w[0]&7), ExitKind(w[0]>>3&7), int(w[0]>>12&maxPackedDepth), uint32(w[0]>>32)
+	ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), 0, 0, 0, SpanID{}
+	if ev.Value.Kind != 0 {
+		ev.Value = Value{}
+	}
+}
+
 // read is Read, reading ahead.
 func (a *ahead) read(ev *Event) error {
 	// The usual enter or exit first, in as few steps as it takes: a
@@ -290,11 +301,7 @@ func (a *ahead) read(ev *Event) error {
 	// left to readSlow.
 	if w := a.words; len(w) >= 4 {
 		if flags := w[0] >> 6 & 0x3f; flags&^(packG|packStart) == 0 {
-			ev.Kind, ev.Exit, ev.Depth, ev.Func = EventKind(w[0]&7), ExitKind(w[0]>>3&7), int(w[0]>>12&maxPackedDepth), uint32(w[0]>>32)
-			ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), 0, 0, 0, SpanID{}
-			if ev.Value.Kind != 0 {
-				ev.Value = Value{}
-			}
+			unpack(ev, w)
 			n := 2
 			if flags&packG != 0 {
 				a.g = w[2]
@@ -349,12 +356,7 @@ func (a *ahead) readSlow(ev *Event) error {
 		a.g = 0
 		return nil
 	}
-	// Field by field, as the decoder writes them (see apply).
-	ev.Kind, ev.Exit, ev.Depth, ev.Func = EventKind(w[0]&7), ExitKind(w[0]>>3&7), int(w[0]>>12&maxPackedDepth), uint32(w[0]>>32)
-	ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), 0, 0, 0, SpanID{}
-	if ev.Value.Kind != 0 {
-		ev.Value = Value{}
-	}
+	unpack(ev, w)
 	i := 2
 	if flags&packG != 0 {
 		a.g = w[i]
