@@ -42,7 +42,7 @@ func exportVerb() *verb {
 				if err := notKept(output); err != nil {
 					return err
 				}
-				if err := writable(output); err != nil {
+				if err := writable(output, "-o "+output); err != nil {
 					return err
 				}
 			}

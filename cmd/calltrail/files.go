@@ -170,7 +170,9 @@ func notInput(output string, inputs ...string) error {
 // trace: calltrail run -o main.go would otherwise replace the program's
 // source with its trace. A new path, an empty file, a trace, and what is
 // not a regular file (/dev/null) may be written.
-func replaceable(path string) error {
+//
+// named is how the user named the path, for the error: "-o x.out".
+func replaceable(path, named string) error {
 	info, err := os.Stat(path)
 	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
 		return nil
@@ -184,7 +186,7 @@ func replaceable(path string) error {
 	if _, err := io.ReadFull(f, head); err == nil && string(head) == tracefile.Magic {
 		return nil
 	}
-	return usageError{fmt.Sprintf("-o %s: the file is there and is not a calltrail trace; name a new file", path)}
+	return usageError{fmt.Sprintf("%s: the file is there and is not a calltrail trace; name a new file", named)}
 }
 
 // notKept refuses an output path, for a graph or an export, that names
@@ -201,26 +203,27 @@ func notKept(path string) error {
 	case strings.HasSuffix(base, ".go") || base == "go.mod" || base == "go.sum" || base == "go.work":
 		return usageError{fmt.Sprintf("-o %s: that is Go source; name another file", path)}
 	}
-	if replaceable(path) == nil {
+	if replaceable(path, "") == nil {
 		return usageError{fmt.Sprintf("-o %s: that is a calltrail trace; name another file", path)}
 	}
 	return nil
 }
 
 // writable checks, before any work, that an output file can be created
-// at path: its directory exists and takes new files.
-func writable(path string) error {
+// at path: its directory exists and takes new files. named is as for
+// replaceable.
+func writable(path, named string) error {
 	dir := filepath.Dir(path)
 	info, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
+		return fmt.Errorf("%s: %w", named, err)
 	}
 	if !info.IsDir() {
-		return fmt.Errorf("-o %s: %s is not a directory", path, dir)
+		return fmt.Errorf("%s: %s is not a directory", named, dir)
 	}
 	f, err := os.CreateTemp(dir, ".calltrail-probe-*")
 	if err != nil {
-		return fmt.Errorf("-o %s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+		return fmt.Errorf("%s: cannot write in %s: %w", named, dir, errors.Unwrap(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())

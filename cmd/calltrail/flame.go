@@ -62,7 +62,7 @@ func flameVerb() *verb {
 				if err := notKept(output); err != nil {
 					return err
 				}
-				if err := writable(output); err != nil {
+				if err := writable(output, "-o "+output); err != nil {
 					return err
 				}
 			}

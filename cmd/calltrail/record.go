@@ -55,10 +55,10 @@ func recordVerb() *verb {
 			if cpu && seconds == 0 {
 				return usageError{"--cpu goes with --seconds: a profile can be taken of the time to come only"}
 			}
-			if err := replaceable(output); err != nil {
+			if err := replaceable(output, "-o "+output); err != nil {
 				return err
 			}
-			if err := writable(output); err != nil {
+			if err := writable(output, "-o "+output); err != nil {
 				return err
 			}
 			q := url.Values{}

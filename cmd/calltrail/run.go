@@ -2,12 +2,10 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 )
 
 func runVerb() *verb {
@@ -31,30 +29,21 @@ func runVerb() *verb {
 			// As the traced program would take it, and the verbs
 			// after it: -o, else CALLTRAIL_OUT, else calltrail.out.
 			trace := cmp.Or(a.out, os.Getenv("CALLTRAIL_OUT"), "calltrail.out")
-			named := func(err error) error { return err }
+			named := "-o " + trace
 			if a.out == "" && os.Getenv("CALLTRAIL_OUT") != "" {
+				named = "CALLTRAIL_OUT=" + trace
 				if dirForm(trace) {
 					// Which the program takes as a directory to
 					// name its trace in.
-					return usageError{fmt.Sprintf("CALLTRAIL_OUT=%s names a directory: calltrail run writes one trace; name it with -o", trace)}
-				}
-				named = func(err error) error {
-					if err == nil {
-						return nil
-					}
-					msg := "CALLTRAIL_OUT=" + strings.TrimPrefix(err.Error(), "-o ")
-					if errors.As(err, new(usageError)) {
-						return usageError{msg}
-					}
-					return errors.New(msg)
+					return usageError{named + " names a directory: calltrail run writes one trace; name it with -o"}
 				}
 			}
 			// A trace that cannot be written is said now, not after
 			// the program ran untraced.
-			if err := named(writable(trace)); err != nil {
+			if err := writable(trace, named); err != nil {
 				return err
 			}
-			if err := named(replaceable(trace)); err != nil {
+			if err := replaceable(trace, named); err != nil {
 				return err
 			}
 			b, flags, st, err := sess.prepare(a, false)
