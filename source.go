@@ -10,7 +10,7 @@ import (
 // does not depend on calltrail. Programs that do not call Source do not
 // carry it: the linker drops unreferenced data.
 //
-//go:embed *.go *.s tracefile/*.go internal/endpoint/*.go internal/profhook/*.go profiles/*.go internal/wire/*.go internal/records/*.go internal/tracewrite/*.go internal/tracewrite/*.s live/*.go internal/indented/*.go internal/gstate/*.go internal/gstate/*.s internal/clock/*.go internal/clock/*.s internal/ring/*.go internal/gtable/*.go internal/httpguard/*.go
+//go:embed *.go *.s tracefile/*.go internal/endpoint/*.go internal/profhook/*.go profiles/*.go internal/wire/*.go internal/records/*.go internal/tracewrite/*.go internal/tracewrite/*.s live/*.go internal/indented/*.go internal/gstate/*.go internal/gstate/*.s internal/clock/*.go internal/clock/*.s internal/ring/*.go internal/gtable/*.go internal/httpguard/*.go internal/traceout/*.go
 var source embed.FS
 
 // Source returns the source files of the runtime and the packages it

@@ -22,6 +22,7 @@ import (
 	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/internal/profhook"
 	"github.com/calltrail/calltrail/internal/ring"
+	"github.com/calltrail/calltrail/internal/traceout"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 )
 
@@ -479,8 +480,7 @@ func (w *writer) closed() bool {
 // package's path in the module, so that the tests of two packages named
 // util write util.test.trace and internal-util.test.trace.
 func createTrace(name string) (*os.File, error) {
-	info, err := os.Stat(name)
-	if !strings.HasSuffix(name, string(os.PathSeparator)) && !strings.HasSuffix(name, "/") && (err != nil || !info.IsDir()) {
+	if !traceout.IsDir(name) {
 		return os.Create(name)
 	}
 	if err := os.MkdirAll(name, 0o755); err != nil {

@@ -5,11 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/traceout"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/spans"
 	"github.com/calltrail/calltrail/tracefile"
@@ -19,20 +18,10 @@ import (
 // a traced program writes its trace, CALLTRAIL_OUT (unless it names a
 // directory, which the program names its trace in), else calltrail.out.
 func defaultTrace() string {
-	if env := os.Getenv("CALLTRAIL_OUT"); env != "" && !dirForm(env) {
+	if env := os.Getenv("CALLTRAIL_OUT"); env != "" && !traceout.IsDir(env) {
 		return env
 	}
 	return "calltrail.out"
-}
-
-// dirForm reports whether a trace path names a directory, as a traced
-// program takes it: one that ends in a separator or is one.
-func dirForm(path string) bool {
-	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
-		return true
-	}
-	info, err := os.Stat(path)
-	return err == nil && info.IsDir()
 }
 
 // traceArg returns the one trace file named in args, or the default.

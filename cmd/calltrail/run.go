@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+
+	"github.com/calltrail/calltrail/internal/traceout"
 )
 
 func runVerb() *verb {
@@ -32,7 +34,7 @@ func runVerb() *verb {
 			named := "-o " + trace
 			if a.out == "" && os.Getenv("CALLTRAIL_OUT") != "" {
 				named = "CALLTRAIL_OUT=" + trace
-				if dirForm(trace) {
+				if traceout.IsDir(trace) {
 					// Which the program takes as a directory to
 					// name its trace in.
 					return usageError{named + " names a directory: calltrail run writes one trace; name it with -o"}

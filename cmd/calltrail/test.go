@@ -4,6 +4,8 @@ import (
 	"flag"
 	"os"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/traceout"
 )
 
 func testVerb() *verb {
@@ -25,7 +27,7 @@ func testVerb() *verb {
 			// traced test binary takes it, else calltrail-traces: a
 			// trace per test binary, named after it.
 			dir := a.out
-			if env := os.Getenv("CALLTRAIL_OUT"); dir == "" && env != "" && dirForm(env) {
+			if env := os.Getenv("CALLTRAIL_OUT"); dir == "" && env != "" && traceout.IsDir(env) {
 				dir = env
 			}
 			if dir == "" {
