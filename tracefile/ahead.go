@@ -293,34 +293,9 @@ func unpack(ev *Event, w []uint64) {
 	}
 }
 
-// read is Read, reading ahead.
-func (a *ahead) read(ev *Event) error {
-	// The usual enter or exit first, in as few steps as it takes: a
-	// head, a time, maybe a goroutine and a start, and nothing else.
-	// The last few words of a batch, which may not hold its four, are
-	// left to readSlow.
-	if w := a.words; len(w) >= 4 {
-		if flags := w[0] >> 6 & 0x3f; flags&^(packG|packStart) == 0 {
-			unpack(ev, w)
-			n := 2
-			if flags&packG != 0 {
-				a.g = w[2]
-				n = 3
-			}
-			ev.G = a.g
-			if flags&packStart != 0 {
-				ev.Start = int64(w[n])
-				n++
-			}
-			a.words = w[n:]
-			return nil
-		}
-	}
-	return a.readSlow(ev)
-}
-
-// readSlow is read for the rest: events that do not pack, those with
-// more words, those at a batch's end, and the next batch.
+// readSlow is Read, reading ahead, for what its fast path leaves: events
+// that do not pack, those with more words, those at a batch's end, and
+// the next batch.
 func (a *ahead) readSlow(ev *Event) error {
 	for len(a.words) == 0 {
 		if a.cur != nil {
