@@ -240,6 +240,40 @@ func TestTest(t *testing.T) {
 	}
 }
 
+// TestTestImports: calltrail test traces the main module's packages that
+// only the tests import, b, and c, which imports the package tested and
+// so is compiled again for its tests; and it runs the tests each time, a
+// result from go test's cache writing no trace.
+func TestTestImports(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"go.mod":      "module example.com/m\n\ngo 1.22\n",
+		"a/a.go":      "package a\n\nfunc A() int { return 1 }\n",
+		"b/b.go":      "package b\n\nfunc B() int { return 2 }\n",
+		"c/c.go":      "package c\n\nimport \"example.com/m/a\"\n\nfunc C() int { return a.A() + 3 }\n",
+		"a/a_test.go": "package a_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/b\"\n\t\"example.com/m/c\"\n)\n\nfunc TestBC(t *testing.T) {\n\tif b.B()+c.C() != 6 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chdir(t, dir)
+	for run := 1; run <= 2; run++ {
+		if code, stdout, stderr := runCmd("test", "-o", "traces", "./a"); code != 0 || strings.Contains(stdout, "(cached)") {
+			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, stdout, stderr)
+		}
+	}
+	for _, trace := range []string{"a.test.trace", "a.test.2.trace"} {
+		trace = filepath.Join("traces", trace)
+		for _, fn := range []string{"example.com/m/b.B", "example.com/m/c.C", "example.com/m/a.A"} {
+			if code, stdout, stderr := runCmd("chains", fn, trace); code != 0 || !strings.Contains(stdout, "TestBC") {
+				t.Errorf("chains %s %s: exit %d\n%s%s", fn, trace, code, stdout, stderr)
+			}
+		}
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	module(t)
 	if code, _, stderr := runCmd("run"); code != 2 || !strings.Contains(stderr, "name the package to run") {

@@ -153,7 +153,7 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	}
 	if err != nil {
 		// The report is mixed with the errors: ask again without -m.
-		plain := exec.Command("go", append(append([]string{"list", "-export", "-f", "{{.ImportPath}}"}, rest...), append([]string{"--"}, q.targets()...)...)...)
+		plain := exec.Command("go", append(q.listArgs([]string{"-f", "{{.ImportPath}}"}, rest, gcflags), append([]string{"--"}, q.targets()...)...)...)
 		plain.Dir, plain.Env = dir, cmd.Env
 		var perr bytes.Buffer
 		plain.Stderr = &perr

@@ -95,14 +95,30 @@ func TestKeepInlined(t *testing.T) {
 	}
 }
 
-// TestInlinedBrokenPackage asks about a package that does not compile.
+// TestInlinedBrokenPackage asks about a package that does not compile,
+// or whose tests do not: the error is the compiler's, without the report
+// it gave of the files that do.
 func TestInlinedBrokenPackage(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/broken\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "b.go"), []byte("package broken\n\nfunc F() int { return undefined }\n"), 0o644)
-	_, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/broken"}})
-	if err == nil || !strings.Contains(err.Error(), "undefined") || !strings.Contains(err.Error(), "do not build") {
-		t.Errorf("err = %v", err)
+	for _, c := range []struct {
+		name, file, src string
+		tests           bool
+	}{
+		{"package", "b.go", "package broken\n\nfunc F() int { return undefined }\n", false},
+		{"tests", "b_test.go", "package broken\n\nvar s string = F()\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/broken\n\ngo 1.22\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "f.go"), []byte("package broken\n\nfunc G() int { return 1 }\n\nfunc H() int { return G() }\n"), 0o644)
+			if c.tests {
+				os.WriteFile(filepath.Join(dir, "b.go"), []byte("package broken\n\nfunc F() int { return 2 }\n"), 0o644)
+			}
+			os.WriteFile(filepath.Join(dir, c.file), []byte(c.src), 0o644)
+			_, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/broken"}, Tests: c.tests})
+			if err == nil || !strings.Contains(err.Error(), c.file+":3:") || !strings.Contains(err.Error(), "do not build") || strings.Contains(err.Error(), "can inline") || strings.Contains(err.Error(), "inlining call") {
+				t.Errorf("err = %v", err)
+			}
+		})
 	}
 }
 

@@ -158,13 +158,14 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		return rtWaitErr
 	}
 	defer waitRuntime() // the go command is not left running
-	// Tests often import the OpenTelemetry SDK alone: its package is
-	// among the tests' dependencies, which go list gives with -test.
+	// Tests import packages the code tested does not: the main
+	// module's are traced too, and the OpenTelemetry SDK often comes
+	// that way alone. go list gives them with -test.
 	var testDeps []Package
 	testErr := make(chan error, 1)
 	go func() {
 		var err error
-		if b.Tests && !b.NoSpans {
+		if b.Tests {
 			testDeps, err = list(b.Dir, b.Env, append(append([]string(nil), flags...), "-test"), true, b.Patterns...)
 		}
 		testErr <- err
@@ -176,6 +177,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	pkgs = withTestDeps(pkgs, testDeps)
 	for _, p := range pkgs {
 		if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 && containsPattern(b.Patterns, p.ImportPath) {
 			return nil, st, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err)
@@ -438,6 +440,35 @@ func addCoverage(c *tracefile.Coverage, path string, res instrument.Result) {
 	for _, o := range res.Omitted {
 		c.Omitted = append(c.Omitted, tracefile.Omitted{Name: o.Name, File: filepath.Base(path), Line: o.Line, Why: string(o.Why), Detail: o.Detail})
 	}
+}
+
+// withTestDeps returns pkgs, a build's packages, with those only their
+// tests import, from testDeps (go list -deps -test of the same), each
+// once, by its own import path and as a dependency: the go command may
+// compile a variant of one for a test (listed as "p [q.test]"), from the
+// same files, which the overlay instruments alike. The tests' own
+// packages are left out: their files are the tested package's.
+func withTestDeps(pkgs, testDeps []Package) []Package {
+	have := map[string]bool{}
+	for _, p := range pkgs {
+		have[p.ImportPath] = true
+	}
+	for _, p := range testDeps {
+		path := basePath(p.ImportPath)
+		test := strings.HasSuffix(p.Name, "_test") || p.Name == "main" && strings.HasSuffix(path, ".test")
+		if have[path] || test {
+			continue
+		}
+		have[path] = true
+		p.ImportPath, p.DepOnly = path, true
+		deps := make([]string, len(p.Deps))
+		for i, d := range p.Deps {
+			deps[i] = basePath(d)
+		}
+		p.Deps = deps
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
 }
 
 // appendCoverage appends the declaration registering c to the
