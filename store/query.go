@@ -503,7 +503,7 @@ func (s *Store) errors(ctx context.Context, ids []uint64) (map[uint64]tracefile.
 		if err := rows.Scan(&id, &e.Type, &e.Message); err != nil {
 			return nil, err
 		}
-		e.Type, e.Message = tracefile.Printable(e.Type), tracefile.Printable(e.Message)
+		e.Type = tracefile.Printable(e.Type) // the message as a trace keeps it (see tracefile.Error)
 		out[id] = e
 	}
 	return out, rows.Err()

@@ -3,6 +3,7 @@ package tracefile_test
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,46 @@ func TestScanEventsHeld(t *testing.T) {
 	}
 	if h := got[2]; h.Kind != tracefile.HeldEvent || h.From != 15 || h.Ticks != 30 || h.G != 1 || got[3].Kind != tracefile.ExitEvent || got[3].Ticks != 40 {
 		t.Errorf("ScanEvents: %+v", got)
+	}
+}
+
+// TestErrorMessages: an error's message comes back as the program wrote
+// it, and is shown quoted once: a newline and a backslash followed by n
+// stay two different messages. Its type, which is a name, is made
+// printable.
+func TestErrorMessages(t *testing.T) {
+	msgs := []string{"line1\nline2", `line1\nline2`, "tab\there", "esc\x1b[0m nul\x00", "bad \xff utf-8"}
+	var buf bytes.Buffer
+	e, err := tracewrite.NewEncoder(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock(0, 0)
+	var errs []tracefile.Error
+	for _, m := range msgs {
+		errs = append(errs, tracefile.Error{Type: "*main.E\x1b", Message: m})
+	}
+	e.Errors(1, errs)
+	e.End("main returned", time.Unix(0, 0))
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tracefile.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := (tracefile.Event{}); r.Read(&ev) == nil; {
+	}
+	shown := map[string]bool{}
+	for i, m := range msgs {
+		got := r.Error(uint32(i + 1))
+		if got.Message != m || got.Type != `*main.E\x1b` {
+			t.Errorf("error %d: %+q, want message %q and type made printable", i+1, got, m)
+		}
+		s := got.String()
+		if want := `*main.E\x1b ` + strconv.Quote(m); s != want || shown[s] {
+			t.Errorf("error %d shown as %s, want %s, once", i+1, s, want)
+		}
+		shown[s] = true
 	}
 }

@@ -265,7 +265,11 @@ func (d *dec) varint() int64 {
 	return v
 }
 
-func (d *dec) string() string {
+func (d *dec) string() string { return Printable(d.raw()) }
+
+// raw decodes a string as it was written: an error's message, which is
+// shown quoted wherever it is shown.
+func (d *dec) raw() string {
 	n := d.uvarint()
 	if d.err != nil {
 		return ""
@@ -274,7 +278,7 @@ func (d *dec) string() string {
 		d.err = fmt.Errorf("%w: string runs past its chunk", ErrCorrupt)
 		return ""
 	}
-	s := Printable(string(d.p[:n]))
+	s := string(d.p[:n])
 	d.p = d.p[n:]
 	return s
 }
@@ -283,7 +287,10 @@ func (d *dec) string() string {
 // for something else written as Go escapes: control characters (\x1b,
 // NUL, newlines) and bytes that are not UTF-8. Go's names never hold
 // them; a crafted trace, or a store anyone can push to, may. Every name,
-// file, error and metadata value a Reader gives has been through it.
+// file, error type and metadata value a Reader gives has been through
+// it. An error's message has not: a program's messages hold newlines and
+// tabs, which Error.String and a JSON encoding quote, and which escaped
+// here and quoted again would read as backslashes.
 func Printable(s string) string {
 	clean := true
 	for _, r := range s {
@@ -480,7 +487,7 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 			return fmt.Errorf("%w: error table out of order", ErrCorrupt)
 		}
 		for i := uint64(0); i < n && d.err == nil; i++ {
-			rd.errs = append(rd.errs, Error{Type: d.string(), Message: d.string()})
+			rd.errs = append(rd.errs, Error{Type: d.string(), Message: d.raw()})
 		}
 		return d.finish("error table")
 	case wire.ChunkClock:

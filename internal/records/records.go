@@ -108,7 +108,10 @@ const SpanLabel = "calltrail.span"
 
 // An Error is an entry of the error table: an error some call returned,
 // by its dynamic type ("*fs.PathError") and its message, which the runtime
-// truncates (see the runtime's documentation).
+// truncates (see the runtime's documentation). The message is as the
+// error's Error method gave it, newlines, control characters and all:
+// shown, it is quoted (String, Append, or a JSON encoding), never
+// written raw.
 type Error struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
