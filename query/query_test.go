@@ -205,6 +205,37 @@ func TestLookup(t *testing.T) {
 	if ids, err := method.Lookup("main.(*parser).value$"); err != nil || len(ids) != 1 || method.Profile.Name(ids[0]) != "main.(*parser).value" {
 		t.Errorf("a full name ending in $: %v, %v", ids, err)
 	}
+	// Without the start of its import path, as go doc names it, when
+	// only one function has that name: vm.(*VM).Run is no valid
+	// regular expression.
+	short := script(t, `
+1 +example.com/expr/vm.(*VM).Run 0
+1 +example.com/expr/vm.(*VM).pop 1
+1 - 2
+1 +example.com/expr/other.(*VM).pop 3
+1 - 4
+1 - 5
+`)
+	for query, want := range map[string]string{
+		"vm.(*VM).Run":           "example.com/expr/vm.(*VM).Run",
+		"(*VM).Run":              "example.com/expr/vm.(*VM).Run",
+		"expr/vm.(*VM).pop":      "example.com/expr/vm.(*VM).pop",
+		"other.(*VM).pop":        "example.com/expr/other.(*VM).pop",
+		"(*VM).pop":              "", // two functions
+		"m.(*VM).Run":            "", // not at a dot or slash
+		"example.com/expr/vm.(*": "",
+	} {
+		ids, err := short.Lookup(query)
+		if want == "" {
+			if err == nil {
+				t.Errorf("%s: %v, want none", query, ids)
+			}
+			continue
+		}
+		if err != nil || len(ids) != 1 || short.Profile.Name(ids[0]) != want {
+			t.Errorf("%s: %v, %v; want %s", query, ids, err, want)
+		}
+	}
 	_, err := tr.Lookup("main.parsevalu")
 	nf, ok := err.(*NotFoundError)
 	if !ok || len(nf.Near) == 0 || nf.Near[0] != "main.parseValue" {

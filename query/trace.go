@@ -195,9 +195,30 @@ func (t *Trace) Lookup(query string) ([]uint32, error) {
 		}
 	}
 	if len(ids) == 0 {
+		if id, ok := t.shortName(Unanchored(query)); ok {
+			return []uint32{id}, nil
+		}
 		return nil, t.notFound(query)
 	}
 	return ids, nil
+}
+
+// shortName returns the one traced function that name names without the
+// start of its import path, as go doc names functions: vm.(*VM).Run or
+// (*VM).Run for example.com/expr/vm.(*VM).Run, which as regular
+// expressions are not valid, and a generic function without its "[...]".
+// ok is false when none or several have that name.
+func (t *Trace) shortName(name string) (id uint32, ok bool) {
+	for i := 1; i < len(t.names); i++ {
+		full := strings.TrimSuffix(t.names[i], "[...]")
+		if (full == name || strings.HasSuffix(full, "."+name) || strings.HasSuffix(full, "/"+name)) && t.traced(uint32(i)) {
+			if ok {
+				return 0, false
+			}
+			id, ok = uint32(i), true
+		}
+	}
+	return id, ok
 }
 
 // Near returns up to n names of the trace's functions closest to query,
