@@ -486,6 +486,7 @@ type goroutine struct {
 	// beside stack.
 	chains []chainFrame
 	shown  int32 // open calls the filter shows
+	latest int64 // the time of its latest enter or exit read
 }
 
 // inside reports whether g has an open call of fn: whether a new chain
@@ -612,15 +613,17 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				continue
 			}
 			stack = nil
+			var pending *spawn.Pending[*Node]
 			if parent := gs.Get(info.Parent); parent != nil && *parent != nil {
-				stack = *parent
+				stack, pending = *parent, &(*parent).pending
 			}
-			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, stack)
+			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, stack, pending)
 		case tracefile.EnterEvent:
 			if !f.Goroutine(ev.G) {
 				continue
 			}
 			g := get(ev.G, true)
+			g.latest = ev.Time
 			shown := true
 			if tracks {
 				shown, _ = g.tracker.Enter(ev.Func, p.Name)
@@ -665,6 +668,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if g == nil || len(g.stack) == 0 {
 				continue
 			}
+			g.latest = ev.Time
 			if !g.pending.Empty() {
 				links.Exit(&g.pending, ev.Time, g)
 			}
@@ -900,8 +904,10 @@ func (s *Shares) place(i int) {
 // shareHash spreads goroutine ids, which are dense, over the index.
 func shareHash(g uint64) uint64 { return g * 0x9e3779b97f4a7c15 >> 32 }
 
-// Len and At make a goroutine's open calls a spawn.Stack.
+// Len, At and Latest make a goroutine's open calls a spawn.Stack.
 func (g *goroutine) Len() int { return len(g.stack) }
+
+func (g *goroutine) Latest() int64 { return g.latest }
 
 func (g *goroutine) At(i int) (uint32, *Node) {
 	n := g.stack[i].node

@@ -85,6 +85,7 @@ type frame struct {
 type stack struct {
 	frames  []frame
 	pending spawn.Pending[call] // goroutines it started, waiting for the call that did
+	latest  int64               // the time of its latest enter or exit read
 }
 
 // call is an open call of a goroutine, by its depth and start, with the
@@ -95,8 +96,10 @@ type call struct {
 	req   tracefile.SpanID
 }
 
-// Len and At make a goroutine's open calls a spawn.Stack.
+// Len, At and Latest make a goroutine's open calls a spawn.Stack.
 func (s *stack) Len() int { return len(s.frames) }
+
+func (s *stack) Latest() int64 { return s.latest }
 
 func (s *stack) At(i int) (uint32, call) {
 	return s.frames[i].fn, call{depth: i + 1, start: s.frames[i].start, req: s.frames[i].req}
@@ -140,10 +143,11 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 		case tracefile.GoroutineEvent:
 			info, _ := r.Goroutine(ev.G)
 			var ps spawn.Stack[call]
+			var pending *spawn.Pending[call]
 			if p := b.stacks[info.Parent]; p != nil && len(p.frames) > 0 {
-				ps = p
+				ps, pending = p, &p.pending
 			}
-			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, ps)
+			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, ps, pending)
 			continue
 		case tracefile.EnterEvent:
 			sel.Enter(ev.G, ev.Func, ev.Time)
@@ -153,6 +157,7 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 			}
 			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, call{depth: len(st.frames) + 1, start: ev.Time, req: ev.Span}, st)
 			st.frames = append(st.frames, frame{fn: ev.Func, start: ev.Time, req: ev.Span})
+			st.latest = ev.Time
 			continue
 		case tracefile.SpanStartEvent, tracefile.SpanEndEvent:
 			b.inherit.Span(&ev)
@@ -166,6 +171,7 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 			continue
 		}
 		links.Exit(&st.pending, ev.Time, st)
+		st.latest = ev.Time
 		fr := st.frames[len(st.frames)-1]
 		st.frames = st.frames[:len(st.frames)-1]
 		b.seq++

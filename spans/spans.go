@@ -65,6 +65,7 @@ type chain = Origin
 type stack struct {
 	calls   []chainCall
 	pending spawn.Pending[chain]
+	latest  int64 // the time of its latest enter or exit read
 }
 
 type chainCall struct {
@@ -74,6 +75,7 @@ type chainCall struct {
 
 func (s *stack) Len() int                 { return len(s.calls) }
 func (s *stack) At(i int) (uint32, chain) { return s.calls[i].fn, s.calls[i].c }
+func (s *stack) Latest() int64            { return s.latest }
 
 // Read reads r to its end and returns the trace's spans and the span each
 // goroutine was started under. A trace without spans gives an empty
@@ -114,10 +116,11 @@ func Read(r *tracefile.Reader) (*Index, error) {
 		case tracefile.GoroutineEvent:
 			info, _ := r.Goroutine(ev.G)
 			var ps spawn.Stack[chain]
+			var pending *spawn.Pending[chain]
 			if p := stacks[info.Parent]; p != nil && len(p.calls) > 0 {
-				ps = p
+				ps, pending = p, &p.pending
 			}
-			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, ps)
+			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, ps, pending)
 		case tracefile.EnterEvent:
 			if st == nil {
 				st = &stack{}
@@ -126,12 +129,14 @@ func Read(r *tracefile.Reader) (*Index, error) {
 			c := chain{Span: ev.Span, Start: ev.Time}
 			links.Enter(ev.G, &st.pending, ev.Func, ev.Time, c, st)
 			st.calls = append(st.calls, chainCall{ev.Func, c})
+			st.latest = ev.Time
 		case tracefile.ExitEvent:
 			if st == nil || len(st.calls) == 0 {
 				continue
 			}
 			links.Exit(&st.pending, ev.Time, st)
 			st.calls = st.calls[:len(st.calls)-1]
+			st.latest = ev.Time
 			if len(st.calls) == 0 {
 				links.Idle(ev.G, &st.pending)
 				delete(stacks, ev.G)

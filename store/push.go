@@ -258,6 +258,7 @@ type gstate struct {
 	calls    callStack
 	requests map[string]*callStack // by trace id, while it has open calls
 	pending  spawn.Pending[chains]
+	latest   int64 // the time of its latest enter or exit read
 }
 
 // callStack is a goroutine's open calls, or those of one request of it.
@@ -273,8 +274,11 @@ func newCallStack() *callStack {
 	return &callStack{open: map[uint64]int32{}, inNode: map[int32]int32{}}
 }
 
-// Len and At make a goroutine's open calls a spawn.Stack of chain ids.
+// Len, At and Latest make a goroutine's open calls a spawn.Stack of
+// chain ids.
 func (g *gstate) Len() int { return len(g.calls.frames) }
+
+func (g *gstate) Latest() int64 { return g.latest }
 
 func (g *gstate) At(i int) (uint32, chains) {
 	f := &g.calls.frames[i]
@@ -401,6 +405,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			// this one.
 			p.links.Enter(ev.G, &g.pending, ev.Func, ev.Time, chains{n.id, rn.idOf()}, g)
 			g.calls.push(fn, ev.Func, chain, n, rn.idOf(), p.start+ev.Time)
+			g.latest = ev.Time
 			if rs != nil {
 				rs.push(fn, ev.Func, rchain, rn, 0, p.start+ev.Time)
 			}
@@ -413,6 +418,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 				continue
 			}
 			p.links.Exit(&g.pending, ev.Time, g)
+			g.latest = ev.Time
 			var errID uint64
 			if ev.Err != 0 {
 				errID = p.err(ev.Err)
@@ -575,10 +581,11 @@ func (p *pusher) goroutine(g uint64, at int64) error {
 		return nil
 	}
 	var stack spawn.Stack[chains]
+	var pending *spawn.Pending[chains]
 	if pg := p.gs[info.Parent]; pg != nil {
-		stack = pg
+		stack, pending = pg, &pg.pending
 	}
-	p.links.Started(g, info.Parent, info.CreatorFunc, at, stack)
+	p.links.Started(g, info.Parent, info.CreatorFunc, at, stack, pending)
 	return p.sendGoroutines(false)
 }
 

@@ -7,6 +7,8 @@ type Stack[C any] interface {
 	// At returns the function and the chain of the i-th open call, 0
 	// the outermost.
 	At(i int) (fn uint32, chain C)
+	// Latest is the time of the goroutine's latest event read.
+	Latest() int64
 }
 
 // A Link ties a goroutine to the chain of its parent that started it.
@@ -26,6 +28,12 @@ type Link[C any] struct {
 	// whether that call was still open then, or a later call of the
 	// creator started the child.
 	tentative bool
+	// early marks a From found in the parent's stack as read when the
+	// child's record was, which was before the child began: the
+	// parent's events until then are still to come (they were written
+	// later), and its next event after the child began says which
+	// calls were open, none perhaps.
+	early bool
 }
 
 // A Linker follows a trace's goroutines and calls the function given to
@@ -70,8 +78,12 @@ func New[C any](max int, linked func(*Link[C])) *Linker[C] {
 
 // Started tells of goroutine g's record, written at time at: started by
 // parent from function creator. parent's stack is its open calls now,
-// nil if it has none.
-func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack Stack[C]) {
+// nil if it has none, and p the children waiting for them. A stack whose
+// latest event came before at may show calls that had ended when the
+// child began, their exits not read yet (a deep recursion's, written
+// after the child's record): the parent's next event after at settles
+// which chain it was.
+func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack Stack[C], p *Pending[C]) {
 	if len(l.links) >= l.max {
 		l.Flush()
 	}
@@ -82,6 +94,10 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 	}
 	if stack != nil && stack.Len() > 0 {
 		k.From, k.HasFrom = chainOf(stack, creator)
+		if stack.Latest() < at && p != nil {
+			k.tentative, k.early = true, true
+			p.links = append(p.links, k)
+		}
 		return
 	}
 	l.waiting[parent] = append(l.waiting[parent], k)
@@ -128,6 +144,14 @@ func (l *Linker[C]) Exit(p *Pending[C], at int64, stack Stack[C]) {
 // Idle tells that g has no open call left: the children p waiting for
 // its calls wait for its next.
 func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
+	for _, k := range p.links {
+		if k.early {
+			// The calls open when the child's record was read ended
+			// before it began: they did not start it.
+			var none C
+			k.From, k.HasFrom, k.tentative, k.early = none, false, false, false
+		}
+	}
 	if len(p.links) > 0 {
 		l.waiting[g] = append(l.waiting[g], p.links...)
 	}
@@ -161,9 +185,9 @@ func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
 		switch {
 		case stack.Len() > 0:
 			k.From, k.HasFrom = chainOf(stack, k.Creator)
-			k.tentative = false
+			k.tentative, k.early = false, false
 			l.done(k)
-		case k.tentative:
+		case k.tentative && !k.early:
 			// The call of the creator it was tied to is the last
 			// open before it began.
 			k.tentative = false
@@ -171,6 +195,8 @@ func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
 		default:
 			// No call of the parent's was open when the child began:
 			// none of them started it.
+			var none C
+			k.From, k.HasFrom, k.tentative, k.early = none, false, false, false
 			k.orphan = true
 			l.done(k)
 		}

@@ -13,9 +13,12 @@ type stack struct {
 	fns     []uint32
 	starts  []int64
 	pending Pending[string]
+	latest  int64
 }
 
 func (s *stack) Len() int { return len(s.fns) }
+
+func (s *stack) Latest() int64 { return s.latest }
 
 func (s *stack) At(i int) (uint32, string) { return s.fns[i], name(s.fns[i], s.starts[i]) }
 
@@ -59,20 +62,23 @@ func run(t *testing.T, max int, script string) []string {
 			fmt.Sscan(line, &g, &verb, &a, &b)
 			l.Enter(g, &st.pending, uint32(a), int64(b), name(uint32(a), int64(b)), st)
 			st.fns, st.starts = append(st.fns, uint32(a)), append(st.starts, int64(b))
+			st.latest = int64(b)
 		case "exit":
 			fmt.Sscan(line, &g, &verb, &b)
 			l.Exit(&st.pending, int64(b), st)
 			st.fns, st.starts = st.fns[:len(st.fns)-1], st.starts[:len(st.starts)-1]
+			st.latest = int64(b)
 			if len(st.fns) == 0 {
 				l.Idle(g, &st.pending)
 			}
 		case "start":
 			fmt.Sscan(line, &g, &verb, &a, &b, &c)
 			var ps Stack[string]
+			var pending *Pending[string]
 			if p := gs[a]; p != nil && p.Len() > 0 {
-				ps = p
+				ps, pending = p, &p.pending
 			}
-			l.Started(g, a, uint32(b), int64(c), ps)
+			l.Started(g, a, uint32(b), int64(c), ps, pending)
 		default:
 			t.Fatalf("%q: unknown event", line)
 		}
@@ -190,6 +196,48 @@ func TestLinker(t *testing.T) {
 1 enter 5 30
 1 exit 31`,
 		want: []string{"2<-f2@10 root f9@26"},
+	}, {
+		// The child's record is read while the parent, as read so far,
+		// is deep in a recursion that had returned when the child
+		// began (its exits were written after the record): the
+		// parent's next event after the child began says what was
+		// open, not the stack as read.
+		name: "a stack read before the parent's exits",
+		script: `
+1 enter 1 10
+1 enter 2 11
+1 enter 2 12
+2 start 1 7 20
+2 enter 9 21
+1 exit 13
+1 exit 14
+1 enter 3 25
+1 exit 26`,
+		want: []string{"2<-f1@10 root f9@21"},
+	}, {
+		// The same, with no call of the parent's open when the child
+		// began: none started it.
+		name: "a stack read before the parent's last exit",
+		script: `
+1 enter 1 10
+1 enter 2 11
+2 start 1 7 20
+2 enter 9 21
+1 exit 13
+1 exit 14`,
+		want: []string{"2<-? root f9@21"},
+	}, {
+		// And with the parent's next call after it went idle begun
+		// before the child: that call started it.
+		name: "a stack read before the parent's exits and next call",
+		script: `
+1 enter 1 10
+2 start 1 7 20
+2 enter 9 21
+1 exit 13
+1 enter 4 15
+1 exit 30`,
+		want: []string{"2<-f4@15 root f9@21"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
