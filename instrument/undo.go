@@ -309,6 +309,19 @@ func cutLines(fset *token.FileSet, src []byte, nodes []ast.Node) []byte {
 		if to < len(src) && src[to] == ';' {
 			to++
 		}
+		// So does the space before it on its line, after a brace (a
+		// guard as File wrote it) or a semicolon, which goes too (the
+		// import after the package clause).
+		f := from
+		for f > 0 && (src[f-1] == ' ' || src[f-1] == '\t') {
+			f--
+		}
+		switch {
+		case f > 0 && src[f-1] == '{':
+			from = f
+		case f > 0 && src[f-1] == ';':
+			from = f - 1
+		}
 		lineStart := bytes.LastIndexByte(src[:from], '\n') + 1
 		end := bytes.IndexByte(src[to:], '\n')
 		if end < 0 {

@@ -27,6 +27,9 @@ func main() {
 }
 `
 
+// appended is a function a user adds to an instrumented file.
+const appended = "\nfunc added() int { return 1 }\n"
+
 // TestUndoAfterFormatting instruments a file, reformats it as tools do,
 // and undoes: the guards, the import and the table are found and taken
 // out wherever the formatter put them. What is left is the original but
@@ -60,6 +63,9 @@ func TestUndoAfterFormatting(t *testing.T) {
 		"edited": func(b []byte) []byte {
 			return gofmt(bytes.Replace(b, []byte(`fmt.Println(f("x"), os.Args)`), []byte(`fmt.Println(f("xy"), os.Args)`), 1))
 		},
+		// A function added at the end, after the table, unformatted:
+		// the rest is as File wrote it, and comes back byte for byte.
+		"appended": func(b []byte) []byte { return append(b, appended...) },
 	} {
 		instrumented := reformat(res.Src)
 		if name != "as written" && bytes.Equal(instrumented, res.Src) {
@@ -74,7 +80,10 @@ func TestUndoAfterFormatting(t *testing.T) {
 		if name == "edited" {
 			want = strings.Replace(want, `f("x")`, `f("xy")`, 1)
 		}
-		if name == "as written" && string(got) != want {
+		if name == "appended" {
+			want += appended
+		}
+		if (name == "as written" || name == "appended") && string(got) != want {
 			t.Errorf("%s: undo gave\n%s\nwant\n%s", name, got, want)
 		}
 		if !SameSource(got, []byte(want)) {
