@@ -161,14 +161,15 @@ func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if mostlySyscalls(f, c) {
 		return nil
 	}
-	share := float64(c.Ns) / float64(p.TotalCPU)
+	ns := selfBound(f, c.Ns)
+	share := float64(ns) / float64(p.TotalCPU)
 	if share < minShare {
 		return nil
 	}
 	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %d calls of %s, %s each)",
-		f.Name, 100*share, c.On, d(c.Ns), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))))
+		f.Name, 100*share, c.On, d(ns), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))))
 	a := advice(c.On)
-	score := float64(c.Ns) / float64(wall)
+	score := float64(ns) / float64(wall)
 	if a == noAdvice {
 		// A library function that is merely busy ranks below one known
 		// to be costly for what it does, with time to match.
@@ -278,8 +279,14 @@ func ownCPU(f *analysis.Func) int64 {
 	for _, c := range f.Callees {
 		own -= c.Ns
 	}
-	return max(own, 0)
+	return selfBound(f, max(own, 0))
 }
+
+// selfBound bounds ns, CPU time the profile saw in f's own code or in the
+// untraced functions it called, by f's own time as the trace measured it,
+// which holds both: samples come every ten milliseconds, and on a short
+// run two of them can claim 20ms of a function that ran for 5ms.
+func selfBound(f *analysis.Func, ns int64) int64 { return min(ns, f.Self) }
 
 func self(p *analysis.Profile, wall int64) []Finding {
 	if len(p.Funcs) < 2 {

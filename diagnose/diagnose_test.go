@@ -30,8 +30,8 @@ func TestFindings(t *testing.T) {
 			name: "a lock",
 			p: func() *analysis.Profile {
 				p := profile(
-					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 10e9, Sum: 10e9, Waits: []analysis.Wait{{On: "sync.(*Mutex).Lock", Ns: 8e9}}, CPU: 2e9, SelfCPU: 1e8},
-					&analysis.Func{Name: "main.getInfo", Calls: 1000, Total: 2e9, Sum: 2e9, Held: 8e9, CPU: 2e9, SelfCPU: 19e8},
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 10e9, Sum: 10e9, Self: 8e9, Waits: []analysis.Wait{{On: "sync.(*Mutex).Lock", Ns: 8e9}}, CPU: 2e9, SelfCPU: 1e8},
+					&analysis.Func{Name: "main.getInfo", Calls: 1000, Total: 2e9, Sum: 2e9, Self: 2e9, Held: 8e9, CPU: 2e9, SelfCPU: 19e8},
 					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9, Waits: []analysis.Wait{{On: "sync.(*WaitGroup).Wait", Ns: 10e9}}},
 				)
 				p.Work, p.TotalCPU = []int64{10e9}, 2e9
@@ -44,8 +44,8 @@ func TestFindings(t *testing.T) {
 			name: "an error per call",
 			p: func() *analysis.Profile {
 				p := profile(
-					&analysis.Func{Name: "main.clone", Calls: 1e6, Total: 4e9, Sum: 4e9, CPU: 4e9, SelfCPU: 4e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 3e9}}},
-					&analysis.Func{Name: "main.main", Calls: 1, Total: 5e9, Sum: 5e9, CPU: 5e9, SelfCPU: 1e9},
+					&analysis.Func{Name: "main.clone", Calls: 1e6, Total: 4e9, Sum: 4e9, Self: 4e9, CPU: 4e9, SelfCPU: 4e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 3e9}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 5e9, Sum: 5e9, Self: 1e9, CPU: 5e9, SelfCPU: 1e9},
 				)
 				p.Work, p.TotalCPU = []int64{5e9}, 5e9
 				return p
@@ -153,7 +153,7 @@ func TestFindings(t *testing.T) {
 			p: func() *analysis.Profile {
 				p := profile(
 					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9, Waits: []analysis.Wait{{On: "channel receive", Ns: 98e8}}},
-					&analysis.Func{Name: "main.serve", Calls: 1e5, Total: 2e9, Sum: 2e9, CPU: 2e9, SelfCPU: 2e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 1e9}}},
+					&analysis.Func{Name: "main.serve", Calls: 1e5, Total: 2e9, Sum: 2e9, Self: 2e9, CPU: 2e9, SelfCPU: 2e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 1e9}}},
 				)
 				p.Work, p.TotalCPU = []int64{10e9, 2e9}, 2e9
 				return p
@@ -180,8 +180,8 @@ func TestFindings(t *testing.T) {
 			name: "calls dropped",
 			p: func() *analysis.Profile {
 				p := profile(
-					&analysis.Func{Name: "main.clone", Calls: 1e6, Total: 4e9, Sum: 4e9, CPU: 4e9, SelfCPU: 4e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 3e9}}},
-					&analysis.Func{Name: "main.main", Calls: 1, Total: 5e9, Sum: 5e9, CPU: 5e9, SelfCPU: 1e9},
+					&analysis.Func{Name: "main.clone", Calls: 1e6, Total: 4e9, Sum: 4e9, Self: 4e9, CPU: 4e9, SelfCPU: 4e9, Callees: []analysis.Wait{{On: "fmt.Errorf", Ns: 3e9}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 5e9, Sum: 5e9, Self: 1e9, CPU: 5e9, SelfCPU: 1e9},
 				)
 				p.Work, p.TotalCPU = []int64{5e9}, 5e9
 				p.Stats.DroppedCalls = 3e6 - 1
@@ -189,6 +189,24 @@ func TestFindings(t *testing.T) {
 			}(),
 			kinds: "lost callee self",
 			first: "2999999 of the program's 4000000 calls (75%) were dropped while recording",
+		},
+		{
+			// A short run: two samples in a function that ran for 5ms
+			// claim 20ms of CPU, one in a callee of a function that ran
+			// for 3ms 10ms. The trace's own times bound them, and the
+			// function named is the one that ran.
+			name: "samples beyond the trace's times",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.parseKey", Calls: 88001, Total: 32e6, Sum: 32e6, Self: 5e6, CPU: 20e6, SelfCPU: 20e6},
+					&analysis.Func{Name: "main.encode", Calls: 80000, Total: 27e6, Sum: 27e6, Self: 3e6, CPU: 10e6, SelfCPU: 10e6, Callees: []analysis.Wait{{On: "strconv.AppendInt", Ns: 10e6}}},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 100e6, Sum: 100e6, Self: 70e6, CPU: 90e6, SelfCPU: 15e6},
+				)
+				p.Work, p.TotalCPU = []int64{100e6}, 90e6
+				return p
+			}(),
+			kinds: "self",
+			first: "main.main takes 17% of the CPU time in its own code",
 		},
 		{
 			name: "nothing to say",
