@@ -1,5 +1,7 @@
 package spawn
 
+import "slices"
+
 // A Stack is a goroutine's open calls, as the Linker's user keeps them.
 type Stack[C any] interface {
 	// Len is how many calls are open.
@@ -96,11 +98,37 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 		k.From, k.HasFrom = chainOf(stack, creator)
 		if stack.Latest() < at && p != nil {
 			k.tentative, k.early = true, true
+			if len(p.links) >= maxEarly {
+				l.guess(p)
+			}
 			p.links = append(p.links, k)
 		}
 		return
 	}
 	l.waiting[parent] = append(l.waiting[parent], k)
+}
+
+// maxEarly is how many children read early (see Started) a parent holds
+// waiting for its next event. A parent in one long call that starts
+// goroutine after goroutine reads as early for each, though its stack is
+// not behind: past maxEarly, they take the chain its stack showed, and go.
+const maxEarly = 1024
+
+// guess gives the children read early that p holds the chains the
+// parent's stack showed when they were read, and drops from p those
+// linked or flushed already.
+func (l *Linker[C]) guess(p *Pending[C]) {
+	p.links = slices.DeleteFunc(p.links, func(k *Link[C]) bool {
+		if l.links[k.G] != k {
+			return true
+		}
+		if !k.early {
+			return false
+		}
+		k.tentative, k.early = false, false
+		l.done(k)
+		return true
+	})
 }
 
 // Enter tells of a call of fn by g at time at, whose chain is chain;

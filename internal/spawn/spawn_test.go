@@ -263,3 +263,31 @@ func TestBounded(t *testing.T) {
 		t.Errorf("links\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestLinkerBounded: a parent in one long call starts goroutine after
+// goroutine, each read before the parent's next event: no more than
+// maxEarly children wait on it, and each is tied to that call.
+func TestLinkerBounded(t *testing.T) {
+	const max, children = 1 << 12, 5 * maxEarly
+	var from []string
+	l := New(max, func(k *Link[string]) { from = append(from, k.From) })
+	parent := &stack{fns: []uint32{1}, starts: []int64{10}, latest: 10}
+	for g := uint64(2); g < 2+children; g++ {
+		l.Started(g, 1, 7, int64(10+g), parent, &parent.pending)
+		child := &stack{}
+		l.Enter(g, &child.pending, 9, int64(11+g), name(9, int64(11+g)), child)
+		if n := len(parent.pending.links); n > maxEarly {
+			t.Fatalf("after %d children, %d wait on the parent", g-1, n)
+		}
+	}
+	l.Exit(&parent.pending, 5000, parent)
+	l.Flush()
+	if len(from) != children {
+		t.Fatalf("%d links, want %d", len(from), children)
+	}
+	for i, f := range from {
+		if f != "f1@10" {
+			t.Fatalf("link %d from %q, want f1@10", i, f)
+		}
+	}
+}
