@@ -282,6 +282,11 @@ func TestBuildErrors(t *testing.T) {
 	if code, _, stderr := runCmd("build", "./nosuchpkg"); code != 1 || !strings.Contains(stderr, "nosuchpkg") {
 		t.Errorf("missing package: exit %d, %q", code, stderr)
 	}
+	// A package no module provides: the go command's own words, not
+	// the module proxy's answer to the lookup calltrail's -mod=mod makes.
+	if code, _, stderr := runCmd("build", "example.com/nosuchmodule/pkg"); code != 1 || !strings.Contains(stderr, "no required module provides package example.com/nosuchmodule/pkg") {
+		t.Errorf("a package of no module: exit %d, %q", code, stderr)
+	}
 }
 
 // writeFiles writes files (path: content) under dir.

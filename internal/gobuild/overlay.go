@@ -180,7 +180,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	pkgs = withTestDeps(pkgs, testDeps)
 	for _, p := range pkgs {
 		if p.Error != nil && len(p.GoFiles)+len(p.CgoFiles) == 0 && containsPattern(b.Patterns, p.ImportPath) {
-			return nil, st, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err)
+			return nil, st, fmt.Errorf("%s: %s", p.ImportPath, b.userError(user, p))
 		}
 	}
 	chosen := map[string]bool{}
@@ -440,6 +440,19 @@ func addCoverage(c *tracefile.Coverage, path string, res instrument.Result) {
 	for _, o := range res.Omitted {
 		c.Omitted = append(c.Omitted, tracefile.Omitted{Name: o.Name, File: filepath.Base(path), Line: o.Line, Why: string(o.Why), Detail: o.Detail})
 	}
+}
+
+// userError is why package p, named on the command line, cannot be
+// built, as the go command tells the user without calltrail's flags: a
+// package no module provides is looked for in the module proxy under
+// calltrail's -mod=mod, and the proxy's answer would say less than the
+// go command's own (no required module provides package ...).
+func (b *Build) userError(user []goFlag, p Package) string {
+	own, err := list(b.Dir, nil, flagArgs(selecting(user)), false, p.ImportPath)
+	if err == nil && len(own) == 1 && own[0].Error != nil {
+		return own[0].Error.Err
+	}
+	return p.Error.Err
 }
 
 // withTestDeps returns pkgs, a build's packages, with those only their
