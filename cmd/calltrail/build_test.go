@@ -249,7 +249,8 @@ func TestTestImports(t *testing.T) {
 	for name, src := range map[string]string{
 		"go.mod":      "module example.com/m\n\ngo 1.22\n",
 		"a/a.go":      "package a\n\nfunc A() int { return 1 }\n",
-		"b/b.go":      "package b\n\nfunc B() int { return 2 }\n",
+		"b/b.go":      "package b\n\nfunc B() int { return 2 }\n\nfunc Unused() int { return 0 }\n",
+		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) { B() }\n",
 		"c/c.go":      "package c\n\nimport \"example.com/m/a\"\n\nfunc C() int { return a.A() + 3 }\n",
 		"a/a_test.go": "package a_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/b\"\n\t\"example.com/m/c\"\n)\n\nfunc TestBC(t *testing.T) {\n\tif b.B()+c.C() != 6 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n",
 	} {
@@ -270,6 +271,14 @@ func TestTestImports(t *testing.T) {
 			if code, stdout, stderr := runCmd("chains", fn, trace); code != 0 || !strings.Contains(stdout, "TestBC") {
 				t.Errorf("chains %s %s: exit %d\n%s%s", fn, trace, code, stdout, stderr)
 			}
+		}
+		// b has tests of its own, not compiled into a's: what was
+		// traced of b is registered by b.go all the same.
+		if code, _, stderr := runCmd("chains", "example.com/m/b.Unused", trace); code == 0 || !strings.Contains(stderr, "traced, but was not called") {
+			t.Errorf("chains b.Unused %s: exit %d, %s", trace, code, stderr)
+		}
+		if code, stdout, stderr := runCmd("replay", "-F", `b\.B$`, trace); code != 0 || !strings.Contains(stdout, "example.com/m/b.B") {
+			t.Errorf("replay -F b.B %s: exit %d\n%s%s", trace, code, stdout, stderr)
 		}
 	}
 }

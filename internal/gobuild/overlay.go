@@ -307,7 +307,12 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			files = append(append(files, p.TestGoFiles...), p.XTestGoFiles...)
 		}
 		cov := tracefile.Coverage{Package: p.ImportPath}
-		last := "" // the package's last instrumented copy
+		// The package's last instrumented copy, which registers its
+		// coverage: one the package always compiles, not a test's,
+		// when there is one. A test file is compiled only into the
+		// package's own tests, not into those of the packages that
+		// import it, whose traces would lack its coverage.
+		last, lastTest := "", ""
 		for _, name := range files {
 			o := opts
 			o.Package = p.ImportPath
@@ -360,7 +365,14 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			replace[src] = dst
 			st.Files++
 			st.Funcs += len(res.Funcs)
-			last = dst
+			if slices.Contains(p.TestGoFiles, name) || slices.Contains(p.XTestGoFiles, name) {
+				lastTest = dst
+			} else {
+				last = dst
+			}
+		}
+		if last == "" {
+			last = lastTest
 		}
 		if !p.DepOnly {
 			cov.Untraced = untracedDeps(p, untraced)
