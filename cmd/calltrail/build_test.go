@@ -638,7 +638,7 @@ func main() {
 
 // TestEndpointLinked checks which programs get the control endpoint: by
 // default those that import net/http already; --live links it into any,
-// --live=false into none. A program asked to serve on CALLTRAIL_HTTP
+// its main package traced or not, --live=false into none. A program asked to serve on CALLTRAIL_HTTP
 // without it says so, whether it runs for more than a second or ends
 // before.
 func TestEndpointLinked(t *testing.T) {
@@ -648,6 +648,9 @@ func TestEndpointLinked(t *testing.T) {
 		// Alive long enough for the runtime to look for the endpoint.
 		"plain/main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc main() {\n\ttime.Sleep(1500 * time.Millisecond)\n\tfmt.Println(\"done\")\n}\n",
 		"svc/main.go":   "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\nfunc main() { fmt.Println(http.StatusText(http.StatusOK)) }\n",
+		// --pkgs traces its library, not its main package.
+		"withlib/main.go": "package main\n\nimport \"example.com/app/lib\"\n\nfunc main() { lib.Nap() }\n",
+		"lib/lib.go":      "package lib\n\nimport \"time\"\n\nfunc Nap() { time.Sleep(1500 * time.Millisecond) }\n",
 	})
 	wd, _ := os.Getwd()
 	os.Chdir(dir)
@@ -669,6 +672,7 @@ func TestEndpointLinked(t *testing.T) {
 		{"./plain", []string{"--live"}, true},
 		{"./svc", nil, true},
 		{"./svc", []string{"--live=false"}, false},
+		{"./withlib", []string{"--live", "--pkgs", "example.com/app/lib"}, true},
 	} {
 		bin := filepath.Join(t.TempDir(), "app")
 		args := append(append([]string{"build", "-o", bin}, tt.args...), tt.pkg)

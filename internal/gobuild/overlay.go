@@ -390,7 +390,11 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			return nil, st, err
 		}
 		st.Packages++
-		if p.Name == "main" && p.ImportPath != "command-line-arguments" && b.Endpoint.links(p) {
+	}
+	// The control endpoint goes into each main package named on the
+	// command line, traced or not (--pkgs may leave it out).
+	for _, p := range pkgs {
+		if p.Name == "main" && !p.DepOnly && !p.Standard && p.ImportPath != "command-line-arguments" && !inCache(p.Dir) && b.Endpoint.links(p) {
 			if err := b.addImport(p.Dir, "main", "calltrail_live_generated.go", LivePath, replace); err != nil {
 				return nil, st, err
 			}
