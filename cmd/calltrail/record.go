@@ -88,10 +88,24 @@ func recordVerb() *verb {
 			if err := writeFile(output, data); err != nil {
 				return err
 			}
+			if w := shortWindow(r.Meta(), time.Duration(seconds*float64(time.Second))); w != "" {
+				fmt.Fprintf(sess.errOut, "calltrail: warning: %s\n", w)
+			}
 			fmt.Fprintf(sess.errOut, "calltrail: trace written to %s (%d bytes); next: calltrail chains FUNC %s, calltrail serve %s\n", output, len(data), output, output)
 			return nil
 		},
 	}
+}
+
+// shortWindow says, when a capture of asked holds less of it than a
+// tenth short, what it holds and why; "" when it holds it all, or for a
+// trace that is no capture.
+func shortWindow(m tracefile.Meta, asked time.Duration) string {
+	got := m.Window.End - m.Window.Start
+	if asked <= 0 || m.Window.End == 0 || got >= asked-asked/10 {
+		return ""
+	}
+	return fmt.Sprintf("the trace holds the last %v of the %v asked: the program's memory for its calls kept no more (CALLTRAIL_BUFFER, 32MiB by default; a larger one keeps more)", got.Round(time.Millisecond), asked)
 }
 
 // maxBody bounds what an endpoint may send; tests make it small.

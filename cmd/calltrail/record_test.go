@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/live"
+	"github.com/calltrail/calltrail/tracefile"
 )
 
 // service builds, with calltrail build, a program that calls main.D
@@ -300,5 +301,31 @@ func TestRecordEndless(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("record left %s behind", out)
+	}
+}
+
+// TestShortWindow: a capture that holds less of the time asked than a
+// tenth short says so; one that holds it, or a trace of no window, not.
+func TestShortWindow(t *testing.T) {
+	win := func(from, to time.Duration) tracefile.Meta {
+		var m tracefile.Meta
+		m.Window.Start, m.Window.End = from, to
+		return m
+	}
+	for _, c := range []struct {
+		m     tracefile.Meta
+		asked time.Duration
+		want  string
+	}{
+		{win(1920*time.Millisecond, 3*time.Second), 2 * time.Second, "the last 1.08s of the 2s asked"},
+		{win(time.Second, 2900*time.Millisecond), 2 * time.Second, ""},
+		{win(time.Second, 3*time.Second), 2 * time.Second, ""},
+		{tracefile.Meta{}, 2 * time.Second, ""},
+		{win(time.Second, 1100*time.Millisecond), 0, ""},
+	} {
+		got := shortWindow(c.m, c.asked)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("window %v-%v, asked %v: %q, want %q", c.m.Window.Start, c.m.Window.End, c.asked, got, c.want)
+		}
 	}
 }
