@@ -236,6 +236,13 @@ func TestLookup(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %s", query, ids, err, want)
 		}
 	}
+	// Func, which the web UI asks, takes them too.
+	if id, err := short.Func("vm.(*VM).Run"); err != nil || short.Profile.Name(id) != "example.com/expr/vm.(*VM).Run" {
+		t.Errorf("Func(vm.(*VM).Run): %v, %v", id, err)
+	}
+	if _, err := short.Func("(*VM).pop"); err == nil {
+		t.Errorf("Func((*VM).pop), two functions: no error")
+	}
 	_, err := tr.Lookup("main.parsevalu")
 	nf, ok := err.(*NotFoundError)
 	if !ok || len(nf.Near) == 0 || nf.Near[0] != "main.parseValue" {

@@ -136,10 +136,14 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no function %q in the trace; closest: %s", e.Query, strings.Join(e.Near, ", "))
 }
 
-// Func returns the id of the function named exactly name, or a
-// *NotFoundError.
+// Func returns the id of the function named exactly name, or without
+// the start of its import path when only one function has that name (see
+// Lookup), or a *NotFoundError.
 func (t *Trace) Func(name string) (uint32, error) {
 	if id, ok := t.byName[name]; ok {
+		return id, nil
+	}
+	if id, ok := t.shortName(name); ok {
 		return id, nil
 	}
 	return 0, t.notFound(name)

@@ -9,6 +9,15 @@ import (
 	"github.com/calltrail/calltrail/query"
 )
 
+// named is the function chains asked for fn found, by its full name,
+// when fn names one (a short name, a pattern matching one); else fn.
+func named(fn string, ends []string) string {
+	if len(ends) == 1 {
+		return ends[0]
+	}
+	return fn
+}
+
 func chainsVerb() *verb {
 	var (
 		ff      filterFlags
@@ -50,7 +59,8 @@ func chainsVerb() *verb {
 			if err != nil {
 				return err
 			}
-			if ends := query.Ends(chains); len(ends) > 1 {
+			ends := query.Ends(chains)
+			if len(ends) > 1 {
 				// A pattern: say what it matched, which the chains
 				// mix.
 				n, more := len(ends), ""
@@ -63,7 +73,7 @@ func chainsVerb() *verb {
 				return writeJSON(sess.out, struct {
 					Function string        `json:"function"`
 					Chains   []query.Chain `json:"chains"`
-				}{fn, chains})
+				}{named(fn, ends), chains})
 			}
 			messages := 3
 			if failed {

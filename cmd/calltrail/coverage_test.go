@@ -119,6 +119,10 @@ func TestEveryFunctionByDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("chains main.D: exit %d\n%s", code, stderr)
 	}
+	// A pattern that names one function: the JSON names it in full.
+	if code, out, stderr := runCmd("chains", "--json", `in\.D$`); code != 0 || !strings.Contains(out, `"function": "main.D"`) {
+		t.Errorf("chains --json 'in\\.D$': exit %d\n%s%s", code, out, stderr)
+	}
 	paths := chainPaths(t, stdout)
 	want := []string{
 		"main.main -> main.A1 -> main.B1 -> main.C1 -> main.D: 1 calls",
