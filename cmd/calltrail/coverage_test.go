@@ -342,12 +342,24 @@ func main() {
 		}
 	}
 	// A pattern that takes in packages the runtime uses traces the
-	// others, and names those it leaves out.
-	code, _, stderr = runCmd("run", "--pkgs", "encoding/...", ".")
-	if code != 1 || !strings.Contains(stderr, "packages of the standard library left untraced, which calltrail's runtime uses or cannot trace: encoding/binary") {
+	// others, and names those it leaves out; the program's own package,
+	// not traced, links the runtime all the same.
+	os.Remove("calltrail.out")
+	code, stdout, stderr = runCmd("run", "--pkgs", "encoding/...", ".")
+	if code != 0 || stdout != "{\"path\":\"/x\"}\n" || !strings.Contains(stderr, "packages of the standard library left untraced, which calltrail's runtime uses or cannot trace: encoding/binary") {
 		t.Errorf("--pkgs encoding/...: exit %d\n%s", code, stderr)
 	}
 	if code, _, stderr := runCmd("chains", "encoding/json.Marshal"); code != 0 {
 		t.Errorf("chains after --pkgs encoding/...: exit %d\n%s", code, stderr)
+	}
+	// So does a program that imports no net/http, whose control
+	// endpoint would link it.
+	writeFiles(t, dir, map[string]string{"plain/main.go": "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n)\n\nfunc main() {\n\tb, _ := json.Marshal(map[string]int{\"a\": 1})\n\tfmt.Println(string(b))\n}\n"})
+	os.Remove("calltrail.out")
+	if code, stdout, stderr := runCmd("run", "--pkgs", "encoding/json", "./plain"); code != 0 || stdout != "{\"a\":1}\n" {
+		t.Errorf("--pkgs encoding/json ./plain: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd("chains", "encoding/json.Marshal"); code != 0 {
+		t.Errorf("chains after --pkgs encoding/json ./plain: exit %d\n%s", code, stderr)
 	}
 }

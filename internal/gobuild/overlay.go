@@ -417,6 +417,13 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if err := b.addStdRuntime(replace); err != nil {
 			return nil, st, err
 		}
+		// The standard library's traced packages reach the runtime
+		// through internal/calltrailstd, whose functions the runtime
+		// defines: it must be linked, though no package of the
+		// program's that imports it be traced (--pkgs encoding/json).
+		if err := b.linkInto(pkgs, inCache, replace, "calltrail_runtime_generated", instrument.RuntimePath); err != nil {
+			return nil, st, err
+		}
 	}
 	if len(deps) > 0 {
 		replaces := map[string]string{}
@@ -1047,6 +1054,12 @@ const ProfilesPath = instrument.RuntimePath + "/profiles"
 // that does compiles it beside the instrumented packages rather than
 // before them.
 func (b *Build) addProfiles(pkgs []Package, inCache func(string) bool, replace map[string]string) error {
+	return b.linkInto(pkgs, inCache, replace, "calltrail_profiles_generated", ProfilesPath)
+}
+
+// linkInto links package path into the programs of the build, as
+// addProfiles does package profiles, through files named after name.
+func (b *Build) linkInto(pkgs []Package, inCache func(string) bool, replace map[string]string, name, path string) error {
 	for _, p := range pkgs {
 		if p.DepOnly || p.Standard || p.ImportPath == "command-line-arguments" || inCache(p.Dir) {
 			continue // files named on the command line: see Prepare
@@ -1054,9 +1067,9 @@ func (b *Build) addProfiles(pkgs []Package, inCache func(string) bool, replace m
 		var err error
 		switch {
 		case p.Name == "main":
-			err = b.addImport(p.Dir, "main", "calltrail_profiles_generated.go", ProfilesPath, replace)
+			err = b.addImport(p.Dir, "main", name+".go", path, replace)
 		case b.Tests && len(p.TestGoFiles)+len(p.XTestGoFiles) > 0:
-			err = b.addImport(p.Dir, p.Name, "calltrail_profiles_generated_test.go", ProfilesPath, replace)
+			err = b.addImport(p.Dir, p.Name, name+"_test.go", path, replace)
 		}
 		if err != nil {
 			return err
