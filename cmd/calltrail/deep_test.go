@@ -136,7 +136,8 @@ func bombTrace(t *testing.T, size int64) []byte {
 
 // everyVerb runs every verb that reads traces on trace, and checks that
 // each succeeds or refuses in one line, holds at most rss bytes in memory
-// (but under the race detector, which takes more; and the views that
+// (twice that for diff, of the trace with itself; but under the race
+// detector, which takes more; and the views that
 // hold every call they write, Chrome and speedscope, 2 GiB for
 // export.MaxCalls calls), and writes at most out bytes, or, for
 // the views of every call (replay, Chrome, speedscope), 200 bytes for
@@ -222,8 +223,16 @@ func checkVerb(t *testing.T, bin, rssFile string, args []string, dir string, cal
 		if peak > limit && !raceEnabled {
 			t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, limit>>20)
 		}
-	} else if peak > rss && !raceEnabled {
-		t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, rss>>20)
+	} else if limit := rss; !raceEnabled {
+		if args[0] == "diff" {
+			// It analyses two traces, and holds both analyses: on
+			// the deep trace, 975-1,035 MB against 554-577 MB for
+			// report (2026-11-27).
+			limit = 2 * rss
+		}
+		if peak > limit {
+			t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, limit>>20)
+		}
 	}
 	if timeline := held || args[0] == "replay"; size > out && (!timeline || size > 200*calls) {
 		t.Errorf("calltrail %s: %d MB of output", what, size>>20)
