@@ -105,7 +105,7 @@ func shortWindow(m tracefile.Meta, asked time.Duration) string {
 	if asked <= 0 || m.Window.End == 0 || got >= asked-asked/10 {
 		return ""
 	}
-	return fmt.Sprintf("the trace holds the last %v of the %v asked: the program's memory for its calls kept no more (CALLTRAIL_BUFFER, 32MiB by default; a larger one keeps more)", got.Round(time.Millisecond), asked)
+	return fmt.Sprintf("the trace holds the last %v of the %v asked: the program's memory for its calls kept no more (CALLTRAIL_BUFFER sets it: a larger one keeps more)", got.Round(time.Millisecond), asked)
 }
 
 // maxBody bounds what an endpoint may send; tests make it small.
