@@ -360,8 +360,8 @@ func TestTriggerRulesOfAFunction(t *testing.T) {
 }
 
 // TestSnapshotTimes: the times a snapshot gives the calls open at its
-// window's start are when they started, and no time in it is past its
-// window's end, on a clock whose ticks are not nanoseconds as on one
+// window's start are when they started, their time counts from the
+// window's start, and no time in it is past its window's end, on a clock whose ticks are not nanoseconds as on one
 // whose are.
 func TestSnapshotTimes(t *testing.T) {
 	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
@@ -398,6 +398,11 @@ func TestSnapshotTimes(t *testing.T) {
 			if ev.Kind != tracefile.GoroutineEvent && ev.Time > int64(w.End)+slack {
 				t.Errorf("%v event of %s at %v, after the window's end %v", ev.Kind, r.Func(ev.Func).Name, time.Duration(ev.Time), w.End)
 				break
+			}
+			// What the open call did before the window is not in
+			// it: its time counts from the window's start.
+			if ev.Kind == tracefile.ExitEvent && ev.Start < int64(w.Start) {
+				t.Errorf("the exit of %s counts from %v, before the window's start %v", r.Func(ev.Func).Name, time.Duration(ev.Start), w.Start)
 			}
 		}
 	})

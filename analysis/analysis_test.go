@@ -306,6 +306,55 @@ func TestHeldUp(t *testing.T) {
 	}
 }
 
+// TestSnapshotOpenCalls: in a flight recorder's snapshot, calls open
+// when its window began count from the window's start, their enters
+// keeping their true times: what they did before it, their callees, is
+// not in the trace, and would otherwise be counted as their own time. A
+// call ending before the window, which only a damaged snapshot holds,
+// takes no time, not less.
+func TestSnapshotOpenCalls(t *testing.T) {
+	const script = `
+meta mode flight
+meta window_start_ns 1000
+meta window_end_ns 5000
+1 +main 0
+1 +early 20
+1 - 40
+1 +serve 100
+1 +work 1500
+1 - 2500
+1 held 2600 2700
+1 - 4000
+`
+	r := build(t, script)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		name := r.Func(ev.Func).Name
+		if ev.Kind == tracefile.EnterEvent && name == "serve" && ev.Time != 100 {
+			t.Errorf("serve entered at %d, want its true time 100", ev.Time)
+		}
+		if ev.Kind == tracefile.ExitEvent && (name == "main" || name == "serve") && ev.Start != 1000 {
+			t.Errorf("%s's exit: start %d, want the window's start 1000", name, ev.Start)
+		}
+	}
+	p := Analyze(build(t, script), Options{})
+	f := map[string]*Func{}
+	for _, fn := range p.Funcs {
+		f[fn.Name] = fn
+	}
+	for _, c := range []struct {
+		name        string
+		total, self int64
+	}{{"main", 2900, 0}, {"early", 0, 0}, {"serve", 2900, 1900}, {"work", 1000, 1000}} {
+		if f[c.name].Total != c.total || f[c.name].Self != c.self {
+			t.Errorf("%s: total %d, self %d; want %d, %d", c.name, f[c.name].Total, f[c.name].Self, c.total, c.self)
+		}
+	}
+}
+
 // TestDeepRecursion has main call a and b in turn, each calling leaf
 // first, far deeper than the chains whose callers are walked: a call is
 // counted in its function's total only when no call of the same function

@@ -15,7 +15,10 @@ type Overview struct {
 	Name       string `json:"name"` // a short name for the program
 	Program    string `json:"program"`
 	Go         string `json:"go"`
-	DurationNs int64  `json:"duration_ns"`
+	DurationNs int64  `json:"duration_ns"` // to the last event, from the start of tracing
+	// WindowNs is, for a flight recorder's snapshot, its window's length:
+	// its calls, those open at its start included, count from its start.
+	WindowNs   int64  `json:"window_ns,omitempty"`
 	Goroutines int    `json:"goroutines"`
 	Calls      uint64 `json:"calls"`
 	Dropped    uint64 `json:"dropped"`
@@ -93,6 +96,9 @@ func (t *Trace) Overview(top, slices int) Overview {
 		TopSelf:         t.Functions("self", top),
 		TopTotal:        t.Functions("total", top),
 		Routines:        t.Goroutines(slices, 5),
+	}
+	if w := p.Meta.Window; p.Meta.Snapshot() {
+		o.WindowNs = int64(w.End - w.Start)
 	}
 	if o.Findings == nil {
 		o.Findings = []diagnose.Finding{}

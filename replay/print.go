@@ -153,6 +153,9 @@ func (pr *printer) print(b []byte, p *piece, s *segment, open []int) ([]byte, []
 		if c.kind() != tracefile.Return {
 			note = c.kind().String()
 		}
+		if d, ok := m.before[i]; ok {
+			note = strings.TrimPrefix(note+", from the window's start, "+indented.Round(time.Duration(d)).String()+" after it began", ", ")
+		}
 		if h, ok := m.held[i]; ok {
 			// The call's time leaves it out, as every view's does.
 			note = strings.TrimPrefix(note+", held up "+indented.Round(time.Duration(h)).String()+" by the trace writer", ", ")

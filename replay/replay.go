@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -81,6 +82,7 @@ type goroutine struct {
 type more struct {
 	errs          map[int]uint32 // error ids of the calls that returned one
 	held          map[int]int64  // time held up by the trace writer, of the calls that were
+	before        map[int]int64  // time before a snapshot's window, of the calls open when it began
 	args, results map[int][]tracefile.Value
 }
 
@@ -122,6 +124,12 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		last    *goroutine
 		lastRun *running
 	)
+	// A call open when a snapshot's window began counts from the
+	// window's start (tracefile.Event.Start): its exit says so.
+	from := int64(math.MinInt64)
+	if m := r.Meta(); m.Snapshot() {
+		from = int64(m.Window.Start)
+	}
 	var readErr error
 	var ev tracefile.Event
 	for {
@@ -178,6 +186,12 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			if !shown || !f.InWindow(ev.Time) {
 				rg.open = append(rg.open, -1)
 				continue
+			}
+			if ev.Time < from {
+				if m := g.extra(); m.before == nil {
+					m.before = map[int]int64{}
+				}
+				g.more.before[g.calls.n] = from - ev.Time
 			}
 			rg.open = append(rg.open, g.calls.n)
 			g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)})

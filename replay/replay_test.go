@@ -69,6 +69,27 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestSnapshot: in a flight recorder's snapshot, the exit of a call open
+// when the window began gives its time from the window's start, and
+// says how long before it the call began.
+func TestSnapshot(t *testing.T) {
+	r := tracetest.Read(t, `
+meta mode flight
+meta window_start_ns 1000
+meta window_end_ns 5000
+1 +main.main 0
+1 +main.serve 100
+1 +main.work 1500
+1 - 2500
+1 - 4000
+`)
+	var out bytes.Buffer
+	if err := Write(&out, r, &filter.Filter{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	tracetest.Golden(t, "snapshot.golden", out.String(), *update)
+}
+
 // TestDeep checks that a deep recursion's lines stay short: indented at
 // most indented.MaxIndent tabs, with the depth beyond written out.
 func TestDeep(t *testing.T) {

@@ -223,6 +223,19 @@ var scripts = map[string]string{
 1 - 100
 1 +main.D 110
 `,
+	// A flight recorder's snapshot: the calls open when its window
+	// began count from its start.
+	"snapshot": `
+meta mode flight
+meta window_start_ns 50
+meta window_end_ns 200
+1 +main.main 0
+1 +main.serve 10
+1 +main.D 60
+1 - 70
+1 - 150
+1 - 160
+`,
 	// Goroutines read before the calls of their parents that started
 	// them, one started where the parent is in untraced code, one whose
 	// parent never appears.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,8 +28,13 @@ type Event struct {
 	Depth int // nesting of the call among the goroutine's traced calls, 1 for the outermost
 
 	// For exit events only.
-	Exit  ExitKind
-	Start int64  // when the call began
+	Exit ExitKind
+	// Start is when the call began or, for a call open when a flight
+	// recorder's snapshot window began, the window's start: what the
+	// call did before it, its callees, is not in the trace, so no figure
+	// counts that time, as its own or as theirs. The call's enter event
+	// keeps its true time.
+	Start int64
 	Err   uint32 // the error the call returned, an id of the error table (see Reader.Error); 0 for none
 	// Held is the time within the call that its goroutine waited for
 	// the trace writer, its ring full: tracing's time, not the call's.
@@ -88,6 +94,9 @@ type Reader struct {
 	g       uint64
 	last    int64
 	maxTime int64
+	// from is the earliest time a call counts from (Event.Start): a
+	// snapshot's window start, math.MinInt64 for a whole run.
+	from int64
 	// heldFrom is when the wait for the writer whose end comes next began.
 	heldFrom int64
 
@@ -123,6 +132,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		funcs: []Func{{}},
 		errs:  []Error{{}},
 		rate:  1,
+		from:  math.MinInt64,
 	}
 	var magic [len(Magic)]byte
 	n, err := io.ReadFull(rd.r, magic[:])
@@ -338,6 +348,9 @@ func (rd *Reader) readMeta(p []byte) error {
 		kv[k] = d.string()
 	}
 	rd.meta = parseMeta(kv)
+	if rd.meta.Snapshot() {
+		rd.from = int64(rd.meta.Window.Start)
+	}
 	return d.finish("metadata")
 }
 
@@ -727,7 +740,7 @@ func (rd *Reader) push(fn uint32, t int64) int {
 	}
 	*st = (*st)[:n+1]
 	f := &(*st)[n]
-	f.fn, f.err, f.start, f.last, f.held = fn, 0, t, t, 0
+	f.fn, f.err, f.start, f.last, f.held = fn, 0, max(t, rd.from), t, 0
 	rd.calls++
 	return n + 1
 }
@@ -739,7 +752,10 @@ func (rd *Reader) pop(t int64) (fn, err uint32, start, held int64) {
 	st := rd.cur
 	n := len(*st)
 	top := &(*st)[n-1]
-	fn, err, start, held = top.fn, top.err, top.start, min(top.held, t-top.start)
+	// A call ending before a snapshot's window began, which only a
+	// damaged snapshot holds, counts from its end: no time, not less.
+	start = min(top.start, t)
+	fn, err, held = top.fn, top.err, min(top.held, t-start)
 	*st = (*st)[:n-1]
 	if n > 1 {
 		(*st)[n-2].last = t

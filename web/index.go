@@ -166,6 +166,11 @@ func buildIndex(r *tracefile.Reader, size int64) (*index, error) {
 				l.setSpan(l.len()-1, lastSlot)
 			}
 		case tracefile.ExitEvent:
+			if n := len(l.open); n > 0 {
+				// The reader's start: a call open when a snapshot's
+				// window began counts from the window's start.
+				l.start[l.open[n-1]] = ev.Start
+			}
 			l.exitCall(ev.Time, ev.Exit, ev.Err, ev.Held)
 		case tracefile.ValueEvent:
 			l.value(ev.Value)

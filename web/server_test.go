@@ -251,6 +251,47 @@ func TestHeldUp(t *testing.T) {
 	}
 }
 
+// TestSnapshotOpenCalls: in a flight recorder's snapshot, a call open
+// when the window began counts from the window's start in the call tree,
+// the flame graph and the timeline, as in report; the overview gives the
+// window's length.
+func TestSnapshotOpenCalls(t *testing.T) {
+	srv := scriptServer(t, `
+meta mode flight
+meta window_start_ns 1000
+meta window_end_ns 5000
+1 +main.main 0
+1 +main.serve 100
+1 +main.work 1500
+1 - 2500
+1 - 4000
+`)
+	var tree struct {
+		Rows []struct {
+			Start int64 `json:"start_ns"`
+			Dur   int64 `json:"duration_ns"`
+		}
+	}
+	getJSON(t, srv, "/api/tree?in=1", &tree)
+	if len(tree.Rows) != 1 || tree.Rows[0].Start != 1000 || tree.Rows[0].Dur != 3000 {
+		t.Errorf("main.main in the call tree: %+v, want from 1000 for 3000ns", tree.Rows)
+	}
+	var flame struct {
+		Value []int64 `json:"value_ns"`
+	}
+	getJSON(t, srv, "/api/flame", &flame)
+	if len(flame.Value) == 0 || flame.Value[0] != 3000 {
+		t.Errorf("the flame graph's root: %v, want 3000ns", flame.Value)
+	}
+	var o struct {
+		Window int64 `json:"window_ns"`
+	}
+	getJSON(t, srv, "/api/overview", &o)
+	if o.Window != 4000 {
+		t.Errorf("overview's window %dns, want 4000", o.Window)
+	}
+}
+
 // scriptTrace writes the trace of a tracetest script, and returns its
 // path.
 func scriptTrace(t *testing.T, script string) string {

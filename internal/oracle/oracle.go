@@ -47,6 +47,10 @@ type events struct {
 	fns      map[string]*fn
 	top      int64 // time in goroutines' outermost calls
 	duration int64
+	// longest is the most a call can last: the trace's duration or, in
+	// a snapshot, from its window's start to the last event, since the
+	// calls open at that start count from it.
+	longest int64
 	// The distinct paths of calls, as a tree: each path's parent and
 	// last function.
 	parent []int32
@@ -162,7 +166,10 @@ func readEvents(data []byte) (*events, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev.duration = r.MaxTime()
+	ev.duration, ev.longest = r.MaxTime(), r.MaxTime()
+	if m := r.Meta(); m.Snapshot() {
+		ev.longest -= int64(m.Window.Start)
+	}
 	return ev, nil
 }
 
@@ -532,8 +539,8 @@ func (c *checker) report(t *query.Trace, ev *events) {
 			c.errorf("report and the events", "%s: report %d calls, total %d, max %d, %d errors; events %d, %d, %d, %d",
 				f.Name, f.Calls, f.TotalNs, f.MaxNs, f.Errors, e.calls, e.outer, e.max, e.errors)
 		}
-		if f.SelfNs < 0 || f.SelfNs > f.TotalNs || f.MaxNs > ev.duration {
-			c.errorf("report and the trace's length", "%s: self %d, total %d, max %d in a trace of %d", f.Name, f.SelfNs, f.TotalNs, f.MaxNs, ev.duration)
+		if f.SelfNs < 0 || f.SelfNs > f.TotalNs || f.MaxNs > ev.longest {
+			c.errorf("report and the trace's length", "%s: self %d, total %d, max %d where a call lasts at most %d", f.Name, f.SelfNs, f.TotalNs, f.MaxNs, ev.longest)
 		}
 	}
 	if seen != len(ev.fns) {

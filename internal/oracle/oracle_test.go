@@ -7,7 +7,8 @@ import (
 )
 
 // TestGenerated checks every view against the others over generated
-// traces of recursion cycles, goroutines, errors and panics.
+// traces of recursion cycles, goroutines, errors and panics, and
+// snapshots of them.
 func TestGenerated(t *testing.T) {
 	n := 200
 	if testing.Short() {
@@ -15,6 +16,11 @@ func TestGenerated(t *testing.T) {
 	}
 	for seed := range uint64(n) {
 		data, script, err := tracetest.Random(seed)
+		if seed%4 == 3 {
+			// A flight recorder's snapshot of the same program: the
+			// calls open at its window's start count from it.
+			data, script, err = tracetest.RandomSnapshot(seed)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -192,12 +192,15 @@ func Info(w io.Writer, name string, s tracefile.Summary, scanned bool) {
 	if !m.Start.IsZero() {
 		row("started", "%s", m.Start.Format("2006-01-02 15:04:05.000 MST"))
 	}
-	row("duration", "%s", indented.Round(s.Duration))
 	if m.Snapshot() {
 		// A flight recorder's window: calls from its start on, and
-		// the calls open at its start, which began before it.
+		// the calls open at its start, which began before it and count
+		// from it. Its last event may come well before its end: the
+		// program may have made no call since.
 		w := m.Window
-		row("window", "%s, from %s to %s after tracing started (flight recorder); %d calls open at its start", indented.Round(w.End-w.Start), indented.Round(w.Start), indented.Round(w.End), w.Open)
+		row("window", "%s, from %s to %s after tracing started (flight recorder), the last event at %s; %d calls open at its start, counted from it", indented.Round(w.End-w.Start), indented.Round(w.Start), indented.Round(w.End), indented.Round(s.Duration), w.Open)
+	} else {
+		row("duration", "%s", indented.Round(s.Duration))
 	}
 	row("goroutines", "%d", s.Goroutines)
 	row("functions", "%d called, of %d in the trace's table", s.Called, s.Funcs)

@@ -2,7 +2,9 @@ package tracetest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 )
 
@@ -14,6 +16,24 @@ import (
 // back a little. Its script is returned with it, for a test
 // that fails to show.
 func Random(seed uint64) ([]byte, string, error) {
+	script, _ := randomScript(seed)
+	data, err := Build(script)
+	return data, script, err
+}
+
+// RandomSnapshot makes what a flight recorder's snapshot of Random(seed)'s
+// program would hold, its window starting a quarter, a half or three
+// quarters of the way through: the calls open at the window's start,
+// with their true start times, and every call after it.
+func RandomSnapshot(seed uint64) ([]byte, string, error) {
+	script, end := randomScript(seed)
+	script = snapshotOf(script, end*int64(1+seed%3)/4, end)
+	data, err := Build(script)
+	return data, script, err
+}
+
+// randomScript returns Random's script and its last time.
+func randomScript(seed uint64) (string, int64) {
 	g := &randomTrace{r: rand.New(rand.NewPCG(seed, seed>>32^0x9e3779b9)), next: 2}
 	g.calls(1, "main.main", 0)
 	for len(g.pending) > 0 {
@@ -23,8 +43,50 @@ func Random(seed uint64) ([]byte, string, error) {
 		fmt.Fprintf(&g.b, "%d go %d %s %d\n", p.g, p.parent, p.creator, g.t)
 		g.calls(p.g, g.fn(), 0)
 	}
-	data, err := Build(g.b.String())
-	return data, g.b.String(), err
+	return g.b.String(), g.t
+}
+
+// snapshotOf keeps of a script what a snapshot of the window from start
+// to end holds: the calls that end after start, with the waits and
+// goroutine records of their time.
+func snapshotOf(script string, start, end int64) string {
+	lines := strings.Split(strings.TrimSpace(script), "\n")
+	ends := make([]int64, len(lines)) // of each enter line, its call's end
+	enterOf := make([]int, len(lines))
+	open := map[string][]int{}
+	for i, line := range lines {
+		f := strings.Fields(line)
+		t, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+		enterOf[i] = -1
+		switch {
+		case strings.HasPrefix(f[1], "+"):
+			open[f[0]] = append(open[f[0]], i)
+			ends[i] = math.MaxInt64 // unless its exit comes
+		case strings.HasPrefix(f[1], "-"), f[1] == "!":
+			st := open[f[0]]
+			enterOf[i], open[f[0]] = st[len(st)-1], st[:len(st)-1]
+			ends[enterOf[i]] = t
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "meta mode flight\nmeta window_start_ns %d\nmeta window_end_ns %d\n", start, end)
+	for i, line := range lines {
+		f := strings.Fields(line)
+		keep := true
+		switch {
+		case strings.HasPrefix(f[1], "+"):
+			keep = ends[i] > start
+		case enterOf[i] >= 0:
+			keep = ends[enterOf[i]] > start
+		case f[1] == "held":
+			from, _ := strconv.ParseInt(f[2], 10, 64)
+			keep = from >= start
+		}
+		if keep {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }
 
 type randomTrace struct {

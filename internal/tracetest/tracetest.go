@@ -29,11 +29,21 @@ var zeroTime = time.Unix(0, 0)
 //	G span S P NAME T   G started span S (a number), a child of span P (0
 //	                    for a root), named NAME, in the trace of its root
 //	G end S T           span S, which G started, ended
+//	meta KEY VALUE      the metadata has KEY (mode, window_start_ns...)
 //
 // The trace ends with an end record.
 func Build(script string) ([]byte, error) {
 	var buf bytes.Buffer
-	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "test"})
+	meta := map[string]string{"program": "test"}
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "meta" {
+			meta[f[1]] = f[2]
+			continue
+		}
+		lines = append(lines, line)
+	}
+	e, err := tracewrite.NewEncoder(&buf, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +63,7 @@ func Build(script string) ([]byte, error) {
 	var errs []tracefile.Error
 	var spans []tracefile.Span
 	traceOf := map[uint64]tracefile.TraceID{}
-	for n, line := range strings.Split(strings.TrimSpace(script), "\n") {
+	for n, line := range lines {
 		f := strings.Fields(line)
 		if len(f) < 3 {
 			return nil, fmt.Errorf("line %d: %q: too short", n+1, line)

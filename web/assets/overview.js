@@ -32,7 +32,7 @@ ct.views.overview = async function (root, params) {
     ct.el("h1", { id: "ov-program", title: o.program }, o.name || ct.baseName(o.file)),
     o.warning && ct.el("p", { class: "warning" }, o.warning),
     ct.el("div", { class: "cards", id: "ov-cards" },
-      card(ct.dur(o.duration_ns), "duration"),
+      o.window_ns ? card(ct.dur(o.window_ns), "window (flight recorder)") : card(ct.dur(o.duration_ns), "duration"),
       card(ct.num(o.goroutines), "goroutines"),
       card(ct.num(o.calls), "calls"),
       card(ct.num(o.dropped), "dropped calls"),
