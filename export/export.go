@@ -18,12 +18,12 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// MaxStack is how deep the exports go, as Go's own profiler cuts its
-// stacks (at 128 frames, GODEBUG=profstackdepth's default): pprof and
-// folded stacks keep the innermost MaxStack calls of a deeper chain, and
-// speedscope and Chrome leave out calls nested deeper. Viewers of whole
-// stacks would otherwise get a copy of a deep recursion's stack per call
-// in it.
+// MaxStack is how deep the exports go. pprof and folded stacks keep the
+// innermost MaxStack calls of a deeper chain, as Go's own profiler cuts
+// its stacks (at 128 frames, GODEBUG=profstackdepth's default): they
+// would otherwise hold a copy of a deep recursion's stack per call in
+// it. Speedscope and Chrome, timelines that draw a row for each level of
+// nesting, leave out calls nested deeper.
 const MaxStack = 128
 
 // innermost returns the last MaxStack nodes of path, and whether it cut

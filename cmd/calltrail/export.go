@@ -123,7 +123,7 @@ func exportVerb() *verb {
 				if what == "chains" {
 					fmt.Fprintf(sess.errOut, "calltrail: %d chains deeper than %d calls were cut to their innermost %d, as Go's profiler cuts its stacks\n", cut, export.MaxStack, export.MaxStack)
 				} else {
-					fmt.Fprintf(sess.errOut, "calltrail: %d calls nested deeper than %d were left out, as Go's profiler cuts its stacks\n", cut, export.MaxStack)
+					fmt.Fprintf(sess.errOut, "calltrail: %d calls nested deeper than %d were left out: a timeline draws a row for each level\n", cut, export.MaxStack)
 				}
 			}
 			// -g naming a goroutine that ran no traced call is an
