@@ -31,14 +31,14 @@ func infoVerb() *verb {
 				s, ok := f.Summary()
 				f.Close()
 				if ok {
-					text.Info(sess.out, name, s, false)
+					text.Info(sess.out, name, s, false, false)
 					return sess.told(name, s.Health())
 				}
 			}
 			return sess.readTrace(name, nil, func(r *tracefile.Reader) error {
 				s, err := tracefile.Summarize(r)
 				if err == nil || tracefile.IsIncomplete(err) {
-					text.Info(sess.out, name, s, true)
+					text.Info(sess.out, name, s, true, err != nil)
 				}
 				return err
 			})

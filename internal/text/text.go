@@ -178,8 +178,9 @@ func sparkline(counts []int, top int) string {
 
 // Info prints what a trace is, a row each: program, Go, duration,
 // goroutines, calls, drops, size, clock, end, and whether every event
-// was read (scanned) or the summary the trace ends with.
-func Info(w io.Writer, name string, s tracefile.Summary, scanned bool) {
+// was read (scanned; damaged when reading stopped at damage) or the
+// summary the trace ends with.
+func Info(w io.Writer, name string, s tracefile.Summary, scanned, damaged bool) {
 	m := s.Meta
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
@@ -225,9 +226,12 @@ func Info(w io.Writer, name string, s tracefile.Summary, scanned bool) {
 		end = "no end record: the program was killed or is still running"
 	}
 	row("ended", "%s", end)
-	if scanned {
+	switch {
+	case scanned && damaged:
+		row("read", "every event up to the damage")
+	case scanned:
 		row("read", "every event")
-	} else {
+	default:
 		row("read", "the summary the trace ends with (--scan reads every event)")
 	}
 	tw.Flush()
