@@ -239,7 +239,7 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 		b.words = append(b.words, packFull<<6, uint64(len(b.full)))
 		b.full = append(b.full, fullEvent{ev: *ev})
 		if ev.Kind == GoroutineEvent {
-			b.full[len(b.full)-1].rec = *rd.gs.Get(ev.G)
+			b.full[len(b.full)-1].rec = rd.rec
 		}
 		return 0 // the next packed event says its goroutine
 	}

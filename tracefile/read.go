@@ -75,6 +75,7 @@ type Reader struct {
 	errs     []Error // index is the error id; id 0 is unused; it names the types of values too
 	coverage []Coverage
 	gs       gtable.Table[goroutineRecord]
+	rec      goroutineRecord           // the latest goroutine record decoded
 	strs     map[uint64]*pendingString // by goroutine: a string value whose bytes are being read
 	stats    Stats
 	pprofs   map[string][]byte
@@ -860,8 +861,14 @@ func (rd *Reader) apply(ev *Event, v, dt uint64, gr *Goroutine) (ok bool, err er
 			return false, fmt.Errorf("%w: goroutine record names unknown function", ErrCorrupt)
 		}
 		gr.FirstSeen = t
-		rec, _ := rd.gs.Put(gr.ID)
-		*rec = goroutineRecord{parent: gr.Parent, firstSeen: t, creatorFunc: gr.CreatorFunc, startFunc: gr.StartFunc, creatorLine: int32(gr.CreatorLine)}
+		rd.rec = goroutineRecord{parent: gr.Parent, firstSeen: t, creatorFunc: gr.CreatorFunc, startFunc: gr.StartFunc, creatorLine: int32(gr.CreatorLine)}
+		if rd.ahead == nil {
+			// Reading ahead, Read's side keeps the records it is
+			// handed (ahead.gs): two tables would hold a trace's
+			// millions of goroutines twice.
+			rec, _ := rd.gs.Put(gr.ID)
+			*rec = rd.rec
+		}
 		ev.Kind = GoroutineEvent
 	}
 	return true, nil
