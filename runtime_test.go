@@ -472,11 +472,14 @@ func TestGoexitExits(t *testing.T) {
 }
 
 //go:noinline
-func spawner(done chan uint64) {
+// spawner starts a goroutine, and returns the line of its go statement.
+func spawner(done chan uint64) (goLine int) {
+	_, _, line, _ := runtime.Caller(0)
 	go func() {
 		call(&funcs[2], func() {})
 		done <- gstate.Goid()
 	}()
+	return line + 1
 }
 
 func TestGoroutineParents(t *testing.T) {
@@ -484,10 +487,11 @@ func TestGoroutineParents(t *testing.T) {
 		t.Skipf("%s on %s: the runtime does not expose parent goroutines", runtime.Version(), runtime.GOARCH)
 	}
 	var parent, child uint64
+	var goLine int
 	tr := record(t, options{}, func() {
 		parent = gstate.Goid()
 		done := make(chan uint64)
-		spawner(done)
+		goLine = spawner(done)
 		child = <-done
 	})
 	g, ok := tr.gs[child]
@@ -503,8 +507,8 @@ func TestGoroutineParents(t *testing.T) {
 	if name := tr.names(g.StartFunc); !strings.HasSuffix(name, ".spawner.func1") {
 		t.Errorf("started at %q, want calltrail.spawner.func1", name)
 	}
-	if g.CreatorLine == 0 {
-		t.Error("no line for the go statement")
+	if g.CreatorLine != goLine {
+		t.Errorf("created at line %d, want %d, the go statement's", g.CreatorLine, goLine)
 	}
 }
 

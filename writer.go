@@ -383,7 +383,10 @@ func (w *writer) goroutine(b *tracewrite.Batch, g uint64, ts int64, pb, pc *ring
 	parent, gopc, startpc := pb.Word, uintptr(pb.Time), uintptr(pc.Time)
 	gr := records.Goroutine{ID: g, Parent: parent}
 	if gopc != 0 {
-		s := w.site(gopc)
+		// gopc is the return address of the go statement's call of
+		// the runtime: the instruction before it is the statement's,
+		// as the runtime's own "created by" line takes it.
+		s := w.site(gopc - 1)
 		gr.CreatorFunc, gr.CreatorLine = s.fn, s.line
 	}
 	if startpc != 0 {
