@@ -99,14 +99,14 @@ func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 			return nil
 		}
 	}
-	msg := fmt.Sprintf("%s spends %.0f%% of its time waiting on %s (%s in %d calls)", f.Name, 100*share, w.On, d(w.Ns), f.Calls)
+	msg := fmt.Sprintf("%s spends %.0f%% of its time waiting on %s (%s in %s)", f.Name, 100*share, w.On, d(w.Ns), words.Count(f.Calls, "call"))
 	if holder := lockHolder(p); holder != nil && (w.On == "sync.(*Mutex).Lock" || w.On == "sync.(*RWMutex).Lock" || w.On == "sync.(*RWMutex).RLock") {
 		msg += fmt.Sprintf(", for a lock held in %s", holder.Name)
 	}
 	msg += ": make the lock's critical section shorter, or avoid the shared lock"
 	score := float64(w.Ns) / float64(wall)
 	if w.On == "channel receive" || w.On == "channel send" || w.On == "select" {
-		msg = fmt.Sprintf("%s spends %.0f%% of its time waiting on a %s (%s in %d calls): look at what feeds or drains the channel", f.Name, 100*share, w.On, d(w.Ns), f.Calls)
+		msg = fmt.Sprintf("%s spends %.0f%% of its time waiting on a %s (%s in %s): look at what feeds or drains the channel", f.Name, 100*share, w.On, d(w.Ns), words.Count(f.Calls, "call"))
 		if f.Calls <= 2 && share >= 0.9 {
 			// One long wait in a call or two: a goroutine parked on
 			// purpose, for a signal or for the end of the work, which
@@ -166,8 +166,8 @@ func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if share < minShare {
 		return nil
 	}
-	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %d calls of %s, %s each)",
-		f.Name, 100*share, c.On, d(ns), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))))
+	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %s of %s, %s each)",
+		f.Name, 100*share, c.On, d(ns), words.Count(f.Calls, "call"), f.Name, d(f.Sum/int64(max(f.Calls, 1))))
 	a := advice(c.On)
 	score := float64(ns) / float64(wall)
 	if a == noAdvice {
@@ -219,8 +219,8 @@ func syscalls(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 		}
 		calls = append(calls, fmt.Sprintf("%s %.0f%%", sc.On, 100*float64(sc.Ns)/float64(sys)))
 	}
-	msg := fmt.Sprintf("%s spends %.0f%% of the program's time in system calls (%s: %s on CPU, %s off CPU; %d calls of %s, %s each), in %s",
-		f.Name, 100*share, d(in), d(sys), d(off), f.Calls, f.Name, d(f.Sum/int64(max(f.Calls, 1))), strings.Join(calls, ", "))
+	msg := fmt.Sprintf("%s spends %.0f%% of the program's time in system calls (%s: %s on CPU, %s off CPU; %s of %s, %s each), in %s",
+		f.Name, 100*share, d(in), d(sys), d(off), words.Count(f.Calls, "call"), f.Name, d(f.Sum/int64(max(f.Calls, 1))), strings.Join(calls, ", "))
 	// A sync costs most even where few samples caught it: it waits for
 	// the disk.
 	a := advice(f.Syscalls[0].On)

@@ -41,6 +41,20 @@ func TestFindings(t *testing.T) {
 			first: "main.handle spends 80% of its time waiting on sync.(*Mutex).Lock (8s in 1000 calls), for a lock held in main.getInfo",
 		},
 		{
+			// One call: "1 call", not "1 calls".
+			name: "a channel, in one call",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.consume", Calls: 1, Total: 10e9, Sum: 10e9, Self: 9e9, Waits: []analysis.Wait{{On: "channel receive", Ns: 9e9}}, CPU: 1e8, SelfCPU: 1e8},
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9},
+				)
+				p.Work, p.TotalCPU = []int64{10e9}, 1e8
+				return p
+			}(),
+			kinds: "wait self",
+			first: "main.consume spends 90% of its time waiting on a channel receive (9s in 1 call): look at what feeds or drains the channel",
+		},
+		{
 			name: "an error per call",
 			p: func() *analysis.Profile {
 				p := profile(

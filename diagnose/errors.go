@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/words"
 )
 
 // Thresholds of the rules about errors.
@@ -70,8 +71,8 @@ func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node,
 	if bad == nil || good == nil {
 		return nil
 	}
-	msg := fmt.Sprintf("%s failed in %d of its %d calls through %s, and never in %d calls through %s: %s",
-		f.Name, bad.Errors, bad.Calls, chain(bad.Parent), good.Calls, chain(good.Parent), mostly(p, bad.ErrorIDs))
+	msg := fmt.Sprintf("%s failed in %d of its %d calls through %s, and never in %s through %s: %s",
+		f.Name, bad.Errors, bad.Calls, chain(bad.Parent), words.Count(good.Calls, "call"), chain(good.Parent), mostly(p, bad.ErrorIDs))
 	return []Finding{{Kind: "errors", Function: f.Name, Message: msg, Score: errorScore}}
 }
 
