@@ -1,6 +1,10 @@
 package tracefile
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/calltrail/calltrail/internal/words"
+)
 
 // Health is what reading a trace found wrong with it: the one policy
 // for damaged traces, which every view, on the command line and in the
@@ -45,7 +49,11 @@ func (h Health) Warnings() []string {
 		out = append(out, "no end record: the program was killed or is still running; showing what was written")
 	}
 	if h.Dropped > 0 {
-		out = append(out, fmt.Sprintf("%d calls were dropped while recording (buffers full); figures leave them out", h.Dropped))
+		were := "were"
+		if h.Dropped == 1 {
+			were = "was"
+		}
+		out = append(out, fmt.Sprintf("%s %s dropped while recording (buffers full); figures leave them out", words.Count(h.Dropped, "call"), were))
 	}
 	if h.LostSpans > 0 {
 		out = append(out, fmt.Sprintf("%d OpenTelemetry spans were not recorded (too many open at once, or buffers full); their calls read as outside them", h.LostSpans))

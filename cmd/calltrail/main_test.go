@@ -119,7 +119,7 @@ func TestReplay(t *testing.T) {
 		t.Run(tt.golden, func(t *testing.T) {
 			code, out, errOut := runCmd(append(append([]string{"replay"}, tt.args...), path)...)
 			// The trace has a dropped call, which replay cannot show.
-			if want := "calltrail: warning: " + path + ": 1 calls were dropped while recording (buffers full); figures leave them out\n"; code != 0 || errOut != want {
+			if want := "calltrail: warning: " + path + ": 1 call was dropped while recording (buffers full); figures leave them out\n"; code != 0 || errOut != want {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
 			golden(t, tt.golden, out)
@@ -131,7 +131,7 @@ func TestInfo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chains.out")
 	data := writeChainsTrace(t, path, true)
 	code, out, errOut := runCmd("info", path)
-	if want := "calltrail: warning: " + path + ": 1 calls were dropped while recording (buffers full); figures leave them out\n"; code != 0 || errOut != want {
+	if want := "calltrail: warning: " + path + ": 1 call was dropped while recording (buffers full); figures leave them out\n"; code != 0 || errOut != want {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	out = strings.ReplaceAll(out, path, "FILE")

@@ -111,7 +111,7 @@ func TestDamagePolicy(t *testing.T) {
 		}
 	}
 	// The full trace counts one dropped call.
-	if _, _, stderr := runCmd("chains", "main.D", full); !strings.Contains(stderr, "1 calls were dropped while recording") {
+	if _, _, stderr := runCmd("chains", "main.D", full); !strings.Contains(stderr, "1 call was dropped while recording") {
 		t.Errorf("no warning about dropped calls: %q", stderr)
 	}
 }
