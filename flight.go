@@ -327,13 +327,15 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []records.Func,
 				{Word: tracewrite.RawSpan(it.g, false), Time: it.ticks},
 				{Word: tracewrite.RawSpanID(it.g), Time: int64(binary.LittleEndian.Uint64(it.span[:]))},
 			})
-			totals.Goroutine(it.g, it.ticks)
+			totals.At(it.ticks)
 		case it.fn != 0:
 			b.Enter(it.g, it.fn, it.ticks)
 			totals.Enter(it.g, it.fn, it.ticks)
 		default:
+			// Its goroutine counts if it made a call in the window
+			// or has one open: the record may be of one gone before.
 			b.Goroutine(gs[it.g].Goroutine, it.ticks)
-			totals.Goroutine(it.g, it.ticks)
+			totals.At(it.ticks)
 		}
 	}
 	enc.Events(&b)

@@ -252,7 +252,11 @@ func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Clos
 	if !set {
 		list = profhook.Default
 	}
-	if list != "" {
+	// A flight recorder writes no whole run, so no whole run's
+	// profiles: its snapshots carry none, and a capture takes the CPU
+	// profile of its own seconds, which one running all along would
+	// refuse it.
+	if list != "" && w.flight == nil {
 		w.profiles = startProfiles(list)
 	}
 	go w.run()

@@ -20,7 +20,7 @@ const MaxErrorID = wire.MaxErrorID
 // MaxNanos bounds the times of a trace's events, in nanoseconds since it
 // started: 2^52, 52 days. A later time is damage, and so that sums of
 // durations stay far from overflow, the reader refuses it.
-const MaxNanos = 1 << 52
+const MaxNanos = wire.MaxNanos
 
 // ErrCorrupt is wrapped by every error about malformed input.
 var ErrCorrupt = records.ErrCorrupt

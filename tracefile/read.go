@@ -515,6 +515,13 @@ func (rd *Reader) handle(typ byte, p []byte) error {
 		rd.tl, rd.nsl = t, ns
 		rd.clocks++
 		rd.setRate()
+		// The writer puts a clock point in every write, and one as
+		// tracing ends: the trace lasts until its latest, though no
+		// event came since. A program killed while a call waited
+		// has the call open until then, not until the last event.
+		if ns >= 0 && ns <= MaxNanos {
+			rd.maxTime = max(rd.maxTime, ns)
+		}
 		return nil
 	case wire.ChunkEvents:
 		d.uvarint() // shard: not needed to decode
@@ -1031,7 +1038,8 @@ func (rd *Reader) Offset() int64 { return rd.off }
 // Calls reports how many calls (enter events) have been read so far.
 func (rd *Reader) Calls() uint64 { return rd.calls }
 
-// MaxTime reports the latest event time read so far.
+// MaxTime reports the latest time read so far: of an event, or of a
+// clock point, which the writer puts in every write and as tracing ends.
 func (rd *Reader) MaxTime() int64 { return rd.maxTime }
 
 // IsIncomplete reports whether err says the trace was cut short or damaged

@@ -40,7 +40,9 @@ func Summarize(r *Reader) (Summary, error) {
 		if err != nil {
 			break
 		}
-		if ev.G != lastG { // a goroutine's events come in runs
+		// A goroutine's events come in runs. It counts by its calls:
+		// a snapshot holds records of goroutines gone before it.
+		if ev.G != lastG && (ev.Kind == EnterEvent || ev.Kind == ExitEvent) {
 			gs.Put(ev.G)
 			lastG = ev.G
 		}

@@ -48,6 +48,9 @@ func summarized(t testing.TB, reason string) []byte {
 	b.Enter(5, 3, 1020)
 	b.Exit(5, tracefile.Panic, 1040)
 	b.Exit(4, tracefile.Return, 1100)
+	// The record of a goroutine that makes no call, as a snapshot holds
+	// of goroutines gone before its window: it counts no goroutine.
+	b.Goroutine(tracefile.Goroutine{ID: 7, Parent: 4, CreatorFunc: 1, StartFunc: 2}, 1100)
 	clock(3000, 1000)
 	events(&b)
 	b.Enter(4, 3, 5000) // main.B, never left, nor main.main
@@ -92,8 +95,9 @@ func TestSummary(t *testing.T) {
 		if got.Calls != 4 || got.Unfinished != 2 || got.Panics != 1 || got.Called != 3 || got.Funcs != 4 || got.Goroutines != 2 || got.End != reason || got.Stats.DroppedCalls != 2 {
 			t.Errorf("summary %+v", got)
 		}
-		// 5000 ticks at the rate from (1000, 0) to (6000, 2400).
-		if want := time.Duration(1920); got.Duration != want {
+		// The clock point (6000, 2400) after the last event (5000
+		// ticks, 1920ns): the trace lasts until its latest.
+		if want := time.Duration(2400); got.Duration != want {
 			t.Errorf("duration %v, want %v", got.Duration, want)
 		}
 	}

@@ -64,8 +64,8 @@ enter main.A g9 t=10 d=1
 exit main.B g5 t=20 d=1 return start=10
 exit main.A g9 t=15 d=1 panic start=10
 enter main.B g4 t=100 d=2
-exit main.B g4 t=100 d=2 unfinished start=100
-exit main.main g4 t=100 d=1 unfinished start=0
+exit main.B g4 t=1000 d=2 unfinished start=100
+exit main.main g4 t=1000 d=1 unfinished start=0
 `
 
 func dump(t testing.TB, data []byte) (string, *tracefile.Reader, error) {

@@ -168,10 +168,12 @@ func TestRecordFlight(t *testing.T) {
 }
 
 // TestRecordPaused checks that a paused program records nothing until a
-// capture switches it on, and is paused again after.
+// capture switches it on, and is paused again after. It asks for the
+// runtime's profiles, as a build with --profiles does: a flight recorder
+// runs none of its own, and the capture takes the CPU profile.
 func TestRecordPaused(t *testing.T) {
 	bin := service(t)
-	addr := startService(t, exec.Command(bin), "CALLTRAIL=paused")
+	addr := startService(t, exec.Command(bin), "CALLTRAIL=paused", "CALLTRAIL_PROFILES=cpu,mutex,block")
 	if c, err := counters(addr); err != nil || c.Recording || c.Calls != 0 {
 		t.Fatalf("a paused program's counters: %+v, %v", c, err)
 	}

@@ -196,10 +196,9 @@ func Info(w io.Writer, name string, s tracefile.Summary, scanned, damaged bool) 
 	if m.Snapshot() {
 		// A flight recorder's window: calls from its start on, and
 		// the calls open at its start, which began before it and count
-		// from it. Its last event may come well before its end: the
-		// program may have made no call since.
+		// from it.
 		w := m.Window
-		row("window", "%s, from %s to %s after tracing started (flight recorder), the last event at %s; %d calls open at its start, counted from it", indented.Round(w.End-w.Start), indented.Round(w.Start), indented.Round(w.End), indented.Round(s.Duration), w.Open)
+		row("window", "%s, from %s to %s after tracing started (flight recorder); %d calls open at its start, counted from it", indented.Round(w.End-w.Start), indented.Round(w.Start), indented.Round(w.End), w.Open)
 	} else {
 		row("duration", "%s", indented.Round(s.Duration))
 	}

@@ -133,7 +133,7 @@ func Build(script string) ([]byte, error) {
 		e.Errors(1, errs)
 	}
 	e.Spans(spans)
-	e.Clock(last+1, last+1)
+	e.Clock(last, last) // the trace lasts until its last event
 	e.Events(&b)
 	e.Stats(tracefile.Stats{Calls: uint64(b.Enters()), Flushes: 1})
 	e.End("main returned", zeroTime)
@@ -179,7 +179,7 @@ func Recursion(depth int) []byte {
 			e.Events(&b)
 		}
 	}
-	e.Clock(t+1, t+1)
+	e.Clock(t, t)
 	e.Events(&b)
 	e.Stats(tracefile.Stats{Calls: uint64(depth + 2), Flushes: 1})
 	e.End("main returned", zeroTime)
@@ -217,7 +217,7 @@ func Goroutines(w io.Writer, n int) error {
 	}
 	t += 10
 	b.Exit(1, tracefile.Return, t)
-	e.Clock(t+1, t+1)
+	e.Clock(t, t)
 	e.Events(&b)
 	e.Stats(tracefile.Stats{Calls: uint64(n + 1), Flushes: 1})
 	e.End("main returned", zeroTime)

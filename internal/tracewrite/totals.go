@@ -126,6 +126,11 @@ func (t *Totals) Clock(ticks, ns int64) {
 	}
 	t.clocks++
 	t.rate = wire.Rate(t.t0, t.ns0, ticks, ns, t.rate)
+	// The trace lasts until its latest clock point, as a reader reads
+	// it (tracefile.Reader.MaxTime).
+	if ns >= 0 && ns <= wire.MaxNanos {
+		t.maxNs = max(t.maxNs, ns)
+	}
 }
 
 // Fold converts the latest time counted since the last Fold into
@@ -137,7 +142,8 @@ func (t *Totals) Fold() {
 	}
 }
 
-// Count counts one event ScanEvents found.
+// Count counts one event ScanEvents found. A goroutine counts by its
+// calls, as a reader counts it: not by its record or its spans.
 func (t *Totals) Count(e ScanEvent) {
 	switch e.Kind {
 	case records.EnterEvent:
@@ -147,8 +153,20 @@ func (t *Totals) Count(e ScanEvent) {
 		if e.Exit == records.Panic {
 			t.Panics++
 		}
+	default:
+		t.At(e.Ticks)
+		return
 	}
 	t.Goroutine(e.G, e.Ticks)
+}
+
+// At notes an event at ticks that counts no goroutine: a goroutine's
+// record or a span's event, where the goroutine may make no call (a
+// snapshot holds the records of goroutines gone before its window).
+func (t *Totals) At(ticks int64) {
+	if !t.any || ticks > t.maxTicks {
+		t.maxTicks, t.any = ticks, true
+	}
 }
 
 // Enter counts an enter of function fn by goroutine g at ticks, one not
@@ -169,11 +187,10 @@ func (t *Totals) enter(fn uint32) {
 	}
 }
 
-// Goroutine counts goroutine g, whose record or event is at ticks.
+// Goroutine counts goroutine g, whose call, or record before its first
+// call, is at ticks.
 func (t *Totals) Goroutine(g uint64, ticks int64) {
-	if !t.any || ticks > t.maxTicks {
-		t.maxTicks, t.any = ticks, true
-	}
+	t.At(ticks)
 	p := t.page
 	if p == nil || t.pageOf != g>>12 {
 		if t.gs == nil {

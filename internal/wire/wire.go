@@ -64,6 +64,10 @@ const (
 // runtime's raw event words.
 const MaxErrorID = ExtSpanStart - 1
 
+// MaxNanos bounds the times of a trace's events, in nanoseconds since it
+// started: 2^52, 52 days (see tracefile.MaxNanos).
+const MaxNanos = 1 << 52
+
 // Values: with calltrail's --args, a call's arguments follow its enter,
 // and its results come just before its exit (and its error), each as an
 // extended op of ExtValue and up. The op's time delta carries the value's
