@@ -113,7 +113,10 @@ func compile(s string) (*regexp.Regexp, error) {
 	if len(s) > MaxRegexp {
 		return nil, fmt.Errorf("want a regular expression of at most %d bytes", MaxRegexp)
 	}
-	return regexp.Compile(s)
+	// "[...]" is how calltrail writes a generic function's type
+	// parameters: as a pattern it would be a class of one '.', which no
+	// one means. It matches the name as written.
+	return regexp.Compile(strings.ReplaceAll(s, "[...]", `\[\.\.\.\]`))
 }
 
 // parseDuration reads a duration such as 1ms, or a whole number of

@@ -18,6 +18,8 @@ func TestParse(t *testing.T) {
 		{"g=7&D=3&t=1ms&window=1ms-2ms", "g=7 F= N= D=3 t=1ms window=1ms-2ms"},
 		{"t=2500", "g=0 F= N= D=0 t=2.5µs window=0s-0s"},
 		{"F=main%5C.D&N=fmt", `g=0 F=main\.D N=fmt D=0 t=0s window=0s-0s`},
+		// A generic function as calltrail writes it: the name, not a class.
+		{"F=z.KeyToHash[...]", `g=0 F=z.KeyToHash\[\.\.\.\] N= D=0 t=0s window=0s-0s`},
 		{"D=2147483647", "g=0 F= N= D=2147483647 t=0s window=0s-0s"},
 		{"g=x", "g: want a goroutine id"},
 		{"g=0", "g: want a goroutine id"},

@@ -89,6 +89,17 @@ func Traced(coverage []tracefile.Coverage, name string) bool {
 // names, when it names one but not exactly: a generic function without
 // its "[...]", or a function without its package path (pkg.F, F,
 // (*T).M), if no other function the coverage lists has that name.
+// fullName reports whether the build that made coverage named a function
+// name exactly, traced or left out.
+func fullName(coverage []tracefile.Coverage, name string) bool {
+	for _, c := range coverage {
+		if slices.ContainsFunc(c.Omitted, func(o tracefile.Omitted) bool { return o.Name == name }) || slices.Contains(c.Traced, name) {
+			return true
+		}
+	}
+	return false
+}
+
 func known(coverage []tracefile.Coverage, name string) (string, bool) {
 	var found []string
 	exact := false

@@ -215,15 +215,25 @@ func TestLookup(t *testing.T) {
 1 +example.com/expr/other.(*VM).pop 3
 1 - 4
 1 - 5
+1 +example.com/ristretto.(*Cache[...]).Set 6
+1 +example.com/ristretto/z.KeyToHash[...] 7
+1 - 8
+1 - 9
 `)
 	for query, want := range map[string]string{
-		"vm.(*VM).Run":           "example.com/expr/vm.(*VM).Run",
-		"(*VM).Run":              "example.com/expr/vm.(*VM).Run",
-		"expr/vm.(*VM).pop":      "example.com/expr/vm.(*VM).pop",
-		"other.(*VM).pop":        "example.com/expr/other.(*VM).pop",
-		"(*VM).pop":              "", // two functions
-		"m.(*VM).Run":            "", // not at a dot or slash
-		"example.com/expr/vm.(*": "",
+		"vm.(*VM).Run":      "example.com/expr/vm.(*VM).Run",
+		"(*VM).Run":         "example.com/expr/vm.(*VM).Run",
+		"expr/vm.(*VM).pop": "example.com/expr/vm.(*VM).pop",
+		"other.(*VM).pop":   "example.com/expr/other.(*VM).pop",
+		"(*VM).pop":         "", // two functions
+		// Generic, as calltrail writes the names and as Go does.
+		"ristretto.(*Cache[...]).Set": "example.com/ristretto.(*Cache[...]).Set",
+		"(*Cache[K, V]).Set":          "example.com/ristretto.(*Cache[...]).Set",
+		"z.KeyToHash[...]":            "example.com/ristretto/z.KeyToHash[...]",
+		"z.KeyToHash[K]":              "example.com/ristretto/z.KeyToHash[...]",
+		"z.KeyToHash":                 "example.com/ristretto/z.KeyToHash[...]",
+		"m.(*VM).Run":                 "", // not at a dot or slash
+		"example.com/expr/vm.(*":      "",
 	} {
 		ids, err := short.Lookup(query)
 		if want == "" {
@@ -247,6 +257,11 @@ func TestLookup(t *testing.T) {
 	nf, ok := err.(*NotFoundError)
 	if !ok || len(nf.Near) == 0 || nf.Near[0] != "main.parseValue" {
 		t.Errorf("unknown: %v", err)
+	}
+	// Near, without the import path, with type parameters as Go writes.
+	_, err = short.Lookup("(*Cache[K, V]).Sett")
+	if nf, ok := err.(*NotFoundError); !ok || len(nf.Near) == 0 || nf.Near[0] != "example.com/ristretto.(*Cache[...]).Set" {
+		t.Errorf("(*Cache[K, V]).Sett: %v", err)
 	}
 }
 
@@ -336,6 +351,22 @@ func TestLookupUntraced(t *testing.T) {
 	}
 	if why := tr.Outside("main.idle"); why != "main.idle is traced, but was not called in this run" {
 		t.Errorf("main.idle: %q", why)
+	}
+	// A full name the build left out names that function, not the
+	// traced ones it is a pattern of: main.timing is not main.timing.func1.
+	closure := script(t, `
+1 +main.main 0
+1 +main.timing.func1 1
+1 - 2
+1 - 3
+`)
+	closure.Profile.Coverage = []tracefile.Coverage{{Package: "example.com/app", Traced: []string{"main.main", "main.timing.func1"},
+		Omitted: []tracefile.Omitted{{Name: "main.timing", File: "main.go", Line: 9, Why: tracefile.WhyInlined}}}}
+	if ids, err := closure.Lookup("main.timing"); err == nil || !strings.Contains(err.Error(), "main.timing is not traced: kept inlined") {
+		t.Errorf("main.timing, kept inlined: %v, %v", ids, err)
+	}
+	if ids, err := closure.Lookup("main.timing."); err != nil || len(ids) != 1 {
+		t.Errorf("main.timing., a pattern: %v, %v", ids, err)
 	}
 	tr.Profile.Err = errors.New("trace is truncated")
 	if why := tr.Outside("main.idle"); why != "main.idle is traced, but has no calls in the part of the trace that could be read" {

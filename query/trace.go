@@ -187,8 +187,16 @@ func (t *Trace) traced(id uint32) bool {
 // query that matches none is a *NotFoundError naming the closest
 // functions.
 func (t *Trace) Lookup(query string) ([]uint32, error) {
-	if id, ok := t.byName[Unanchored(query)]; ok && t.traced(id) {
+	if id, ok := t.byName[Unanchored(query)]; ok {
+		// A full name names that function, traced or not: as a
+		// pattern, main.timing would answer for main.timing.func1.
+		if !t.traced(id) {
+			return nil, t.notFound(query)
+		}
 		return []uint32{id}, nil
+	}
+	if fullName(t.Profile.Coverage, Unanchored(query)) {
+		return nil, t.notFound(query) // one the build left out, or did not see called
 	}
 	var ids []uint32
 	if re, err := regexp.Compile(query); err == nil {
@@ -213,6 +221,9 @@ func (t *Trace) Lookup(query string) ([]uint32, error) {
 // expressions are not valid, and a generic function without its "[...]".
 // ok is false when none or several have that name.
 func (t *Trace) shortName(name string) (id uint32, ok bool) {
+	// Type parameters as Go writes them, Iterator[T] or F[K, V], or as
+	// calltrail does, [...].
+	name = strings.TrimSuffix(typeParams.ReplaceAllString(name, "[...]"), "[...]")
 	for i := 1; i < len(t.names); i++ {
 		full := strings.TrimSuffix(t.names[i], "[...]")
 		if (full == name || strings.HasSuffix(full, "."+name) || strings.HasSuffix(full, "/"+name)) && t.traced(uint32(i)) {
@@ -231,6 +242,9 @@ func (t *Trace) shortName(name string) (id uint32, ok bool) {
 func (t *Trace) Near(query string, n int) []string {
 	return closest(t.names[1:], func(i int) bool { return t.Profile.Funcs[uint32(i+1)] != nil }, query, n)
 }
+
+// typeParams matches a list of type parameters or arguments, [K, V].
+var typeParams = regexp.MustCompile(`\[[^\[\]]*\]`)
 
 // NotFound is the error for a query that matched none of the functions
 // named: explained from coverage, or naming the closest names, as a
@@ -255,10 +269,17 @@ func closest(names []string, called func(i int) bool, query string, n int) []str
 		d      int
 		called bool
 	}
-	q := strings.ToLower(query)
+	// Names as calltrail writes them: type parameters as [...], and a
+	// name without its import path is as near as one with it.
+	q := strings.ToLower(typeParams.ReplaceAllString(query, "[...]"))
 	var cs []cand
 	for i, name := range names {
-		cs = append(cs, cand{name, distance(q, strings.ToLower(name)), called(i)})
+		name := strings.ToLower(name)
+		d := distance(q, name)
+		if !strings.Contains(q, "/") {
+			d = min(d, distance(q, name[strings.LastIndex(name, "/")+1:]))
+		}
+		cs = append(cs, cand{names[i], d, called(i)})
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
