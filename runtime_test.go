@@ -471,8 +471,9 @@ func TestGoexitExits(t *testing.T) {
 	}
 }
 
-//go:noinline
 // spawner starts a goroutine, and returns the line of its go statement.
+//
+//go:noinline
 func spawner(done chan uint64) (goLine int) {
 	_, _, line, _ := runtime.Caller(0)
 	go func() {
