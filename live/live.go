@@ -3,7 +3,9 @@ package live
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -211,11 +213,33 @@ func get(w http.ResponseWriter, r *http.Request) bool {
 func init() {
 	endpoint.Linked.Store(true)
 	if addr := os.Getenv("CALLTRAIL_HTTP"); addr != "" {
-		if _, err := Listen(addr, os.Getenv("CALLTRAIL_HTTP_TOKEN")); err != nil {
-			fmt.Fprintf(os.Stderr, "calltrail: CALLTRAIL_HTTP=%s: %v\n", addr, err)
-		}
+		listenEnv(addr, os.Getenv("CALLTRAIL_HTTP_TOKEN"), os.Stderr)
 	}
 }
+
+// listenEnv serves as CALLTRAIL_HTTP=addr asks, saying on stderr what
+// went wrong: another host than loopback without a token is served on
+// loopback only, which needs none, so that the window stays within reach
+// of the program's own machine. It returns the address served, nil for
+// none.
+func listenEnv(addr, token string, stderr io.Writer) net.Addr {
+	a, err := Listen(addr, token)
+	if errors.Is(err, errNeedsToken) {
+		_, port, _ := net.SplitHostPort(addr)
+		if a, err = Listen(net.JoinHostPort("127.0.0.1", port), token); err == nil {
+			fmt.Fprintf(stderr, "calltrail: CALLTRAIL_HTTP=%s: another host than loopback needs CALLTRAIL_HTTP_TOKEN: serving %s only\n", addr, a)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "calltrail: CALLTRAIL_HTTP=%s: %v\n", addr, err)
+		return nil
+	}
+	return a
+}
+
+// errNeedsToken is Listen's error for another host than loopback without
+// a token.
+var errNeedsToken = errors.New("needs CALLTRAIL_HTTP_TOKEN: without it only loopback is served")
 
 // Listen serves the handlers on addr in a goroutine of their own, and
 // returns the address it listens on. An address without a host (":6060")
@@ -229,7 +253,7 @@ func Listen(addr, token string) (net.Addr, error) {
 		host = "127.0.0.1"
 	}
 	if !loopback(host) && token == "" {
-		return nil, fmt.Errorf("listening on %s needs CALLTRAIL_HTTP_TOKEN: without it only loopback is served", host)
+		return nil, fmt.Errorf("listening on %s %w", host, errNeedsToken)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {

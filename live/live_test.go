@@ -115,6 +115,19 @@ func TestListenBeyondLoopback(t *testing.T) {
 	}
 }
 
+// TestListenEnv: CALLTRAIL_HTTP naming another host than loopback,
+// without a token, is served on loopback, and says so.
+func TestListenEnv(t *testing.T) {
+	var stderr strings.Builder
+	addr := listenEnv("0.0.0.0:0", "", &stderr)
+	if addr == nil || !addr.(*net.TCPAddr).IP.IsLoopback() || !strings.Contains(stderr.String(), "serving "+addr.String()+" only") {
+		t.Fatalf("served %v, saying %q", addr, stderr.String())
+	}
+	if code, body := fetch(t, "http://"+addr.String()+Prefix+"counters", nil); code != http.StatusOK {
+		t.Errorf("counters on loopback: %d %s", code, body)
+	}
+}
+
 // TestToken checks the token on the program's own mux.
 func TestToken(t *testing.T) {
 	srv := httptest.NewServer(Handler("s3cret"))
