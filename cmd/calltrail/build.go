@@ -225,6 +225,13 @@ func (sess *session) prepare(a tracedArgs, tests bool) (*gobuild.Build, []string
 	if st.NoSpans != "" {
 		fmt.Fprintf(sess.errOut, "calltrail: the program's OpenTelemetry spans will not be recorded: %s\n", st.NoSpans)
 	}
+	// A function --funcs matches is instrumented, or left out by
+	// --exclude or to stay inlined: with none of those, it matched none.
+	if n := st.Omitted[instrument.WhyFuncs]; a.opts.Funcs != nil && n > 0 && st.Funcs+st.Omitted[instrument.WhyExclude]+st.Omitted[instrument.WhyInlined] == 0 {
+		// A pattern that matches nothing is most often a typo: the
+		// build still succeeds, and its traces would explain nothing.
+		fmt.Fprintf(sess.errOut, "calltrail: --funcs %s matches none of the %s of the packages traced: nothing is traced\n", a.opts.Funcs, words.Count(n, "function"))
+	}
 	if n := len(st.Refused); n > 0 {
 		names := strings.Join(st.Refused[:min(n, 8)], ", ")
 		if n > 8 {

@@ -258,6 +258,13 @@ func TestRunRecordsNothing(t *testing.T) {
 	if code, _, stderr := runCmd("chains", "main.D"); code != 1 || !strings.Contains(stderr, "calltrail.out") {
 		t.Errorf("chains after a run that wrote no trace: exit %d\n%s", code, stderr)
 	}
+	if strings.Contains(stderr, "matches none") {
+		t.Errorf("--funcs matching main.add, which was kept inlined, said it matched none:\n%s", stderr)
+	}
+	// A pattern matching no function: said when building.
+	if code, _, stderr := runCmd("build", "--funcs", `nomatch_xyz`, "-o", dir+"/bin", "."); code != 0 || !strings.Contains(stderr, "--funcs nomatch_xyz matches none of the") {
+		t.Errorf("build --funcs matching nothing: exit %d\n%s", code, stderr)
+	}
 	// Only main.unused instrumented: a trace with no call.
 	code, _, stderr = runCmd("run", "--funcs", `^main\.unused$`, ".")
 	if code != 1 || !strings.Contains(stderr, "the program recorded no call (none of the functions instrumented was called)") {
