@@ -914,6 +914,18 @@ func (g *goroutine) At(i int) (uint32, *Node) {
 	return n.Func, n
 }
 
+// Callee makes them a spawn.Callees: the chain of a call of fn the i-th
+// made, if the tree holds one: that path has been read, in this
+// goroutine or another.
+func (g *goroutine) Callee(i int, fn uint32) (*Node, bool) {
+	for _, c := range g.stack[i].node.Children {
+		if c.Func == fn {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
 // count counts a call of chain n that lasted d, self in its own code,
 // adding total to its function's total.
 func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slowest int) {

@@ -382,6 +382,22 @@ func (f *Folder) Empty() Folded { return Folded{f.fd.root} }
 // Push returns chain c with a call of fn inside its innermost call.
 func (f *Folder) Push(c Folded, fn uint32) Folded { return Folded{f.fd.push(c.s, fn)} }
 
+// Made returns what Push returns, if the folder has made that chain
+// before, and ok false if not: whether a call of fn has been made inside
+// c's innermost call, as far as the chains pushed so far tell.
+func (f *Folder) Made(c Folded, fn uint32) (Folded, bool) {
+	if f.fd.longer(c.s, fn) == nil {
+		k, ok := f.fd.b.names[f.fd.name(fn)]
+		if !ok {
+			return Folded{}, false
+		}
+		if _, ok := f.fd.b.kids[c.s.node][k]; !ok {
+			return Folded{}, false
+		}
+	}
+	return f.Push(c, fn), true
+}
+
 // Chain numbers c's chain among the folder's: chains that differ only in
 // their counts have the same number; the empty chain is 0.
 func (c Folded) Chain() int32 { return c.s.node }

@@ -255,6 +255,7 @@ type rowBatch struct {
 // each request, as the calls of that request alone hold them (the rows
 // of request_calls).
 type gstate struct {
+	p        *pusher
 	calls    callStack
 	requests map[string]*callStack // by trace id, while it has open calls
 	pending  spawn.Pending[chains]
@@ -283,6 +284,18 @@ func (g *gstate) Latest() int64 { return g.latest }
 func (g *gstate) At(i int) (uint32, chains) {
 	f := &g.calls.frames[i]
 	return f.traceFn, chains{f.node.id, f.request}
+}
+
+// Callee makes the open calls a spawn.Callees, as the local analysis's
+// are: the chain of a call of fn the i-th made, if the push has read one
+// of that chain.
+func (g *gstate) Callee(i int, fn uint32) (chains, bool) {
+	f := &g.calls.frames[i]
+	c, ok := g.p.folder.Made(f.chain, fn)
+	if !ok {
+		return chains{}, false
+	}
+	return chains{g.p.node(c).id, f.request}, true
 }
 
 // maxSpawns bounds the goroutines a push holds waiting for their chains:
@@ -377,7 +390,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 		case tracefile.EnterEvent:
 			g := p.gs[ev.G]
 			if g == nil {
-				g = &gstate{calls: *newCallStack()}
+				g = &gstate{p: p, calls: *newCallStack()}
 				p.gs[ev.G] = g
 			}
 			fn := p.fn(ev.Func)

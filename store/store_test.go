@@ -223,6 +223,19 @@ var scripts = map[string]string{
 1 - 100
 1 +main.D 110
 `,
+	// A goroutine whose first call came after the call holding its go
+	// statement returned, the parent waiting in another call.
+	"spawned-returned": `
+1 +main.main 0
+1 +main.spawn 10
+1 - 20
+1 +main.waitAll 21
+2 go 1 main.spawn 25
+2 +main.work 25
+2 - 30
+1 - 40
+1 - 50
+`,
 	// A flight recorder's snapshot: the calls open when its window
 	// began count from its start.
 	"snapshot": `

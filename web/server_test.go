@@ -292,6 +292,42 @@ meta window_end_ns 5000
 	}
 }
 
+// TestStartedByReturnedCreator: a goroutine whose first traced call came
+// after the call holding its go statement returned, the parent waiting in
+// another call, was started by that call: so say its lane and the
+// overview's goroutines, not the call open when it began.
+func TestStartedByReturnedCreator(t *testing.T) {
+	srv := scriptServer(t, `
+1 +main.main 0
+1 +main.spawn 10
+1 - 20
+1 +main.waitAll 21
+2 go 1 main.spawn 25
+2 +main.work 25
+2 - 30
+1 - 40
+1 - 50
+`)
+	var lane struct {
+		StartedIn []struct{ Name string } `json:"started_in"`
+	}
+	getJSON(t, srv, "/api/lane?g=2", &lane)
+	if len(lane.StartedIn) != 2 || lane.StartedIn[1].Name != "main.spawn" {
+		t.Errorf("started in %+v, want main.main -> main.spawn", lane.StartedIn)
+	}
+	var o struct {
+		Goroutines struct {
+			StartedBy []struct {
+				Chain []struct{ Name string } `json:"chain"`
+			} `json:"started_by"`
+		} `json:"goroutine_summary"`
+	}
+	getJSON(t, srv, "/api/overview", &o)
+	if sb := o.Goroutines.StartedBy; len(sb) != 1 || len(sb[0].Chain) != 2 || sb[0].Chain[1].Name != "main.spawn" {
+		t.Errorf("started by %+v, want main.main -> main.spawn", sb)
+	}
+}
+
 // scriptTrace writes the trace of a tracetest script, and returns its
 // path.
 func scriptTrace(t *testing.T, script string) string {

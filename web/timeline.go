@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 
 	"github.com/calltrail/calltrail/query"
@@ -270,15 +271,34 @@ func (l *lane) chainAt(at int64, fn uint32, name func(uint32) string) []string {
 			open = append(open, c)
 		}
 	}
-	for k, c := range open {
-		if l.fn[c] == fn {
-			open = open[k:]
-			break
-		}
+	var callee []string
+	if k := slices.IndexFunc(open, func(c int) bool { return l.fn[c] == fn }); k >= 0 {
+		open = open[k:]
+	} else if k, ok := l.madeCall(open, at, fn); ok {
+		// The creator returned before the goroutine began: the call
+		// of it an open call made started it, as the analysis finds.
+		open, callee = open[k:], []string{name(fn)}
 	}
-	names := make([]string, len(open))
+	names := make([]string, len(open), len(open)+1)
 	for k, c := range open {
 		names[len(open)-1-k] = name(l.fn[c])
 	}
-	return names
+	return append(names, callee...)
+}
+
+// madeCall returns the index in open (open calls, innermost first) of the
+// innermost that made a call of fn before at, which has returned.
+func (l *lane) madeCall(open []int, at int64, fn uint32) (int, bool) {
+	budget := 1 << 20 // calls looked at: a loop's millions of callees
+	for k, c := range open {
+		for j := c + 1; j < l.len() && l.parent[j] == int32(c) && l.start[j] < at; j = int(l.next[j]) {
+			if l.fn[j] == fn {
+				return k, true
+			}
+			if budget--; budget == 0 {
+				return 0, false
+			}
+		}
+	}
+	return 0, false
 }

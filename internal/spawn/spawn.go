@@ -13,6 +13,18 @@ type Stack[C any] interface {
 	Latest() int64
 }
 
+// A Callees is a Stack that also knows the calls its open calls made
+// that have returned: Callee returns the chain of a call of fn made by
+// the i-th open call, or by a callee of it, if the trace so far has one.
+// A goroutine's record is written at its first traced call, which may
+// come long after the call holding the go statement returned (a worker
+// that waits for its first job): the open call that made that call is
+// the one that started the goroutine, not the innermost.
+type Callees[C any] interface {
+	Stack[C]
+	Callee(i int, fn uint32) (C, bool)
+}
+
 // A Link ties a goroutine to the chain of its parent that started it.
 type Link[C any] struct {
 	G, Parent uint64 // Parent is 0 for a goroutine the trace knows no parent of
@@ -25,6 +37,11 @@ type Link[C any] struct {
 	HasFrom bool // From is known
 
 	orphan bool // no call of the parent's was open when it began
+	// called marks a From found at the enter of a call of the creator,
+	// read before the child began: when the parent's next event finds
+	// that call returned, it still is the latest call of the creator,
+	// the one that started the child.
+	called bool
 	// tentative marks a From found at the enter of a call of the
 	// creator: the parent's next event after the child began says
 	// whether that call was still open then, or a later call of the
@@ -95,7 +112,7 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 		return
 	}
 	if stack != nil && stack.Len() > 0 {
-		k.From, k.HasFrom = chainOf(stack, creator)
+		k.From, k.HasFrom = chainOf(stack, creator), true
 		if stack.Latest() < at && p != nil {
 			k.tentative, k.early = true, true
 			if len(p.links) >= maxEarly {
@@ -156,7 +173,7 @@ func (l *Linker[C]) Enter(g uint64, p *Pending[C], fn uint32, at int64, chain C,
 	// which (settle), and until then this one stands.
 	for _, k := range p.links {
 		if k.Creator == fn && (!k.HasFrom || k.tentative) && l.links[k.G] == k {
-			k.From, k.HasFrom, k.tentative = chain, true, true
+			k.From, k.HasFrom, k.tentative, k.called = chain, true, true, true
 		}
 	}
 }
@@ -173,7 +190,9 @@ func (l *Linker[C]) Exit(p *Pending[C], at int64, stack Stack[C]) {
 // its calls wait for its next.
 func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
 	for _, k := range p.links {
-		if k.early {
+		// A From of a call of the creator stands, though the call
+		// ended: the parent's next event says if a later one did.
+		if k.early && !k.called {
 			// The calls open when the child's record was read ended
 			// before it began: they did not start it.
 			var none C
@@ -212,13 +231,19 @@ func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
 		}
 		switch {
 		case stack.Len() > 0:
-			k.From, k.HasFrom = chainOf(stack, k.Creator)
+			if c, ok := open(stack, k.Creator); ok || !k.called {
+				if !ok {
+					c = chainOf(stack, k.Creator)
+				}
+				k.From, k.HasFrom = c, true
+			}
 			k.tentative, k.early = false, false
 			l.done(k)
-		case k.tentative && !k.early:
+		case k.called || k.tentative && !k.early:
 			// The call of the creator it was tied to is the last
-			// open before it began.
-			k.tentative = false
+			// open before it began, or the latest call of the
+			// creator, which started it and returned.
+			k.tentative, k.early = false, false
 			l.done(k)
 		default:
 			// No call of the parent's was open when the child began:
@@ -244,15 +269,32 @@ func (l *Linker[C]) give(k *Link[C]) {
 	l.linked(k)
 }
 
-// chainOf returns the chain of stack's innermost call of fn, or, if
-// none is open, of its innermost call.
-func chainOf[C any](stack Stack[C], fn uint32) (C, bool) {
+// chainOf returns the chain of stack's innermost call of fn or, if none
+// is open, of the call of fn an open call made, the innermost that made
+// one (see Callees), or else of the innermost call.
+func chainOf[C any](stack Stack[C], fn uint32) C {
+	if c, ok := open(stack, fn); ok {
+		return c
+	}
 	n := stack.Len()
-	for i := n - 1; i >= 0; i-- {
+	if cs, ok := stack.(Callees[C]); ok {
+		for i := n - 1; i >= 0; i-- {
+			if c, ok := cs.Callee(i, fn); ok {
+				return c
+			}
+		}
+	}
+	_, c := stack.At(n - 1)
+	return c
+}
+
+// open returns the chain of stack's innermost open call of fn.
+func open[C any](stack Stack[C], fn uint32) (C, bool) {
+	for i := stack.Len() - 1; i >= 0; i-- {
 		if f, c := stack.At(i); f == fn {
 			return c, true
 		}
 	}
-	_, c := stack.At(n - 1)
-	return c, true
+	var none C
+	return none, false
 }

@@ -12,8 +12,21 @@ import (
 type stack struct {
 	fns     []uint32
 	starts  []int64
+	callees [][]string // of each open call, the calls it made, as "fn@start"
 	pending Pending[string]
 	latest  int64
+}
+
+// Callee makes it a Callees: the latest call of fn the i-th open call
+// made.
+func (s *stack) Callee(i int, fn uint32) (string, bool) {
+	cs := s.callees[i]
+	for j := len(cs) - 1; j >= 0; j-- {
+		if strings.HasPrefix(cs[j], fmt.Sprintf("f%d@", fn)) {
+			return cs[j], true
+		}
+	}
+	return "", false
 }
 
 func (s *stack) Len() int { return len(s.fns) }
@@ -61,12 +74,16 @@ func run(t *testing.T, max int, script string) []string {
 		case "enter":
 			fmt.Sscan(line, &g, &verb, &a, &b)
 			l.Enter(g, &st.pending, uint32(a), int64(b), name(uint32(a), int64(b)), st)
+			if n := len(st.fns); n > 0 {
+				st.callees[n-1] = append(st.callees[n-1], name(uint32(a), int64(b)))
+			}
 			st.fns, st.starts = append(st.fns, uint32(a)), append(st.starts, int64(b))
+			st.callees = append(st.callees, nil)
 			st.latest = int64(b)
 		case "exit":
 			fmt.Sscan(line, &g, &verb, &b)
 			l.Exit(&st.pending, int64(b), st)
-			st.fns, st.starts = st.fns[:len(st.fns)-1], st.starts[:len(st.starts)-1]
+			st.fns, st.starts, st.callees = st.fns[:len(st.fns)-1], st.starts[:len(st.starts)-1], st.callees[:len(st.callees)-1]
 			st.latest = int64(b)
 			if len(st.fns) == 0 {
 				l.Idle(g, &st.pending)
@@ -238,6 +255,38 @@ func TestLinker(t *testing.T) {
 1 enter 4 15
 1 exit 30`,
 		want: []string{"2<-f4@15 root f9@21"},
+	}, {
+		// The creator's call returned, and the parent is in another
+		// call, when the child began: the latest call of the creator
+		// before it started it, not the call open then.
+		name: "its creator returned, the parent in another call",
+		script: `
+2 start 1 2 25
+2 enter 9 26
+1 enter 1 10
+1 enter 2 11
+1 exit 20
+1 enter 5 21
+1 exit 40
+1 exit 41`,
+		want: []string{"2<-f2@11 root f9@26"},
+	}, {
+		// The same, the creator's call read before the child's record
+		// (a worker whose first traced call came long after): the
+		// call of the creator an open call made.
+		name: "its creator returned before the record was read",
+		script: `
+1 enter 1 10
+1 enter 2 11
+1 exit 20
+1 enter 5 21
+1 enter 6 22
+1 exit 23
+2 start 1 2 25
+2 enter 9 26
+1 exit 40
+1 exit 41`,
+		want: []string{"2<-f2@11 root f9@26"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,7 +320,7 @@ func TestLinkerBounded(t *testing.T) {
 	const max, children = 1 << 12, 5 * maxEarly
 	var from []string
 	l := New(max, func(k *Link[string]) { from = append(from, k.From) })
-	parent := &stack{fns: []uint32{1}, starts: []int64{10}, latest: 10}
+	parent := &stack{fns: []uint32{1}, starts: []int64{10}, callees: [][]string{nil}, latest: 10}
 	for g := uint64(2); g < 2+children; g++ {
 		l.Started(g, 1, 7, int64(10+g), parent, &parent.pending)
 		child := &stack{}
