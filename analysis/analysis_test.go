@@ -353,6 +353,10 @@ meta window_end_ns 5000
 			t.Errorf("%s: total %d, self %d; want %d, %d", c.name, f[c.name].Total, f[c.name].Self, c.total, c.self)
 		}
 	}
+	// The goroutines alive, over the window.
+	if g := p.GoroutineSummary(3); g.From != 1000 || g.Slice != 1000 || !slices.Equal(g.Live, []int{1, 1, 1}) {
+		t.Errorf("goroutines alive from %v in slices of %v: %v; want from 1000ns, 1000ns, [1 1 1]", g.From, g.Slice, g.Live)
+	}
 }
 
 // TestDeepRecursion has main call a and b in turn, each calling leaf

@@ -15,7 +15,9 @@ type Goroutines struct {
 	Lifetime Spread `json:"lifetime"`
 	Work     Spread `json:"work"`
 	// Live counts the goroutines alive at some time in each of equal
-	// slices of the trace's duration, Slice long.
+	// slices of the trace's duration, Slice long, from From: the start
+	// of tracing, or a flight recorder's snapshot's window.
+	From  time.Duration `json:"from_ns,omitempty"`
 	Slice time.Duration `json:"slice_ns"`
 	Live  []int         `json:"alive"`
 	// Spawners are the chains that started goroutines running traced
@@ -46,7 +48,13 @@ func (s Spawner) PerCall() float64 {
 // time in slices slices of the trace.
 func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 	g := &Goroutines{Count: len(p.Lifetimes), Lifetime: spread(p.Lifetimes), Work: spread(p.Work), Live: []int{}}
-	dur := int64(p.Duration)
+	var origin int64
+	if p.Meta.Snapshot() {
+		// Its calls count from its window's start.
+		origin = min(int64(p.Meta.Window.Start), int64(p.Duration))
+	}
+	g.From = time.Duration(origin)
+	dur := int64(p.Duration) - origin
 	if slices > 0 && dur > 0 {
 		// Live counts come from the changes at each slice: +1 where a
 		// goroutine starts, -1 after the slice it ends in.
@@ -54,7 +62,7 @@ func (p *Profile) GoroutineSummary(slices int) *Goroutines {
 		delta := make([]int, slices+1)
 		// A time out of the trace (a damaged or odd one) counts at its
 		// edge, never past it.
-		at := func(t int64) int64 { return min(max(t, 0)/step, int64(slices-1)) }
+		at := func(t int64) int64 { return min(max(t-origin, 0)/step, int64(slices-1)) }
 		for i, start := range p.Starts {
 			first := at(start)
 			last := max(at(start+p.Lifetimes[i]), first)

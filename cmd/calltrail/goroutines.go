@@ -33,7 +33,7 @@ func goroutinesVerb() *verb {
 			if lf.json {
 				return writeJSON(sess.out, g)
 			}
-			text.Goroutines(sess.out, t.Profile.Duration, g)
+			text.Goroutines(sess.out, t.Profile.Duration-g.From, g)
 			return nil
 		},
 	}

@@ -80,7 +80,7 @@ function goroutines(gs, sel) {
   const spread = (s) => `p50 ${ct.dur(s.p50_ns)}, p90 ${ct.dur(s.p90_ns)}, max ${ct.dur(s.max_ns)}`;
   const chart = ct.el("canvas", { id: "ov-live", class: "live", width: 960, height: 64, title: "goroutines alive; click a bar to see that time on the timeline" });
   const g = chart.getContext("2d");
-  const alive = gs.alive, slice = gs.slice_ns;
+  const alive = gs.alive, slice = gs.slice_ns, from = gs.from_ns || 0;
   const bw = chart.width / alive.length, top = Math.max(1, ...alive);
   g.fillStyle = "#7ea6d8";
   alive.forEach((n, i) => {
@@ -90,11 +90,11 @@ function goroutines(gs, sel) {
   const at = (ev) => Math.min(alive.length - 1, Math.max(0, Math.floor((ev.offsetX / chart.clientWidth) * alive.length)));
   chart.addEventListener("mousemove", (ev) => {
     const i = at(ev);
-    chart.title = `${ct.num(alive[i])} goroutines alive from ${ct.dur(i * slice)} to ${ct.dur((i + 1) * slice)}`;
+    chart.title = `${ct.num(alive[i])} goroutines alive from ${ct.dur(from + i * slice)} to ${ct.dur(from + (i + 1) * slice)}`;
   });
   chart.addEventListener("click", (ev) => {
     const i = at(ev);
-    location.hash = ct.href("timeline", Object.assign({ from: i * slice, to: (i + 1) * slice }, sel));
+    location.hash = ct.href("timeline", Object.assign({ from: from + i * slice, to: from + (i + 1) * slice }, sel));
   });
   return [
     ct.el("h2", {}, "Goroutines"),
