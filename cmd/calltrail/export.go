@@ -35,6 +35,9 @@ func exportVerb() *verb {
 			if err != nil {
 				return err
 			}
+			if output == "-" {
+				output = "" // as most tools read it: standard output
+			}
 			if output != "" {
 				if err := notInput(output, name); err != nil {
 					return err

@@ -47,6 +47,9 @@ func flameVerb() *verb {
 			if sf.from != "" && (cpu || wait || base != "") {
 				return usageError{"with --from, flame draws wall time: --cpu, --wait and --diff read trace files"}
 			}
+			if output == "-" {
+				output = "" // as most tools read it: standard output
+			}
 			if output != "" {
 				inputs := []string{base}
 				if sf.from == "" {

@@ -273,6 +273,27 @@ func TestCommandLineHabits(t *testing.T) {
 		t.Errorf("a file named after --: exit %d, %s", code, stderr)
 	}
 
+	// The trace without the function: said so, not read as a function
+	// of calltrail.out.
+	if code, _, stderr := runCmd("chains", path); code != 2 || !strings.Contains(stderr, "name the function before the trace") {
+		t.Errorf("chains FILE: exit %d, %s", code, stderr)
+	}
+	// -o - is standard output, as most tools read it, not a file
+	// named "-".
+	for _, args := range [][]string{
+		{"export", "--format", "folded", "-o", "-", path},
+		{"flame", "-o", "-", path},
+	} {
+		code, stdout, stderr := runCmd(args...)
+		if code != 0 || !strings.Contains(stdout, "main.D") {
+			t.Errorf("%v: exit %d, %s, %d bytes out", args, code, stderr, len(stdout))
+		}
+		if _, err := os.Stat("-"); err == nil {
+			t.Errorf("%v wrote a file named -", args)
+			os.Remove("-")
+		}
+	}
+
 	// Values out of range are refused before any work, not read as
 	// "all" or "the whole window".
 	for _, args := range [][]string{
