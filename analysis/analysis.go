@@ -210,7 +210,11 @@ type Func struct {
 	// released.
 	CPU, Tracing, Wait int64
 	Waits              []Wait
-	Held               int64
+	// OwnWaits is the part of Waits with this function the innermost
+	// traced one: it waited itself, or in an untraced function it
+	// called, not inside a traced callee.
+	OwnWaits []Wait
+	Held     int64
 	// Callees splits CPU time spent below the function, outside traced
 	// code, by the untraced function it called first ("fmt.Errorf").
 	Callees []Wait

@@ -417,11 +417,18 @@ func (p *Profile) waits(prof *profile.Profile, res *resolver, mutex bool) {
 		}
 		on := waitedOn(st)
 		seen := map[*Func]bool{}
+		var inner *Func
 		for _, fn := range st {
-			if f := res.of(fn); f != nil && !seen[f] {
-				seen[f] = true
-				f.addWait(on, v)
+			if f := res.of(fn); f != nil {
+				inner = f
+				if !seen[f] {
+					seen[f] = true
+					f.addWait(on, v)
+				}
 			}
+		}
+		if inner != nil {
+			inner.OwnWaits = addTo(inner.OwnWaits, on, v)
 		}
 	}
 }

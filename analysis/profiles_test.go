@@ -114,6 +114,10 @@ func TestSplit(t *testing.T) {
 	if len(f["work"].Waits) != 1 || f["work"].Waits[0] != (Wait{On: "sync.(*Mutex).Lock", Ns: 30 * ms}) {
 		t.Errorf("work waits: %+v", f["work"].Waits)
 	}
+	// main waited too, through work, but not itself.
+	if len(f["main"].Waits) != 1 || f["main"].Waits[0].Ns != 30*ms || len(f["main"].OwnWaits) != 0 || len(f["work"].OwnWaits) != 1 || f["work"].OwnWaits[0] != f["work"].Waits[0] {
+		t.Errorf("main waits %+v, its own %+v; work's own %+v", f["main"].Waits, f["main"].OwnWaits, f["work"].OwnWaits)
+	}
 	var chain *Node
 	p.Walk(func(n *Node) {
 		if p.Name(n.Func) == "work" {

@@ -80,6 +80,16 @@ func programTime(p *analysis.Profile) int64 {
 
 func d(ns int64) string { return indented.Round(time.Duration(ns)).String() }
 
+// own is f's wait on what, with f the innermost traced function.
+func own(f *analysis.Func, on string) int64 {
+	for _, w := range f.OwnWaits {
+		if w.On == on {
+			return w.Ns
+		}
+	}
+	return 0
+}
+
 func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if !p.HasWaits || len(f.Waits) == 0 || f.Total == 0 {
 		return nil
@@ -92,12 +102,11 @@ func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if share < minWaitShare || float64(w.Ns) < minShare*float64(wall) {
 		return nil
 	}
-	// Only the outermost function waiting on the same thing is worth a
-	// line: its callers wait too, through it.
-	for _, g := range p.Funcs {
-		if g != f && len(g.Waits) > 0 && g.Waits[0].On == w.On && g.Total < f.Total && g.Waits[0].Ns >= w.Ns*9/10 {
-			return nil
-		}
+	// A wait is named where it was waited: its callers wait too,
+	// through it, and one wait is one line. A function that waited
+	// mostly inside traced callees leaves the line to them.
+	if 2*own(f, w.On) < w.Ns {
+		return nil
 	}
 	msg := fmt.Sprintf("%s spends %.0f%% of its time waiting on %s (%s in %s)", f.Name, 100*share, w.On, d(w.Ns), words.Count(f.Calls, "call"))
 	if holder := lockHolder(p); holder != nil && (w.On == "sync.(*Mutex).Lock" || w.On == "sync.(*RWMutex).Lock" || w.On == "sync.(*RWMutex).RLock") {

@@ -13,6 +13,11 @@ func profile(funcs ...*analysis.Func) *analysis.Profile {
 	p := &analysis.Profile{Root: &analysis.Node{}, Funcs: map[uint32]*analysis.Func{}, HasCPU: true, HasWaits: true}
 	for i, f := range funcs {
 		f.ID = uint32(i + 1)
+		if f.OwnWaits == nil {
+			// Unless a test says otherwise, a function waited
+			// itself.
+			f.OwnWaits = f.Waits
+		}
 		p.Funcs[f.ID] = f
 		p.FuncTable = append(p.FuncTable, tracefile.Func{Name: f.Name})
 	}
@@ -39,6 +44,24 @@ func TestFindings(t *testing.T) {
 			}(),
 			kinds: "wait self",
 			first: "main.handle spends 80% of its time waiting on sync.(*Mutex).Lock (8s in 1000 calls), for a lock held in main.getInfo",
+		},
+		{
+			// One lock waited on in two callees, through their
+			// caller: a line for each place it was waited, none for
+			// the caller, which waited through them.
+			name: "a lock waited in two callees",
+			p: func() *analysis.Profile {
+				lock := "sync.(*Mutex).Lock"
+				p := profile(
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 10e9, Sum: 10e9, Self: 1e9, Waits: []analysis.Wait{{On: lock, Ns: 8e9}}, OwnWaits: []analysis.Wait{}, CPU: 2e9, SelfCPU: 1e8},
+					&analysis.Func{Name: "main.getOrder", Calls: 1000, Total: 6e9, Sum: 6e9, Self: 6e9, Waits: []analysis.Wait{{On: lock, Ns: 5e9}}, CPU: 1e9, SelfCPU: 1e9},
+					&analysis.Func{Name: "main.getUser", Calls: 1000, Total: 3e9, Sum: 3e9, Self: 3e9, Waits: []analysis.Wait{{On: lock, Ns: 3e9}}, CPU: 0, SelfCPU: 0},
+				)
+				p.Work, p.TotalCPU = []int64{10e9}, 2e9
+				return p
+			}(),
+			kinds: "wait wait self",
+			first: "main.getOrder spends 83% of its time waiting on sync.(*Mutex).Lock (5s in 1000 calls)",
 		},
 		{
 			// One call: "1 call", not "1 calls".

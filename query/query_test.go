@@ -543,3 +543,26 @@ func TestFindingFoldsChain(t *testing.T) {
 	}
 	t.Errorf("no finding says %q: %+v", want, tr.Findings)
 }
+
+// TestMostly: a function is said to wait on what it waited on most only
+// when that wait is a share of its time worth naming.
+func TestMostly(t *testing.T) {
+	tr := script(t, "1 +main.main 0\n1 +main.work 10\n1 - 2000000010\n1 - 2000000020\n")
+	lock := "sync.(*Mutex).Lock"
+	for _, tt := range []struct {
+		wait int64
+		want string
+	}{
+		{27e3, ""}, // 27µs of 2s
+		{1.5e9, "waits on " + lock},
+	} {
+		for _, f := range tr.Profile.Funcs {
+			f.Waits = []analysis.Wait{{On: lock, Ns: tt.wait}}
+		}
+		for _, f := range tr.Functions("total", 0) {
+			if f.Mostly != tt.want {
+				t.Errorf("%s, %d ns of %d waiting: mostly %q, want %q", f.Name, tt.wait, f.TotalNs, f.Mostly, tt.want)
+			}
+		}
+	}
+}
