@@ -228,7 +228,7 @@ func syscalls(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 		}
 		calls = append(calls, fmt.Sprintf("%s %.0f%%", sc.On, 100*float64(sc.Ns)/float64(sys)))
 	}
-	msg := fmt.Sprintf("%s spends %.0f%% of the program's time in system calls (%s: %s on CPU, %s off CPU; %s of %s, %s each), in %s",
+	msg := fmt.Sprintf("%s spends %.0f%% of the program's time in system calls (%s: %s on CPU, %s off CPU that no block sample explains (the kernel's, or a sleep); %s of %s, %s each), in %s",
 		f.Name, 100*share, d(in), d(sys), d(off), words.Count(f.Calls, "call"), f.Name, d(f.Sum/int64(max(f.Calls, 1))), strings.Join(calls, ", "))
 	// A sync costs most even where few samples caught it: it waits for
 	// the disk.

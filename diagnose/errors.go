@@ -83,22 +83,24 @@ func discarded(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node) []
 		return nil
 	}
 	var passed, seen uint64 // errors its callers returned in turn, at most; errors with a traced caller
-	callers := map[string]uint64{}
+	callers := map[uint32]uint64{}
 	for _, n := range nodes {
 		if n.Parent != nil && n.Parent.Parent != nil {
 			passed += min(n.Parent.Errors, n.Errors)
 			seen += n.Errors
-			callers[p.Name(n.Parent.Func)] += n.Errors
+			callers[n.Parent.Func] += n.Errors
 		}
 	}
 	if seen < hotErrors || passed*10 > seen {
 		return nil // passed on: the error is the program's answer, not a waste
 	}
-	caller, most := "", uint64(0)
-	for name, n := range callers {
+	caller, most, fails := "", uint64(0), false
+	for fn, n := range callers {
+		name := p.Name(fn)
 		if n > most || n == most && name < caller {
 			caller, most = name, n
 		}
+		fails = fails || p.Funcs[fn] != nil && len(p.Funcs[fn].ErrorIDs) > 0
 	}
 	who := "its caller " + caller
 	if len(callers) > 1 {
@@ -118,6 +120,18 @@ func discarded(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node) []
 	msg := fmt.Sprintf("%s returned an error in %d of its %d calls, and %s carried on without it: each error is built (%s distinct, %s) and dropped; "+
 		"test for the case without making an error, or return a sentinel error",
 		f.Name, f.Errors, f.Calls, who, distinct, mostly(p, f.ErrorIDs))
+	if !fails {
+		// Callers that never returned an error may have no error to
+		// return: a handler answers 404 with it. The trace cannot
+		// tell that from an error dropped.
+		they := "it drops"
+		if len(callers) > 1 {
+			they = "they drop"
+		}
+		msg = fmt.Sprintf("%s returned an error in %d of its %d calls, and %s returned none in turn: if %s them, each error is built (%s distinct, %s) for nothing; "+
+			"test for the case without making an error, or return a sentinel error",
+			f.Name, f.Errors, f.Calls, who, they, distinct, mostly(p, f.ErrorIDs))
+	}
 	// After the findings about time: where the errors cost CPU, the
 	// callee rule says how much.
 	return []Finding{{Kind: "errors", Function: f.Name, Message: msg, Score: errorScore}}

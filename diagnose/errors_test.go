@@ -75,14 +75,30 @@ func TestErrorFindings(t *testing.T) {
 			},
 		},
 		{
+			// The caller can return an error (it returned io.EOF once), and
+			// returned none when the callee failed.
 			name: "dropped in a loop",
 			s: func(s *script) {
 				for i := range hotErrors {
 					s.call([]string{"main.loop", "main.isMap"}, fmt.Sprintf("not-a-map:%d", i%3))
 				}
+				s.call([]string{"main.loop"}, "EOF")
 			},
 			want: regexp.QuoteMeta(`main.isMap returned an error in 1000 of its 1000 calls, and its caller main.loop carried on without it: ` +
 				`each error is built (3 distinct, for example *errors.errorString "not-a-map:0") and dropped; test for the case without making an error, or return a sentinel error`),
+		},
+		{
+			// A caller that never returned an error may have none to
+			// return (a handler answering 404 with it): the finding
+			// does not say the errors were dropped.
+			name: "a caller without errors",
+			s: func(s *script) {
+				for i := range hotErrors {
+					s.call([]string{"main.handle", "main.getOrder"}, fmt.Sprintf("no-order:%d", i%3))
+				}
+			},
+			want: regexp.QuoteMeta(`main.getOrder returned an error in 1000 of its 1000 calls, and its caller main.handle returned none in turn: if it drops them, ` +
+				`each error is built (3 distinct, for example *errors.errorString "no-order:0") for nothing; test for the case without making an error, or return a sentinel error`),
 		},
 		{
 			name: "passed on",
