@@ -175,8 +175,10 @@ func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	if share < minShare {
 		return nil
 	}
-	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %s of %s, %s each)",
-		f.Name, 100*share, c.On, d(ns), words.Count(f.Calls, "call"), f.Name, d(f.Sum/int64(max(f.Calls, 1))))
+	// Per call, the callee's CPU: the call's wall time would read as
+	// what the callee cost.
+	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %s of %s, %s a call)",
+		f.Name, 100*share, c.On, d(ns), words.Count(f.Calls, "call"), f.Name, d(ns/int64(max(f.Calls, 1))))
 	a := advice(c.On)
 	score := float64(ns) / float64(wall)
 	if a == noAdvice {

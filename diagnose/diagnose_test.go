@@ -88,7 +88,7 @@ func TestFindings(t *testing.T) {
 				return p
 			}(),
 			kinds: "callee self",
-			first: "main.clone spends 60% of all CPU time in fmt.Errorf (3s of CPU over 1000000 calls of main.clone, 4µs each): an error is built on every call",
+			first: "main.clone spends 60% of all CPU time in fmt.Errorf (3s of CPU over 1000000 calls of main.clone, 3µs a call): an error is built on every call",
 		},
 		{
 			name: "a file synced per call",
