@@ -294,7 +294,7 @@ func TestTriggerAtEnd(t *testing.T) {
 }
 
 func TestParseTriggers(t *testing.T) {
-	for _, bad := range []string{"main.D", "main.D>", ">5ms", "main.D>fast", "panic,", "main.D>-1s", "span:>1s", "span:GET"} {
+	for _, bad := range []string{"main.D", "main.D>", ">5ms", "main.D>fast", "panic,", "main.D>-1s", "span:>1s", "span:GET", "main.D>>5ms", "main.D<5ms"} {
 		if _, err := parseTriggers(bad); err == nil {
 			t.Errorf("parseTriggers(%q) accepted", bad)
 		}
@@ -552,3 +552,4 @@ func TestBadEnvironment(t *testing.T) {
 		}
 	}
 }
+

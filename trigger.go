@@ -92,7 +92,9 @@ func parseTriggers(s string) ([]rule, error) {
 			over, err = time.ParseDuration(strings.TrimSpace(text[i+1:]))
 		}
 		name, span := strings.CutPrefix(text[:max(i, 0)], "span:")
-		if err != nil || over < 0 || strings.TrimSpace(name) == "" {
+		// No function's name holds < or >: main.D>>5ms is a typo,
+		// not a rule that never fires. A span's name may.
+		if err != nil || over < 0 || strings.TrimSpace(name) == "" || !span && strings.ContainsAny(name, "<>") {
 			return nil, fmt.Errorf("CALLTRAIL_TRIGGER: %q: want FUNC>DURATION (main.D>50ms), FUNC:error, panic or span:NAME>DURATION (span:GET /orders>500ms), separated by commas", text)
 		}
 		if !span {
