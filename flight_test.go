@@ -552,4 +552,3 @@ func TestBadEnvironment(t *testing.T) {
 		}
 	}
 }
-
