@@ -97,7 +97,14 @@ func (c *Client) Fetch(ctx context.Context, path string, q url.Values) ([]byte, 
 	if int64(len(body)) > limit {
 		return nil, fmt.Errorf("%s sent more than %d MiB: no flight recorder's window is that large (CALLTRAIL_BUFFER bounds it)", c.Addr, limit>>20)
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch {
+	case resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotImplemented,
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		// Every path the endpoint serves is always there, for the
+		// method asked, and it writes no HTML: this is another server,
+		// perhaps one whose catch-all page answers 200.
+		return nil, fmt.Errorf("%s serves no calltrail endpoint (%s for %s): give the address CALLTRAIL_HTTP names, or that of the server the program passed to live.Register", c.Addr, resp.Status, path)
+	case resp.StatusCode != http.StatusOK:
 		msg := strings.TrimSpace(string(body))
 		if len(msg) > 300 {
 			msg = msg[:300]

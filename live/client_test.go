@@ -62,4 +62,20 @@ func TestClientFetch(t *testing.T) {
 	if _, err := c.Fetch(context.Background(), "snapshot", nil); err == nil || !strings.Contains(err.Error(), "401 Unauthorized: no token") {
 		t.Errorf("a refusal: %v", err)
 	}
+	// Another server, such as the program's own: no 404 page, a
+	// sentence saying where to point.
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	c = Client{Addr: other.URL}
+	if _, err := c.Fetch(context.Background(), "counters", nil); err == nil || !strings.Contains(err.Error(), "serves no calltrail endpoint (404 Not Found for counters)") {
+		t.Errorf("another server: %v", err)
+	}
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<!DOCTYPE html><title>Welcome</title>"))
+	}))
+	defer page.Close()
+	c = Client{Addr: page.URL}
+	if _, err := c.Fetch(context.Background(), "snapshot", nil); err == nil || !strings.Contains(err.Error(), "serves no calltrail endpoint (200 OK for snapshot)") {
+		t.Errorf("a catch-all page: %v", err)
+	}
 }
