@@ -1,9 +1,13 @@
 package query
 
 import (
+	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/indented"
 )
 
 // A Tree is a tree of named boxes: a flame graph, or the chains of calls
@@ -156,6 +160,29 @@ const (
 	OnCPU  Weight = "cpu"  // time on CPU, from the Go runtime's CPU profile
 	OffCPU Weight = "wait" // time off CPU: wall time less CPU time
 )
+
+// Weighs returns why t's flame graph cannot be drawn by w, or nil: time
+// on and off CPU needs a CPU profile of enough samples, and on CPU some
+// in the program's own code. An empty graph would say nothing of why.
+func (t *Trace) Weighs(w Weight) error {
+	if w == Wall {
+		return nil
+	}
+	p := t.Profile
+	switch {
+	case p.ThinCPU:
+		return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, indented.Round(time.Duration(p.TotalCPU)), analysis.MinCPU)
+	case !p.HasCPU && p.ProfilesLeftOut:
+		return fmt.Errorf("%s: %s", t.Name, strings.Join(p.LeftOut, "; "))
+	case !p.HasCPU:
+		return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)
+	case w == OnCPU && p.TotalCPU == 0 && p.TracingCPU == 0:
+		return fmt.Errorf("%s: no CPU sample of the profile has a function the filters select on its stack", t.Name)
+	case w == OnCPU && p.TotalCPU == 0:
+		return fmt.Errorf("%s: no CPU sample in the program's own code: the profile's %s are all calltrail's, recording the calls (report's tracing column); flame --wait draws the time off CPU", t.Name, indented.Round(time.Duration(p.TracingCPU)))
+	}
+	return nil
+}
 
 func (w Weight) of(n *analysis.Node) int64 {
 	switch w {

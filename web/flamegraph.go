@@ -23,6 +23,9 @@ func (s *Server) flameGraph(_ http.ResponseWriter, _ *http.Request, p *params) (
 	if err != nil {
 		return nil, err
 	}
+	if err := a.Weighs(w); err != nil {
+		return nil, badRequest(err.Error())
+	}
 	var base *query.Trace
 	if s.base != nil && a == s.all {
 		base = s.base.Trace

@@ -32,6 +32,8 @@ func TestAPI(t *testing.T) {
 		{"/api/flame", 200, `"names":[`},
 		{"/api/flame?mode=self&weight=wall", 200, `"value_ns":[`},
 		{"/api/flame?mode=up", 400, "parameter mode"},
+		{"/api/flame?weight=cpu", 400, "has no CPU profile"}, // not a graph of zeros
+		{"/api/flame?weight=wait&mode=self", 400, "has no CPU profile"},
 		{"/api/func?name=main.leaf", 200, `"path":[{"name":"main.main"},{"name":"main.work"},{"name":"main.leaf"}]`},
 		{"/api/func?name=main.D", 200, `"spawned_from":[[{"name":"main.main"}]]`},
 		{"/api/func?name=main.D", 200, `"exit":"panic"`},

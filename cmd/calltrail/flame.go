@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/flame"
-	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/web"
 )
@@ -78,25 +76,12 @@ func flameVerb() *verb {
 			}
 			weight, kind := query.Wall, "wall time"
 			if cpu || wait {
-				if t.Profile.ThinCPU {
-					return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, text.Duration(t.Profile.TotalCPU), analysis.MinCPU)
-				}
-				if !t.Profile.HasCPU && t.Profile.ProfilesLeftOut {
-					return fmt.Errorf("%s: %s", t.Name, strings.Join(t.Profile.LeftOut, "; "))
-				}
-				if !t.Profile.HasCPU {
-					return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)
-				}
 				weight, kind = query.OnCPU, "time on CPU"
 				if wait {
 					weight, kind = query.OffCPU, "time off CPU"
 				}
-				if cpu && t.Profile.TotalCPU == 0 && t.Profile.TracingCPU == 0 {
-					return fmt.Errorf("%s: no CPU sample of the profile has a function the filters select on its stack", t.Name)
-				}
-				if cpu && t.Profile.TotalCPU == 0 {
-					// An empty graph would say nothing of why.
-					return fmt.Errorf("%s: no CPU sample in the program's own code: the profile's %s are all calltrail's, recording the calls (report's tracing column); flame --wait draws the time off CPU", t.Name, text.Duration(t.Profile.TracingCPU))
+				if err := t.Weighs(weight); err != nil {
+					return err
 				}
 			}
 			if self {

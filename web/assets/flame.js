@@ -77,9 +77,11 @@ ct.views.flame = async function (root, params) {
   const legend = ct.el("p", { class: "legend", id: "flame-legend" });
   const search = ct.el("input", { id: "flame-search", type: "search", placeholder: "Search (regexp)", value: st.q });
   search.addEventListener("input", () => { st.q = search.value; save(); draw(); });
-  const weights = [radio("weight", "wall", "wall time")];
   // Time off CPU is wall time less CPU time: both need the CPU profile.
+  // A link asking for them on a trace without one draws wall time.
   const split = o.weights || (o.has_cpu ? ["cpu", "wait"] : []);
+  if (!split.includes(st.weight)) st.weight = "wall";
+  const weights = [radio("weight", "wall", "wall time")];
   if (split.includes("cpu")) weights.push(radio("weight", "cpu", "on CPU"));
   if (split.includes("wait")) weights.push(radio("weight", "wait", "waiting"));
   if (o.thin_cpu) weights.push(ct.el("span", { id: "flame-thin", class: "muted" }, " (too few CPU samples to split time on and off CPU)"));
