@@ -224,6 +224,12 @@ func TestTop(t *testing.T) {
 	if code, _, stderr := runCmd("top", "--sort", "nonsense", addr); code != 2 || !strings.Contains(stderr, "--sort") {
 		t.Errorf("top --sort nonsense: exit %d: %s", code, stderr)
 	}
+	// The order's figure is a column.
+	for key, column := range map[string]string{"mean": "  mean  ", "errors": "  errors/s  "} {
+		if code, stdout, stderr := runCmd("top", "--count", "1", "--every", "200ms", "--sort", key, addr); code != 0 || !strings.Contains(stdout, column) {
+			t.Errorf("top --sort %s: exit %d, no column %q: %s%s", key, code, column, stdout, stderr)
+		}
+	}
 	// Right after a capture, as before: no figure past what the window
 	// and the service's one goroutine allow.
 	if code, _, stderr := runCmd("record", "--seconds", "0.3", "-o", filepath.Join(t.TempDir(), "rec.out"), addr); code != 0 {

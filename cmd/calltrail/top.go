@@ -96,11 +96,33 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 	fmt.Fprintf(w, "calltrail top %s: %s, pid %d, the last %s at %s; %d calls (%.0f a second), %d dropped since the start\n\n",
 		addr, m.Program, m.PID, (to - from).Round(time.Millisecond), time.Now().Format("15:04:05"),
 		calls, float64(calls)/secs, r.Stats().DroppedCalls)
+	// The order's key is always a column: --sort mean or errors
+	// ordered by figures the table did not show.
+	fs := t.Functions(key, n)
+	mean, errs := key == "mean", key == "errors"
+	for _, f := range fs {
+		errs = errs || f.Errors > 0
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "calls/s\tself/s\ttotal/s\tp99\tmax\t\tfunction\n")
-	for _, f := range t.Functions(key, n) {
-		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%s\t%s\t\t%s\n", float64(f.Calls)/secs,
-			text.Duration(int64(float64(f.SelfNs)/secs)), text.Duration(int64(float64(f.TotalNs)/secs)), text.Duration(f.P99Ns), text.Duration(f.MaxNs), f.Name)
+	head := "calls/s\tself/s\ttotal/s\t"
+	if mean {
+		head += "mean\t"
+	}
+	head += "p99\tmax\t"
+	if errs {
+		head += "errors/s\t"
+	}
+	fmt.Fprint(tw, head+"\tfunction\n")
+	for _, f := range fs {
+		fmt.Fprintf(tw, "%.0f\t%s\t%s\t", float64(f.Calls)/secs, text.Duration(int64(float64(f.SelfNs)/secs)), text.Duration(int64(float64(f.TotalNs)/secs)))
+		if mean {
+			fmt.Fprintf(tw, "%s\t", text.Duration(f.MeanNs))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t", text.Duration(f.P99Ns), text.Duration(f.MaxNs))
+		if errs {
+			fmt.Fprintf(tw, "%.0f\t", float64(f.Errors)/secs)
+		}
+		fmt.Fprintf(tw, "\t%s\n", f.Name)
 	}
 	return tw.Flush()
 }
