@@ -11,7 +11,8 @@ import (
 // Outside explains why the function named name has no calls in the
 // trace, in one line (see Outside).
 func (t *Trace) Outside(name string) string {
-	return outside(t.Profile.Coverage, name, t.Profile.Err != nil)
+	why, _ := outside(t.Profile.Coverage, name, t.Profile.Err != nil)
+	return why
 }
 
 // Outside explains why the function named name has no calls in a trace
@@ -23,29 +24,32 @@ func (t *Trace) Outside(name string) string {
 // as go doc names it, and a function without its package, when no other
 // function the build knew of has that name.
 func Outside(coverage []tracefile.Coverage, name string) string {
-	return outside(coverage, name, false)
+	why, _ := outside(coverage, name, false)
+	return why
 }
 
 // outside is Outside, of a trace read only in part when cut is set: a
 // traced function may then have been called in the part not read.
-func outside(coverage []tracefile.Coverage, name string, cut bool) string {
+// misspelt is set when the name is in a package the build traced and
+// names none of its functions: closest names are worth giving.
+func outside(coverage []tracefile.Coverage, name string, cut bool) (why string, misspelt bool) {
 	if full, ok := known(coverage, name); ok {
 		name = full
 	}
-	pkg, path, why := "", "", ""
+	pkg, path, untraced := "", "", ""
 	for _, c := range coverage {
 		for _, o := range c.Omitted {
 			if o.Name == name {
-				return omitted(name, o.Why, o.Detail, fmt.Sprintf("%s:%d", o.File, o.Line), o.File)
+				return omitted(name, o.Why, o.Detail, fmt.Sprintf("%s:%d", o.File, o.Line), o.File), false
 			}
 		}
 		prefix := c.Package
 		for _, f := range c.Traced {
 			if f == name && cut {
-				return fmt.Sprintf("%s is traced, but has no calls in the part of the trace that could be read", name)
+				return fmt.Sprintf("%s is traced, but has no calls in the part of the trace that could be read", name), false
 			}
 			if f == name {
-				return fmt.Sprintf("%s is traced, but was not called in this run", name)
+				return fmt.Sprintf("%s is traced, but was not called in this run", name), false
 			}
 			if strings.HasPrefix(f, "main.") {
 				prefix = "main" // Go names the functions of a command main.*
@@ -56,17 +60,17 @@ func outside(coverage []tracefile.Coverage, name string, cut bool) string {
 		}
 		for _, u := range c.Untraced {
 			if len(u.Path) > len(path) && strings.HasPrefix(name, u.Path+".") {
-				path, why = u.Path, u.Why
+				path, untraced = u.Path, u.Why
 			}
 		}
 	}
 	switch {
 	case path != "" && len(path) > len(pkg):
-		return fmt.Sprintf("%s is not traced: package %s was not instrumented (%s)", name, path, why)
+		return fmt.Sprintf("%s is not traced: package %s was not instrumented (%s)", name, path, untraced), false
 	case pkg != "":
-		return fmt.Sprintf("%s is not in the trace: package %s was instrumented, and has no function of that name", name, pkg)
+		return fmt.Sprintf("%s is not in the trace: package %s was instrumented, and has no function of that name", name, pkg), true
 	}
-	return ""
+	return "", false
 }
 
 // Traced reports whether the build traced the function named name, as
@@ -85,10 +89,6 @@ func Traced(coverage []tracefile.Coverage, name string) bool {
 	return false
 }
 
-// known returns the full name of the function of the coverage that name
-// names, when it names one but not exactly: a generic function without
-// its "[...]", or a function without its package path (pkg.F, F,
-// (*T).M), if no other function the coverage lists has that name.
 // fullName reports whether the build that made coverage named a function
 // name exactly, traced or left out.
 func fullName(coverage []tracefile.Coverage, name string) bool {
@@ -100,6 +100,10 @@ func fullName(coverage []tracefile.Coverage, name string) bool {
 	return false
 }
 
+// known returns the full name of the function of the coverage that name
+// names, when it names one but not exactly: a generic function without
+// its "[...]", or a function without its package path (pkg.F, F,
+// (*T).M), if no other function the coverage lists has that name.
 func known(coverage []tracefile.Coverage, name string) (string, bool) {
 	var found []string
 	exact := false

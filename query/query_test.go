@@ -311,8 +311,10 @@ func TestOutside(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
+	// A name the build knew the package of and not the function: why,
+	// and the names it may be a typo of.
 	nf := NotFound(cov, []string{"main.main", "main.idle"}, "main.mian")
-	if nf.Why == "" || nf.Near != nil {
+	if nf.Why == "" || len(nf.Near) == 0 || nf.Near[0] != "main.main" || !strings.HasSuffix(nf.Error(), "has no function of that name; closest: main.main, main.idle") {
 		t.Errorf("main.mian, a name of an instrumented package: %+v", nf)
 	}
 	nf = NotFound(cov, []string{"main.main", "main.idle"}, "mian.main")

@@ -127,6 +127,9 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Why != "" && len(e.Near) > 0 {
+		return fmt.Sprintf("%s; closest: %s", e.Why, strings.Join(e.Near, ", "))
+	}
 	if e.Why != "" {
 		return e.Why
 	}
@@ -152,7 +155,9 @@ func (t *Trace) Func(name string) (uint32, error) {
 // notFound is the error for a query no function matched.
 func (t *Trace) notFound(query string) *NotFoundError {
 	name := Unanchored(query)
-	if why := t.Outside(name); why != "" {
+	if why, misspelt := outside(t.Profile.Coverage, name, t.Profile.Err != nil); misspelt {
+		return &NotFoundError{Query: query, Why: why, Near: t.Near(name, 3)}
+	} else if why != "" {
 		return &NotFoundError{Query: query, Why: why}
 	}
 	if _, ok := t.byName[name]; ok {
@@ -251,13 +256,15 @@ var typeParams = regexp.MustCompile(`\[[^\[\]]*\]`)
 // Trace's queries say it. For readers that stream a trace rather than
 // analyse it.
 func NotFound(coverage []tracefile.Coverage, names []string, query string) *NotFoundError {
-	if why := Outside(coverage, query); why != "" {
+	traced := func(i int) bool { return Traced(coverage, names[i]) }
+	if why, misspelt := outside(coverage, query, false); misspelt {
+		return &NotFoundError{Query: query, Why: why, Near: closest(names, traced, query, 3)}
+	} else if why != "" {
 		return &NotFoundError{Query: query, Why: why}
 	}
 	if slices.Contains(names, query) {
 		return &NotFoundError{Query: query, Why: onlyNamed(query)}
 	}
-	traced := func(i int) bool { return Traced(coverage, names[i]) }
 	return &NotFoundError{Query: query, Near: closest(names, traced, query, 3)}
 }
 
