@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/tracetest"
 )
 
 // request is one request the test sends the orders service: its trace id,
@@ -460,5 +462,26 @@ func TestRequestCPU(t *testing.T) {
 	}
 	if strings.Contains(out, `"cpu_ns"`) {
 		t.Errorf("the idle request's report splits time by the busy one's samples: %s", out)
+	}
+}
+
+// TestSpansNone: a trace without spans says why there may be none; a
+// snapshot's window first, where a quiet service started none.
+func TestSpansNone(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{"1 +main.main 0\n1 - 100\n", "no OpenTelemetry spans: the program started none"},
+		{"meta mode flight\nmeta window_start_ns 1000\nmeta window_end_ns 2000001000\n1 +main.main 0\n1 - 2000000000\n", "no OpenTelemetry spans: none started in the snapshot's 2s, or"},
+	} {
+		data, err := tracetest.Build(tc.script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "t.out")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, stdout, stderr := runCmd("spans", path); code != 0 || !strings.Contains(stdout, tc.want) {
+			t.Errorf("spans: exit %d, %q %q; want %q", code, stdout, stderr, tc.want)
+		}
 	}
 }

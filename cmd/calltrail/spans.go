@@ -63,7 +63,9 @@ func spansVerb() *verb {
 			}
 			// Of a damaged trace, the spans before the damage; main says
 			// what was wrong after them.
+			var meta tracefile.Meta
 			err = sess.readTrace(path, nil, func(r *tracefile.Reader) error {
+				meta = r.Meta()
 				return ix.Count(r, func(id uint32) string { return r.Func(id).Name })
 			})
 			if err != nil {
@@ -83,6 +85,12 @@ func spansVerb() *verb {
 					out = append(out, ix.JSON(s, funcs))
 				}
 				return writeJSON(sess.out, out)
+			}
+			if len(ix.Spans) == 0 && meta.Snapshot() {
+				// A window holds the spans started in it: a quiet
+				// service's has none, whatever its build.
+				fmt.Fprintf(sess.out, "%s: no OpenTelemetry spans: none started in the snapshot's %s, or the program starts none, or was not built by calltrail build, run or test with the OpenTelemetry SDK\n", path, text.Duration(int64(meta.Window.End-meta.Window.Start)))
+				return nil
 			}
 			if len(ix.Spans) == 0 {
 				fmt.Fprintf(sess.out, "%s: no OpenTelemetry spans: the program started none, or was not built by calltrail build, run or test with the OpenTelemetry SDK\n", path)
