@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -97,8 +98,9 @@ func (c *Client) Fetch(ctx context.Context, path string, q url.Values) ([]byte, 
 	if int64(len(body)) > limit {
 		return nil, fmt.Errorf("%s sent more than %d MiB: no flight recorder's window is that large (CALLTRAIL_BUFFER bounds it)", c.Addr, limit>>20)
 	}
+	ours := bytes.HasPrefix(body, []byte("calltrail: ")) // the endpoint's refusals start so
 	switch {
-	case resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotImplemented,
+	case !ours && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented),
 		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		// Every path the endpoint serves is always there, for the
 		// method asked, and it writes no HTML: this is another server,
