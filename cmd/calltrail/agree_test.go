@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/diagnose"
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -28,7 +29,7 @@ func TestCommandLineAgreesWithWeb(t *testing.T) {
 }
 
 func agree(t *testing.T, example string) {
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	trace := filepath.Join(t.TempDir(), example+".out")
 	if out, err := exec.Command(bin, "run", "-o", trace, "../../examples/"+example).CombinedOutput(); err != nil {
 		t.Fatalf("calltrail run: %v\n%s", err, out)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -415,7 +416,7 @@ func TestReplaceAndCgo(t *testing.T) {
 // of it with its trace complete, calltrail cleans up, sums up the trace,
 // and ends the same way.
 func TestRunSignal(t *testing.T) {
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, sleeper)
 	tmp := t.TempDir()
@@ -469,7 +470,7 @@ func TestRunKilled(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("a parent-death signal is Linux's")
 	}
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, sleeper)
 	cmd := exec.Command(bin, "run", ".")
@@ -519,7 +520,7 @@ func TestRunOutputChecked(t *testing.T) {
 // and checks chains main.D lists exactly the chains the program runs,
 // with exact call counts and where their goroutines were started.
 func TestCallchainsPipeline(t *testing.T) {
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace.out")
 	run := exec.Command(bin, "run", "-o", trace, "../../examples/callchains")

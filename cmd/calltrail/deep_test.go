@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/export"
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 )
@@ -27,6 +28,17 @@ import (
 type counter struct{ n int64 }
 
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// TestMain runs the tests, or, as the parent of a test's command, peak;
+// and removes the calltrail command the tests built, if they did.
+func TestMain(m *testing.M) {
+	if out := os.Getenv("CALLTRAIL_TEST_PEAK"); out != "" {
+		os.Exit(peak(out, os.Args[1:]))
+	}
+	code := m.Run()
+	clitest.Cleanup()
+	os.Exit(code)
+}
 
 // peak runs args as a command, as the parent of a test's command: a
 // child of the test process would count the test's own memory as its
@@ -57,7 +69,7 @@ func peak(out string, args []string) int {
 // go test's limit: a quadratic verb takes minutes. TestHugeInputs does
 // the same with inputs a hundred times larger.
 func TestDeepEveryVerb(t *testing.T) {
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "deep.out")
 	if err := os.WriteFile(trace, tracetest.Recursion(30_000), 0o644); err != nil {
@@ -73,11 +85,11 @@ func TestDeepEveryVerb(t *testing.T) {
 // trace that inflates to a gigabyte. Each verb stays within its memory,
 // or refuses in one line.
 func TestHugeInputs(t *testing.T) {
-	long(t)
+	clitest.Long(t)
 	if raceEnabled {
 		t.Skip("the race detector takes minutes over inputs this large; TestDeepEveryVerb runs")
 	}
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	deep := filepath.Join(dir, "deep.out")
 	if err := os.WriteFile(deep, tracetest.Recursion(1_000_000), 0o644); err != nil {

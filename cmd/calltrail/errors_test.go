@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -220,7 +221,7 @@ func TestErrorResults(t *testing.T) {
 // exactly the failed calls of each chain with their messages, and that
 // report, diff and chains without --errors count them.
 func TestChainsErrors(t *testing.T) {
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	trace, plain := filepath.Join(dir, "errors.trace"), filepath.Join(dir, "plain.trace")
 	for _, args := range [][]string{{"-o", trace}, {"-o", plain, "--errors=false"}} {

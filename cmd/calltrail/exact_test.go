@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -28,7 +29,7 @@ import (
 // standard error, failing the test if it fails.
 func exact(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(calltrailBinary(t), args...)
+	cmd := exec.Command(clitest.Binary(t), args...)
 	cmd.Dir = filepath.Join("testdata", "exact")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -166,7 +167,7 @@ func TestAllocsUnchanged(t *testing.T) {
 	if _, err := tr.Func("example.com/exact/allocs.Norm"); err != nil {
 		t.Error(err)
 	}
-	cmd := exec.Command(calltrailBinary(t), "test", "-o", t.TempDir(), "-count=1", "--inlined", "./allocs")
+	cmd := exec.Command(clitest.Binary(t), "test", "-o", t.TempDir(), "-count=1", "--inlined", "./allocs")
 	cmd.Dir = filepath.Join("testdata", "exact")
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "Norm allocates 1 times a call") {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/internal/tracetest"
 )
 
@@ -79,7 +80,7 @@ func servedOrders(t *testing.T, reqs []request, env ...string) string {
 func buildOrders(tb testing.TB, flags ...string) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), "orders")
-	build := exec.Command(calltrailBinary(tb), append(append([]string{"build", "-o", bin}, flags...), ".")...)
+	build := exec.Command(clitest.Binary(tb), append(append([]string{"build", "-o", bin}, flags...), ".")...)
 	build.Dir = filepath.Join("testdata", "orders")
 	if out, err := build.CombinedOutput(); err != nil {
 		tb.Fatalf("calltrail build: %v\n%s", err, out)
@@ -357,9 +358,9 @@ func TestRequestsInStore(t *testing.T) {
 // them up over the trace's outermost spans in the process, are the calls
 // report --trace-id finds.
 func TestRealModuleSpans(t *testing.T) {
-	long(t)
-	bin := calltrailBinary(t)
-	dir, _ := fetch(t, "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp@v0.70.0")
+	clitest.Long(t)
+	bin := clitest.Binary(t)
+	dir, _ := clitest.Fetch(t, "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp@v0.70.0")
 	traces := filepath.Join(t.TempDir(), "traces")
 	cmd := exec.Command(bin, "test", "-o", traces, "-count=1", ".")
 	cmd.Dir = dir

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/flame"
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 	"github.com/chromedp/cdproto/input"
@@ -35,7 +36,7 @@ import (
 //	CALLTRAIL_ARTIFACTS=docs/img go test -run TestServeBrowser$ ./cmd/calltrail
 func TestServeBrowser(t *testing.T) {
 	p := newPage(t)
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	trace, base := filepath.Join(dir, "trace.out"), filepath.Join(dir, "base.out")
 	for _, out := range []string{base, trace} {
@@ -208,7 +209,7 @@ func TestServeBrowser(t *testing.T) {
 // errors-timeline.png.
 func TestServeBrowserErrors(t *testing.T) {
 	p := newPage(t)
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	trace := filepath.Join(t.TempDir(), "failing.out")
 	if out, err := exec.Command(bin, "run", "-o", trace, "../../examples/failing").CombinedOutput(); err != nil {
 		t.Fatalf("calltrail run: %v\n%s", err, out)
@@ -367,7 +368,7 @@ func TestServeBrowserErrors(t *testing.T) {
 // call tree's rows. It writes values-timeline.png.
 func TestServeBrowserValues(t *testing.T) {
 	p := newPage(t)
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	trace := filepath.Join(t.TempDir(), "args.out")
 	if out, err := exec.Command(bin, "run", "-o", trace, "--args", `main\.D$`, "../../examples/failing").CombinedOutput(); err != nil {
 		t.Fatalf("calltrail run: %v\n%s", err, out)
@@ -463,7 +464,7 @@ func TestServeBrowserSpeed(t *testing.T) {
 		t.Skip("set CALLTRAIL_BENCH_TRACE to a trace to measure")
 	}
 	p := newPage(t)
-	url, ready, pid := startServe(t, calltrailBinary(t), trace)
+	url, ready, pid := startServe(t, clitest.Binary(t), trace)
 	t.Logf("ready to view %v after start", ready.Round(time.Millisecond))
 	p.open(url + "#overview")
 	var nav struct{ ResponseStart, DomContentLoadedEventEnd, LoadEventEnd float64 }
@@ -522,7 +523,7 @@ func logTimings(p *page) {
 // holds.
 func TestServeBrowserDeep(t *testing.T) {
 	p := newPage(t)
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	trace := filepath.Join(t.TempDir(), "deep.out")
 	var buf bytes.Buffer
 	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "deep", "goid": "g"})
@@ -568,7 +569,7 @@ func TestServeBrowserDeep(t *testing.T) {
 // the inverted graph, and colours functions as the SVG does.
 func TestFlamePageBrowser(t *testing.T) {
 	p := newPage(t)
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	trace, page := filepath.Join(dir, "trace.out"), filepath.Join(dir, "flame.html")
 	if out, err := exec.Command(bin, "run", "-o", trace, "../../examples/callchains").CombinedOutput(); err != nil {

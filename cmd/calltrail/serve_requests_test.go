@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/calltrail/calltrail/internal/clitest"
 )
 
 // TestServeBrowserRequests drives the web UI's Requests view in Chromium
@@ -20,7 +22,7 @@ import (
 // is opened. It writes requests.png and request.png.
 func TestServeBrowserRequests(t *testing.T) {
 	p := newPage(t)
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	var reqs []request
 	for i := 1; i <= 4; i++ {
 		// The largest order is of 8 items, not 4: its query, 1ms an

@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calltrail/calltrail/internal/clitest"
 )
 
 // TestServeInterrupted: an interrupt is how serve is meant to be stopped,
 // so it ends well: exit 0, nothing said.
 func TestServeInterrupted(t *testing.T) {
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	cmd := exec.Command(bin, "serve", filepath.Join("..", "..", "tracefile", "testdata", "sample.trace"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/internal/chtest"
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -50,7 +51,7 @@ func startShards(t *testing.T) []*chtest.Server {
 // times, and returns the n traces.
 func traceFailing(t *testing.T, n int) []string {
 	t.Helper()
-	bin := calltrailBinary(t)
+	bin := clitest.Binary(t)
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "failing")
 	if out, err := exec.Command(bin, "build", "-o", prog, "../../examples/failing").CombinedOutput(); err != nil {
@@ -260,7 +261,7 @@ func TestStoreChains(t *testing.T) {
 // and function view hold the store's chains of main.D.
 func checkServeFrom(t *testing.T, store string) {
 	t.Helper()
-	cmd := exec.Command(calltrailBinary(t), "serve", "-http", "127.0.0.1:0", "--from", store)
+	cmd := exec.Command(clitest.Binary(t), "serve", "-http", "127.0.0.1:0", "--from", store)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +326,7 @@ func TestCollect(t *testing.T) {
 	// The calltrail binary, not this test process: pushing windows at
 	// the race detector's pace would take most of the test.
 	var errb bytes.Buffer
-	cmd := exec.Command(calltrailBinary(t), "collect", "--to", to, "--every", "1s", "--count", "2", "--label", "run=c", a, b)
+	cmd := exec.Command(clitest.Binary(t), "collect", "--to", to, "--every", "1s", "--count", "2", "--label", "run=c", a, b)
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("collect: %v: %s", err, errb.String())
@@ -355,7 +356,7 @@ func TestCollectInterrupted(t *testing.T) {
 	servers := startShards(t)
 	addr := startService(t, exec.Command(service(t)), "CALLTRAIL=paused")
 	var errb bytes.Buffer
-	cmd := exec.Command(calltrailBinary(t), "collect", "--to", "clickhouse://"+servers[0].Addr()+"/interrupted", "--every", "10m", addr)
+	cmd := exec.Command(clitest.Binary(t), "collect", "--to", "clickhouse://"+servers[0].Addr()+"/interrupted", "--every", "10m", addr)
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

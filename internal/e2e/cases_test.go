@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calltrail/calltrail/internal/clitest"
 )
 
 // caseStudies are the case studies of the seed documents, under
@@ -42,8 +44,8 @@ var caseStudies = []struct {
 // finding does. That the fixed mode is faster is a claim about time,
 // which BenchmarkCaseStudies measures.
 func TestCaseStudies(t *testing.T) {
-	long(t)
-	bin := calltrailBinary(t)
+	clitest.Long(t)
+	bin := clitest.Binary(t)
 	for _, c := range caseStudies {
 		t.Run(c.example+c.slow[1], func(t *testing.T) {
 			slow := runCase(t, bin, c.example, c.slow)
@@ -63,7 +65,7 @@ func TestCaseStudies(t *testing.T) {
 // built as usual (untraced), one run an iteration: the fixed mode of
 // each should take less time than its slow mode. To compare:
 //
-//	go test -run '^$' -bench CaseStudies -benchtime 3x ./cmd/calltrail
+//	go test -run '^$' -bench CaseStudies -benchtime 3x ./internal/e2e
 func BenchmarkCaseStudies(b *testing.B) {
 	dir := b.TempDir()
 	bins := map[string]string{}

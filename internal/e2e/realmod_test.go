@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -16,10 +16,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clitest"
+	"github.com/calltrail/calltrail/internal/oracle"
 	"github.com/calltrail/calltrail/tracefile"
 )
 
@@ -43,80 +44,6 @@ var realModules = []string{
 	"github.com/BurntSushi/toml@v1.6.0",
 	"github.com/go-faster/jx@v1.2.0",
 	"github.com/cespare/xxhash/v2@v2.3.0",
-}
-
-var (
-	calltrailOnce sync.Once
-	calltrailBin  string
-	calltrailErr  error
-)
-
-// TestMain removes the calltrail command the tests built, if they did.
-func TestMain(m *testing.M) {
-	if out := os.Getenv("CALLTRAIL_TEST_PEAK"); out != "" {
-		os.Exit(peak(out, os.Args[1:]))
-	}
-	code := m.Run()
-	if calltrailBin != "" {
-		os.RemoveAll(filepath.Dir(calltrailBin))
-	}
-	os.Exit(code)
-}
-
-// calltrailBinary builds the calltrail command once for the tests that
-// run it as a user would.
-func calltrailBinary(t testing.TB) string {
-	t.Helper()
-	calltrailOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "calltrail-bin")
-		if err != nil {
-			calltrailErr = err
-			return
-		}
-		calltrailBin = filepath.Join(dir, "calltrail")
-		out, err := exec.Command("go", "build", "-o", calltrailBin, ".").CombinedOutput()
-		if err != nil {
-			calltrailErr = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	if calltrailErr != nil {
-		t.Fatal(calltrailErr)
-	}
-	return calltrailBin
-}
-
-// fetch copies module@version from the module cache (downloading it from
-// the proxy if needed) into a writable directory.
-func fetch(t *testing.T, modVersion string) (dir, cache string) {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", modVersion).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v", modVersion, err)
-	}
-	var m struct{ Dir string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		t.Fatalf("go mod download %s: %s", modVersion, out)
-	}
-	dir = filepath.Join(t.TempDir(), "mod")
-	err = filepath.WalkDir(m.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(m.Dir, p)
-		dst := filepath.Join(dir, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, m.Dir
 }
 
 // testRun is what go test -json said.
@@ -237,7 +164,14 @@ func checkTrace(t *testing.T, path string) (calls, dropped uint64) {
 	// No end record is asked for: tests may run the test binary as a
 	// child that dies on purpose, as x/sync's singleflight does.
 	if st, err := f.Stat(); err == nil && st.Size() <= maxChecked {
-		checkAnswers(t, path)
+		// Every view of the trace checked against the others.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range oracle.Check(filepath.Base(path), data) {
+			t.Error(err)
+		}
 	} else {
 		t.Logf("%s: %d bytes, too large to check every view of in the suite's time", filepath.Base(path), st.Size())
 	}
@@ -249,25 +183,13 @@ func checkTrace(t *testing.T, path string) (calls, dropped uint64) {
 // btree's 280 MB.
 const maxChecked = 32 << 20
 
-// long skips t unless CALLTRAIL_LONG is set. The tests that trace whole
-// programs and test suites, or read inputs of millions of goroutines,
-// take four minutes of the package's five here: gated, the package's
-// tests stay well inside go test's default limit, and the test script
-// runs them in a step of their own.
-func long(t *testing.T) {
-	t.Helper()
-	if os.Getenv("CALLTRAIL_LONG") == "" {
-		t.Skip("a long test: CALLTRAIL_LONG=1 runs it, as scripts/test.sh does")
-	}
-}
-
 func TestRealModules(t *testing.T) {
-	long(t)
-	bin := calltrailBinary(t)
+	clitest.Long(t)
+	bin := clitest.Binary(t)
 	var rows []string
 	for _, mv := range realModules {
 		t.Run(strings.ReplaceAll(mv, "/", "_"), func(t *testing.T) {
-			dir, cache := fetch(t, mv)
+			dir, cache := clitest.Fetch(t, mv)
 			plain := goTestJSON(t, dir, "go", "test", "-json", "-count=1", "./...")
 			if len(plain.passed) == 0 {
 				t.Fatalf("go test passed no test:\n%s", plain.output)

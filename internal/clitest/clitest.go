@@ -1,0 +1,97 @@
+// Package clitest holds what calltrail's tests that run the calltrail
+// command as a user would share: the command, built once per test
+// binary, and the gate of the long tests.
+package clitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var (
+	once sync.Once
+	bin  string
+	err  error
+)
+
+// Binary returns the calltrail command, built from this module the
+// first time a test asks for it.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	once.Do(func() {
+		dir, derr := os.MkdirTemp("", "calltrail-bin")
+		if derr != nil {
+			err = derr
+			return
+		}
+		bin = filepath.Join(dir, "calltrail")
+		out, berr := exec.Command("go", "build", "-o", bin, "github.com/calltrail/calltrail/cmd/calltrail").CombinedOutput()
+		if berr != nil {
+			err = fmt.Errorf("%v: %s", berr, out)
+		}
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bin
+}
+
+// Cleanup removes the command Binary built, if it did: for TestMain,
+// after the tests ran.
+func Cleanup() {
+	if bin != "" {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+}
+
+// Long skips t unless CALLTRAIL_LONG is set. The tests that trace whole
+// programs and test suites, or read inputs of millions of goroutines,
+// take minutes: gated, a package's tests stay well inside go test's
+// default limit, and scripts/test.sh runs them in a pass of its own.
+func Long(t testing.TB) {
+	t.Helper()
+	if os.Getenv("CALLTRAIL_LONG") == "" {
+		t.Skip("a long test: CALLTRAIL_LONG=1 runs it, as scripts/test.sh does")
+	}
+}
+
+// Fetch copies module@version from the module cache (downloading it from
+// the proxy if needed) into a writable directory, and returns it and the
+// module cache's copy, which is read-only.
+func Fetch(t testing.TB, modVersion string) (dir, cache string) {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", modVersion).Output()
+	if err != nil {
+		t.Fatalf("go mod download %s: %v", modVersion, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("go mod download %s: %s", modVersion, out)
+	}
+	dir = filepath.Join(t.TempDir(), "mod")
+	err = filepath.WalkDir(m.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(m.Dir, p)
+		dst := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m.Dir
+}
