@@ -568,3 +568,25 @@ func TestMostly(t *testing.T) {
 		}
 	}
 }
+
+// TestWeighs: a flame graph by CPU or wait needs the CPU profile; its
+// absence is said with the advice that fits how the trace was taken.
+func TestWeighs(t *testing.T) {
+	run := script(t, "1 +main.main 0\n1 - 100\n")
+	snap := script(t, "meta mode flight\nmeta window_start_ns 10\nmeta window_end_ns 100\n1 +main.main 0\n1 - 100\n")
+	for _, tc := range []struct {
+		tr   *Trace
+		w    Weight
+		want string // in the error; "" for none
+	}{
+		{run, Wall, ""},
+		{run, OnCPU, "record with calltrail run, or CALLTRAIL_PROFILES=cpu"},
+		{run, OffCPU, "record with calltrail run, or CALLTRAIL_PROFILES=cpu"},
+		{snap, OnCPU, "calltrail record --seconds N --cpu"},
+	} {
+		err := tc.tr.Weighs(tc.w)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s by %s: %v, want %q", tc.tr.Name, tc.w, err, tc.want)
+		}
+	}
+}

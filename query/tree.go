@@ -174,6 +174,9 @@ func (t *Trace) Weighs(w Weight) error {
 		return fmt.Errorf("%s: its CPU profile holds %s of samples, too few to split time on and off CPU (%s at least: a longer run)", t.Name, indented.Round(time.Duration(p.TotalCPU)), analysis.MinCPU)
 	case !p.HasCPU && p.ProfilesLeftOut:
 		return fmt.Errorf("%s: %s", t.Name, strings.Join(p.LeftOut, "; "))
+	case !p.HasCPU && (p.Meta.Snapshot() || p.End == "capture"):
+		// A window or capture asked for none: its advice is record's.
+		return fmt.Errorf("%s has no CPU profile to split time on and off CPU (calltrail record --seconds N --cpu captures one with the calls)", t.Name)
 	case !p.HasCPU:
 		return fmt.Errorf("%s has no CPU profile to split time on and off CPU (record with calltrail run, or CALLTRAIL_PROFILES=cpu)", t.Name)
 	case w == OnCPU && p.TotalCPU == 0 && p.TracingCPU == 0:
