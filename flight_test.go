@@ -45,6 +45,11 @@ func flightTrace(t *testing.T, d time.Duration) (trace, Window) {
 	return readTrace(t, path), w
 }
 
+// waitFor bounds the tests' waits for what must come: segments dropped
+// as calls fill the window, a trigger's file. They end when it comes, at
+// once here; under qemu on a busy host 5 s made 14,003 calls, too few.
+const waitFor = 90 * time.Second
+
 // TestFlightKeepsLastCalls runs a goroutine inside one long call while it
 // makes many more calls than the flight recorder holds: the snapshot has
 // the last calls, not the first, and starts with the long call, still
@@ -55,7 +60,7 @@ func TestFlightKeepsLastCalls(t *testing.T) {
 	f := tr.w.flight
 	call(&funcs[0], func() { // test.outer, open throughout
 		call(&funcs[5], func() {}) // test.recovers: first, to be dropped
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(waitFor)
 		for f.droppedSegments() < 3 && time.Now().Before(deadline) {
 			for range 1000 {
 				call(&funcs[3], func() { call(&funcs[2], func() {}) }) // test.rec, test.leaf
@@ -210,7 +215,7 @@ func TestSnapshotWithoutFlight(t *testing.T) {
 // triggered waits for the trigger files in dir and reads the first.
 func triggered(t *testing.T, dir string) (trace, []string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(waitFor); ; {
 		files, _ := filepath.Glob(filepath.Join(dir, "calltrail-*.trace"))
 		if len(files) > 0 {
 			time.Sleep(300 * time.Millisecond) // a second file, if any, would be written by now
@@ -371,7 +376,7 @@ func TestSnapshotTimes(t *testing.T) {
 		after := elapsed()
 		time.Sleep(20 * time.Millisecond) // its time before the window
 		slept := elapsed()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(waitFor)
 		for time.Now().Before(deadline) {
 			for range 1000 {
 				call(&funcs[2], func() {}) // test.leaf
@@ -454,7 +459,7 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 			}()
 		}
 		started.Wait()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(waitFor)
 		for before && tr.w.flight.droppedSegments() < 2 && time.Now().Before(deadline) {
 			for range 1000 {
 				call(&funcs[2], func() {}) // test.leaf

@@ -93,7 +93,7 @@ func TestFlightOpenSpans(t *testing.T) {
 	span := [8]byte{42}
 	SpanStart([16]byte{1}, span, [8]byte{}, false, 2, "GET /long")
 	call(&funcs[5], func() {}) // test.recovers: first, to be dropped
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitFor)
 	for f.droppedSegments() < 3 && time.Now().Before(deadline) {
 		for range 1000 {
 			call(&funcs[3], func() { call(&funcs[2], func() {}) })
