@@ -119,7 +119,8 @@ func (t *Trace) Location(id uint32) string {
 
 // NotFoundError says that no function matched a query: why, when the
 // trace's coverage knows (a function left untraced, or traced and never
-// called), else the closest names.
+// called), and the closest names where the query may be misspelt (a name
+// in no package, or in a traced package that has no such function).
 type NotFoundError struct {
 	Query string
 	Why   string // the whole explanation, or ""
