@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/internal/oracle"
 	"github.com/calltrail/calltrail/query"
 )
@@ -18,7 +19,7 @@ import (
 // views of the trace at path.
 func checkAnswers(t *testing.T, path string) {
 	t.Helper()
-	if raceEnabled {
+	if clitest.Race {
 		// The oracle runs on one goroutine, its readers reading on it
 		// too (none reads ahead): the race detector finds nothing in
 		// it, and slowed it tenfold. The passes without it run it.
@@ -204,7 +205,7 @@ func TestOnCPU(t *testing.T) {
 		t.Errorf("report lists %v of main.sumSq[...] and main.fib", got)
 	}
 	checkAnswers(t, trace)
-	if raceEnabled {
+	if clitest.Race {
 		return // what follows is what the verbs say, not how they share memory
 	}
 	// Under a window the profile is left out: report, whose columns of

@@ -86,7 +86,7 @@ func TestDeepEveryVerb(t *testing.T) {
 // or refuses in one line.
 func TestHugeInputs(t *testing.T) {
 	clitest.Long(t)
-	if raceEnabled {
+	if clitest.Race {
 		t.Skip("the race detector takes minutes over inputs this large; TestDeepEveryVerb runs")
 	}
 	bin := clitest.Binary(t)
@@ -232,10 +232,10 @@ func checkVerb(t *testing.T, bin, rssFile string, args []string, dir string, cal
 		// They hold the calls they write, at most export.MaxCalls:
 		// 2 GiB for as many at most.
 		limit = max(rss, 2<<30*calls/export.MaxCalls)
-		if peak > limit && !raceEnabled {
+		if peak > limit && !clitest.Race {
 			t.Errorf("calltrail %s: %d MB in memory, want at most %d MB", what, peak>>20, limit>>20)
 		}
-	} else if limit := rss; !raceEnabled {
+	} else if limit := rss; !clitest.Race {
 		if args[0] == "diff" {
 			// It analyses two traces, and holds both analyses: on
 			// the deep trace, 975-1,035 MB against 554-577 MB for

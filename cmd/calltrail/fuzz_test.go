@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/internal/tracetest"
 	"github.com/calltrail/calltrail/web"
 )
@@ -50,7 +51,7 @@ func FuzzViews(f *testing.F) {
 // bound is four times as wide.
 func viewLimit(n int) uint64 {
 	limit := 64<<20 + 200*uint64(n)
-	if raceEnabled {
+	if clitest.Race {
 		limit *= 4
 	}
 	return limit

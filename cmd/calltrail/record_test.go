@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/clitest"
 	"github.com/calltrail/calltrail/live"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -107,7 +108,7 @@ func startService(tb testing.TB, cmd *exec.Cmd, env ...string) string {
 		}
 	}
 	cmd.Env = append(cmd.Env, "CALLTRAIL_HTTP="+addr)
-	if raceEnabled {
+	if clitest.Race {
 		// A flight window of 1 MiB, not 32: what this process reads
 		// of it, slowed tenfold by the race detector, is no less
 		// concurrent for being smaller. The variables asked for may

@@ -22,8 +22,15 @@ var (
 
 // Binary returns the calltrail command, built from this module the
 // first time a test asks for it.
+//
+// Under the race detector it skips the test: the command runs as a child
+// process, which the detector does not watch, and the test's own work is
+// the command's; the pass without the detector runs it.
 func Binary(tb testing.TB) string {
 	tb.Helper()
+	if Race {
+		tb.Skip("runs the calltrail command, which the race detector does not watch: the pass without it runs this test")
+	}
 	once.Do(func() {
 		dir, derr := os.MkdirTemp("", "calltrail-bin")
 		if derr != nil {
