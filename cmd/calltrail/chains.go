@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/calltrail/calltrail/internal/text"
@@ -17,12 +16,6 @@ func named(fn string, ends []string) string {
 		return ends[0]
 	}
 	return fn
-}
-
-// isFile reports whether name is a file that exists.
-func isFile(name string) bool {
-	fi, err := os.Stat(name)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 func chainsVerb() *verb {
@@ -57,7 +50,7 @@ func chainsVerb() *verb {
 				return usageError{"--panics and --errors choose calls two ways: give one"}
 			}
 			fn, rest := args[0], args[1:]
-			if len(rest) == 0 && sf.from == "" && isFile(fn) {
+			if len(rest) == 0 && sf.from == "" && isTrace(fn) {
 				// calltrail chains trace.out: the file was read as
 				// the function, and calltrail.out as the trace.
 				return usageError{fmt.Sprintf("name the function before the trace, e.g. calltrail chains main.D %s", fn)}

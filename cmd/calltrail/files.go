@@ -181,12 +181,24 @@ func replaceable(path, named string) error {
 	if err != nil {
 		return nil // writing will say why it cannot
 	}
-	defer f.Close()
-	head := make([]byte, len(tracefile.Magic))
-	if _, err := io.ReadFull(f, head); err == nil && string(head) == tracefile.Magic {
+	f.Close()
+	if isTrace(path) {
 		return nil
 	}
 	return usageError{fmt.Sprintf("%s: the file is there and is not a calltrail trace; name a new file", named)}
+}
+
+// isTrace reports whether path is a file that starts as a calltrail
+// trace does.
+func isTrace(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(tracefile.Magic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == tracefile.Magic
 }
 
 // notKept refuses an output path, for a graph or an export, that names
@@ -203,7 +215,7 @@ func notKept(path string) error {
 	case strings.HasSuffix(base, ".go") || base == "go.mod" || base == "go.sum" || base == "go.work":
 		return usageError{fmt.Sprintf("-o %s: that is Go source; name another file", path)}
 	}
-	if replaceable(path, "") == nil {
+	if isTrace(path) {
 		return usageError{fmt.Sprintf("-o %s: that is a calltrail trace; name another file", path)}
 	}
 	return nil

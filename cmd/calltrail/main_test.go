@@ -278,6 +278,15 @@ func TestCommandLineHabits(t *testing.T) {
 	if code, _, stderr := runCmd("chains", path); code != 2 || !strings.Contains(stderr, "name the function before the trace") {
 		t.Errorf("chains FILE: exit %d, %s", code, stderr)
 	}
+	// A file that is no trace, such as a program named as the pattern
+	// asked for, leaves the pattern a pattern.
+	binary := filepath.Join(t.TempDir(), "gojq")
+	if err := os.WriteFile(binary, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, stderr := runCmd("chains", binary); strings.Contains(stderr, "name the function before the trace") {
+		t.Errorf("chains of a program's name: %s", stderr)
+	}
 	// -o - is standard output, as most tools read it, not a file
 	// named "-".
 	for _, args := range [][]string{
