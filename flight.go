@@ -374,12 +374,18 @@ func (f *flight) summary() Window {
 	return w
 }
 
-// span returns when the first of segs starts and the last ends.
+// span returns when the earliest of segs starts and the last ends. A
+// segment may start before the one before it: it holds an event drained
+// late (see writer.segEarliest).
 func span(segs []segment) (start, end time.Duration) {
 	if len(segs) == 0 {
 		return 0, 0
 	}
-	return time.Duration(segs[0].start), time.Duration(segs[len(segs)-1].end)
+	first := segs[0].start
+	for _, s := range segs[1:] {
+		first = min(first, s.start)
+	}
+	return time.Duration(first), time.Duration(segs[len(segs)-1].end)
 }
 
 func sortedKeys[V any](m map[uint64]V) []uint64 {
@@ -403,6 +409,13 @@ func (w *writer) writeFlight() {
 	}
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns, ticks: now}
+	if w.segEvents && w.segEarliest < now && now > w.flight.t0 {
+		// The segment starts at its earliest event if that came before
+		// the previous cycle: ticks to ns at the rate since t0.
+		e := int64(float64(w.segEarliest-w.flight.t0) * float64(ns) / float64(now-w.flight.t0))
+		s.start = max(min(s.start, e), 0)
+	}
+	w.segEvents = false
 	// The clock point goes first, as in a trace file: a reader converts
 	// the cycle's events at the rate it gives, as the summary of a
 	// snapshot does its last event's.

@@ -18,7 +18,10 @@ import (
 	"time"
 
 	"github.com/calltrail/calltrail/analysis"
+	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/records"
+	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -419,6 +422,67 @@ func TestSnapshotTimes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSnapshotLateEvent: an event stamped before a drain of the rings
+// and published after it, by a goroutine the scheduler stopped between
+// the two, goes into a later segment than its time. The window starts at
+// it, so that no call in a snapshot starts before its window.
+func TestSnapshotLateEvent(t *testing.T) {
+	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
+	if tr.perP == 0 {
+		t.Skip("no shared ring")
+	}
+	call(&funcs[2], func() {}) // test.leaf, given its id
+	time.Sleep(5 * time.Millisecond)
+	stamped, at := clock.Now(), elapsed()
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) {
+		for range 1000 {
+			call(&funcs[1], func() {}) // test.middle
+		}
+		// Until the window starts after the stamp.
+		if w, err := Snapshot(io.Discard); err == nil && w.Start > at+time.Millisecond {
+			break
+		}
+	}
+	// Goroutine g's call of test.leaf, published now.
+	const g = 1 << 30
+	s := &tr.rings[tr.perP]
+	pos, ok := s.TakeShared(2)
+	if !ok {
+		t.Fatal("no room in the shared ring")
+	}
+	ring.Put(s.At(pos), tracewrite.RawEnter(g, funcs[2].id.Load()&fidMask), stamped)
+	ring.Put(s.At(pos+1), tracewrite.RawExit(g, records.Return), stamped+1)
+	var buf bytes.Buffer
+	w, err := Snapshot(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Start > at {
+		t.Errorf("the window starts at %v, after the call at %v it holds", w.Start, at)
+	}
+	r, err := tracefile.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == tracefile.ExitEvent && ev.G == g {
+			found = true
+			if ev.Start < int64(w.Start) {
+				t.Errorf("the late call starts at %v, before the window's start %v", time.Duration(ev.Start), w.Start)
+			}
+		}
+	}
+	if !found {
+		t.Error("the late call is not in the snapshot")
+	}
 }
 
 // TestSnapshotSpawnedFrom: goroutines started by a call still open in a

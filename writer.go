@@ -45,8 +45,13 @@ type writer struct {
 	flight   *flight
 	seg      *tracewrite.Encoder
 	segBuf   bytes.Buffer
-	segStart int64     // when the segment being filled began, in ns
-	triggers *triggers // CALLTRAIL_TRIGGER's, or nil
+	segStart int64 // when the segment being filled began, in ns
+	// The earliest time of an event in the segment being filled, if
+	// segEvents: an event may be drained cycles after it happened (see
+	// drain's lag), so a segment may hold events from before it began.
+	segEarliest int64
+	segEvents   bool
+	triggers    *triggers // CALLTRAIL_TRIGGER's, or nil
 
 	reqs   chan flushReq
 	wakeup chan struct{} // a goroutine waits for room
@@ -273,6 +278,11 @@ func (w *writer) drainRing(i int, lag, limit, upto uint64) (moved int, short boo
 	for avail > 0 {
 		run := s.Run(tail, avail)
 		n := w.batch.AppendRaw(run)
+		if w.flight != nil {
+			if t, ok := tracewrite.EarliestRaw(run[:n]); ok && (!w.segEvents || t < w.segEarliest) {
+				w.segEarliest, w.segEvents = t, true
+			}
+		}
 		if w.text != nil {
 			w.textEvents(run[:n])
 		}

@@ -2,6 +2,7 @@ package tracewrite
 
 import (
 	"encoding/binary"
+	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -75,6 +76,22 @@ func RawSpanID(g uint64) uint64 {
 
 // RawExit returns the Raw.Word of goroutine g leaving its innermost call.
 func RawExit(g uint64, k records.ExitKind) uint64 { return g<<RawOpBits | uint64(k)<<2 | wire.OpExit }
+
+// EarliestRaw returns the earliest time of the events of raw that carry
+// one, and false if none does. A value's Time holds the value, and a
+// goroutine record's is not in raw as AppendRaw leaves it: the others'
+// is when the event happened.
+func EarliestRaw(raw []Raw) (t int64, ok bool) {
+	t = math.MaxInt64
+	for i := range raw {
+		op := raw[i].Word & RawOpMask
+		if op&3 == wire.OpExt && (op>>2 == wire.ExtGoroutine || op>>2 >= wire.ExtValue) {
+			continue
+		}
+		t, ok = min(t, raw[i].Time), true
+	}
+	return t, ok
+}
 
 // maxRawEvent bounds the bytes one raw event takes: a goroutine switch,
 // an op and a time delta, each a uvarint of at most ten bytes.

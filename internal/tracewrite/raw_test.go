@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/calltrail/calltrail/internal/records"
 	"github.com/calltrail/calltrail/internal/wire"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -163,4 +164,25 @@ func appendUvarint(p []byte, v uint64) []byte {
 		v >>= 7
 	}
 	return append(p, byte(v))
+}
+
+func TestEarliestRaw(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		raw  []Raw
+		want int64
+		ok   bool
+	}{
+		{"none", nil, 0, false},
+		{"values only", []Raw{{RawValue(1, records.IntValue, false), -5}, {RawSpanID(1), -7}}, 0, false},
+		{"enter and exit", []Raw{{RawEnter(1, 2), 30}, {RawExit(2, records.Return), 20}}, 20, true},
+		{"error and span", []Raw{{RawEnter(1, 2), 30}, {RawError(1, 4), 10}, {RawSpan(3, false), 15}}, 10, true},
+		{"a value before", []Raw{{RawValue(1, records.IntValue, true), 1}, {RawExit(1, records.Return), 40}}, 40, true},
+		{"held", []Raw{{RawExit(1, records.Return), 40}, {RawHeld(1, false), 35}, {RawHeld(1, true), 38}}, 35, true},
+	} {
+		got, ok := EarliestRaw(c.raw)
+		if ok != c.ok || ok && got != c.want {
+			t.Errorf("%s: EarliestRaw = %d, %v; want %d, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
 }
