@@ -68,7 +68,14 @@ type Linker[C any] struct {
 // Pending are the children a goroutine with open calls started, waiting
 // for their chains. The Linker's user keeps them with the goroutine's
 // stack, so that a call need not look them up.
-type Pending[C any] struct{ links []*Link[C] }
+type Pending[C any] struct {
+	links []*Link[C]
+	// early counts the links read early added since guess last ran:
+	// guess runs once per maxEarly of them, whatever else links holds
+	// (children waiting from before the parent's first call, thousands
+	// perhaps), so that its passes over links cost a constant a child.
+	early int
+}
 
 // Empty reports whether no child waits: then Exit does nothing, nor
 // does Enter but for a goroutine's first open call, so that a caller
@@ -115,10 +122,11 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 		k.From, k.HasFrom = chainOf(stack, creator), true
 		if stack.Latest() < at && p != nil {
 			k.tentative, k.early = true, true
-			if len(p.links) >= maxEarly {
+			if p.early >= maxEarly {
 				l.guess(p)
 			}
 			p.links = append(p.links, k)
+			p.early++
 		}
 		return
 	}
@@ -132,15 +140,15 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 const maxEarly = 1024
 
 // guess gives the children read early that p holds the chains the
-// parent's stack showed when they were read, and drops from p those
-// linked or flushed already.
+// parent's stack showed when they were read, and drops them from p.
 func (l *Linker[C]) guess(p *Pending[C]) {
+	p.early = 0
 	p.links = slices.DeleteFunc(p.links, func(k *Link[C]) bool {
+		if !k.early {
+			return false // settle drops it if linked or flushed
+		}
 		if l.links[k.G] != k {
 			return true
-		}
-		if !k.early {
-			return false
 		}
 		k.tentative, k.early = false, false
 		l.done(k)
@@ -202,7 +210,7 @@ func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
 	if len(p.links) > 0 {
 		l.waiting[g] = append(l.waiting[g], p.links...)
 	}
-	p.links = nil
+	p.links, p.early = nil, 0
 }
 
 // Flush calls linked with every goroutine still waiting, with what is

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // stack is a goroutine's open calls, each named by its function and
@@ -338,5 +339,43 @@ func TestLinkerBounded(t *testing.T) {
 		if f != "f1@10" {
 			t.Fatalf("link %d from %q, want f1@10", i, f)
 		}
+	}
+}
+
+// BenchmarkLinkerWaiting: a parent whose children's records are read
+// before its own first call (thousands then wait for it), and then more
+// before its next event, each read early. Every child costs the Linker a
+// constant: ns/op is per child, whatever the number of children (a pass
+// over the parent's children for each early one made 65,536 goroutines
+// take 27 s).
+//
+//	go test -run '^$' -bench LinkerWaiting ./internal/spawn
+func BenchmarkLinkerWaiting(b *testing.B) {
+	for _, n := range []int{1 << 12, 1 << 16} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			linked := 0
+			l := New(0, func(*Link[string]) { linked++ })
+			b.ReportAllocs()
+			start := time.Now()
+			for i := range b.N {
+				parent := uint64(i+1) << 32
+				st := &stack{}
+				at := int64(1)
+				for g := range n / 2 {
+					l.Started(parent+uint64(g)+1, parent, 1, at, nil, nil)
+					at++
+				}
+				l.Enter(parent, &st.pending, 1, 0, "f1@0", st)
+				st.fns, st.starts, st.callees, st.latest = []uint32{1}, []int64{0}, [][]string{nil}, 0
+				for g := n / 2; g < n; g++ {
+					l.Started(parent+uint64(g)+1, parent, 1, at, st, &st.pending)
+					at++
+				}
+				l.Exit(&st.pending, at, st)
+				l.Idle(parent, &st.pending)
+				l.Flush()
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*n), "ns/child")
+		})
 	}
 }
