@@ -125,12 +125,12 @@ others() {
 		GOOS=${target%/*} GOARCH=${target#*/} go build -o "$tmp/calltrail-cmd-${target%/*}" ./cmd/calltrail
 	done
 }
-step "tests under the race detector; beside them, the runtime on every supported Go release and on other platforms"
+# They run in the background until the end of the script: the race
+# detector's pass, the pass with the tag and the fuzzing beside them keep
+# the cores busy while qemu runs on one.
+step "tests under the race detector; beside them, the runtime on every supported Go release and on other platforms, until the end"
 background others others
 go test -count=1 -timeout 15m -race -tags calltrail ./...
-
-step "the runtime on every supported Go release, and on other platforms"
-finish others
 
 # tagged lists the packages whose test binaries the calltrail tag changes:
 # those that import, themselves or through their tests, a package with
@@ -175,5 +175,8 @@ go test -run '^$' -fuzz FuzzReader -fuzzminimizetime 1000x -fuzztime "${FUZZTIME
 go test -run '^$' -fuzz FuzzParams -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-25000x}" ./web
 go test -run '^$' -fuzz FuzzUndo -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-150000x}" ./instrument
 go test -run '^$' -fuzz FuzzViews -fuzzminimizetime 1000x -fuzztime "${FUZZTIME:-2000x}" ./cmd/calltrail
+
+step "the runtime on every supported Go release, and on other platforms"
+finish others
 
 step "all tests passed"

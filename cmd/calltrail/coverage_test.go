@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/calltrail/calltrail/internal/clitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -277,6 +278,13 @@ func TestRunRecordsNothing(t *testing.T) {
 // every program run uses it, and refuses by name those calltrail's
 // runtime uses.
 func TestStdPackages(t *testing.T) {
+	if clitest.Race {
+		// Its work is go build and the linker, run as children: the
+		// race detector watches neither, and the build's own
+		// goroutines run under it in TestBuild. The pass without it
+		// runs this test.
+		t.Skip("builds programs in several variants, as children the race detector does not watch")
+	}
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"go.mod": "module example.com/std\n\ngo 1.23\n",
