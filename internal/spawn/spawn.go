@@ -75,6 +75,36 @@ type Pending[C any] struct {
 	// (children waiting from before the parent's first call, thousands
 	// perhaps), so that its passes over links cost a constant a child.
 	early int
+	// creators has bit Creator%64 set for the Creator of every link:
+	// Enter looks for the links of a creator only when its bit is set.
+	creators uint64
+}
+
+// add puts ks in p's links, which are kept in order of At (and of
+// arrival, for the same At): the children an event of the parent
+// settles are the first of them. A parent that starts goroutines in a
+// loop has its children's records read ahead of its events, from
+// several rings, so out of order; each of its events settles a few, and
+// a pass over them all would make the children's number squared.
+func (p *Pending[C]) add(ks ...*Link[C]) {
+	if len(p.links) == 0 {
+		p.creators = 0
+	}
+	for _, k := range ks {
+		p.creators |= 1 << (k.Creator % 64)
+		n := len(p.links)
+		if n == 0 || p.links[n-1].At <= k.At {
+			p.links = append(p.links, k)
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(p.links, k.At, func(e *Link[C], at int64) int {
+			if e.At <= at {
+				return -1 // after the links of the same At
+			}
+			return 1
+		})
+		p.links = slices.Insert(p.links, i, k)
+	}
 }
 
 // Empty reports whether no child waits: then Exit does nothing, nor
@@ -125,7 +155,7 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 			if p.early >= maxEarly {
 				l.guess(p)
 			}
-			p.links = append(p.links, k)
+			p.add(k)
 			p.early++
 		}
 		return
@@ -165,7 +195,7 @@ func (l *Linker[C]) Enter(g uint64, p *Pending[C], fn uint32, at int64, chain C,
 			l.done(k)
 		}
 		if w := l.waiting[g]; w != nil {
-			p.links = append(p.links, w...)
+			p.add(w...)
 			delete(l.waiting, g)
 		}
 	}
@@ -179,6 +209,9 @@ func (l *Linker[C]) Enter(g uint64, p *Pending[C], fn uint32, at int64, chain C,
 	// serving request after request) may have started them from a
 	// later call: the parent's first event after they began settles
 	// which (settle), and until then this one stands.
+	if p.creators&(1<<(fn%64)) == 0 {
+		return
+	}
 	for _, k := range p.links {
 		if k.Creator == fn && (!k.HasFrom || k.tentative) && l.links[k.G] == k {
 			k.From, k.HasFrom, k.tentative, k.called = chain, true, true, true
@@ -228,41 +261,46 @@ func (l *Linker[C]) Flush() {
 // next event: the calls of g open now were open then. Those g had no
 // call open for stay unlinked.
 func (l *Linker[C]) settle(p *Pending[C], at int64, stack Stack[C]) {
-	kept := p.links[:0]
-	for _, k := range p.links {
-		if k.At >= at {
-			kept = append(kept, k)
-			continue
-		}
-		if l.links[k.G] != k || k.HasFrom && !k.tentative {
-			continue // linked already, or flushed
-		}
-		switch {
-		case stack.Len() > 0:
-			if c, ok := open(stack, k.Creator); ok || !k.called {
-				if !ok {
-					c = chainOf(stack, k.Creator)
-				}
-				k.From, k.HasFrom = c, true
-			}
-			k.tentative, k.early = false, false
-			l.done(k)
-		case k.called || k.tentative && !k.early:
-			// The call of the creator it was tied to is the last
-			// open before it began, or the latest call of the
-			// creator, which started it and returned.
-			k.tentative, k.early = false, false
-			l.done(k)
-		default:
-			// No call of the parent's was open when the child began:
-			// none of them started it.
-			var none C
-			k.From, k.HasFrom, k.tentative, k.early = none, false, false, false
-			k.orphan = true
-			l.done(k)
-		}
+	i := 0
+	for ; i < len(p.links) && p.links[i].At < at; i++ {
+		l.resolve(p.links[i], stack)
 	}
-	p.links = kept
+	if i > 0 {
+		clear(p.links[:i])
+		p.links = p.links[i:]
+	}
+}
+
+// resolve settles k, which began before the parent's event now read:
+// the parent's calls open now (stack) were open then.
+func (l *Linker[C]) resolve(k *Link[C], stack Stack[C]) {
+	if l.links[k.G] != k || k.HasFrom && !k.tentative {
+		return // linked already, or flushed
+	}
+	switch {
+	case stack.Len() > 0:
+		if c, ok := open(stack, k.Creator); ok || !k.called {
+			if !ok {
+				c = chainOf(stack, k.Creator)
+			}
+			k.From, k.HasFrom = c, true
+		}
+		k.tentative, k.early = false, false
+		l.done(k)
+	case k.called || k.tentative && !k.early:
+		// The call of the creator it was tied to is the last open
+		// before it began, or the latest call of the creator, which
+		// started it and returned.
+		k.tentative, k.early = false, false
+		l.done(k)
+	default:
+		// No call of the parent's was open when the child began: none
+		// of them started it.
+		var none C
+		k.From, k.HasFrom, k.tentative, k.early = none, false, false, false
+		k.orphan = true
+		l.done(k)
+	}
 }
 
 // done calls linked with k if its chains are known.
