@@ -47,8 +47,9 @@ type writer struct {
 	segBuf   bytes.Buffer
 	segStart int64 // when the segment being filled began, in ns
 	// The earliest time of an event in the segment being filled, if
-	// segEvents: an event may be drained cycles after it happened (see
-	// drain's lag), so a segment may hold events from before it began.
+	// segEvents: an event stamped before a cycle's clock read but
+	// published, or drained, after it goes into the next segment, which
+	// so may hold events from before it began.
 	segEarliest int64
 	segEvents   bool
 	triggers    *triggers // CALLTRAIL_TRIGGER's, or nil
