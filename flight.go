@@ -409,10 +409,14 @@ func (w *writer) writeFlight() {
 	}
 	now, ns := clock.Now(), clock.Nanotime()-w.startNs
 	s := segment{start: w.segStart, end: ns, ticks: now}
-	if w.segEvents && w.segEarliest < now && now > w.flight.t0 {
+	rate := 0.0 // ns a tick since tracing started
+	if now > w.flight.t0 {
+		rate = float64(ns) / float64(now-w.flight.t0)
+	}
+	if w.segEvents && w.segEarliest < now && rate > 0 {
 		// The segment starts at its earliest event if that came before
-		// the previous cycle: ticks to ns at the rate since t0.
-		e := int64(float64(w.segEarliest-w.flight.t0) * float64(ns) / float64(now-w.flight.t0))
+		// the previous cycle.
+		e := int64(float64(w.segEarliest-w.flight.t0) * rate)
 		s.start = max(min(s.start, e), 0)
 	}
 	w.segEvents = false
@@ -433,8 +437,8 @@ func (w *writer) writeFlight() {
 	s.data = bytes.Clone(w.segBuf.Bytes())
 	w.segBuf.Reset()
 	w.segStart = ns
-	if w.triggers != nil && now > w.flight.t0 {
-		w.triggers.scan(s.data, &w.t.reg, float64(ns)/float64(now-w.flight.t0))
+	if w.triggers != nil && rate > 0 {
+		w.triggers.scan(s.data, &w.t.reg, rate)
 	}
 	w.flight.add(s)
 }

@@ -278,13 +278,8 @@ func TestRunRecordsNothing(t *testing.T) {
 // every program run uses it, and refuses by name those calltrail's
 // runtime uses.
 func TestStdPackages(t *testing.T) {
-	if clitest.Race {
-		// Its work is go build and the linker, run as children: the
-		// race detector watches neither, and the build's own
-		// goroutines run under it in TestBuild. The pass without it
-		// runs this test.
-		t.Skip("builds programs in several variants, as children the race detector does not watch")
-	}
+	// The build's own goroutines run under the detector in TestBuild.
+	clitest.SkipRace(t, "builds programs in several variants with go build and the linker, as children")
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"go.mod": "module example.com/std\n\ngo 1.23\n",

@@ -177,13 +177,8 @@ func replaceable(path, named string) error {
 	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
 		return nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if trace, err := traceHead(path); err != nil || trace {
 		return nil // writing will say why it cannot
-	}
-	f.Close()
-	if isTrace(path) {
-		return nil
 	}
 	return usageError{fmt.Sprintf("%s: the file is there and is not a calltrail trace; name a new file", named)}
 }
@@ -191,14 +186,21 @@ func replaceable(path, named string) error {
 // isTrace reports whether path is a file that starts as a calltrail
 // trace does.
 func isTrace(path string) bool {
+	trace, err := traceHead(path)
+	return err == nil && trace
+}
+
+// traceHead reports whether the file at path starts as a calltrail trace
+// does, or why it cannot be opened.
+func traceHead(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer f.Close()
 	head := make([]byte, len(tracefile.Magic))
 	_, err = io.ReadFull(f, head)
-	return err == nil && string(head) == tracefile.Magic
+	return err == nil && string(head) == tracefile.Magic, nil
 }
 
 // notKept refuses an output path, for a graph or an export, that names

@@ -28,13 +28,8 @@ import (
 // says it has none when asked for them; one instrumented in its source
 // has them once it imports the package.
 func TestProfilesLinked(t *testing.T) {
-	if clitest.Race {
-		// Its work is go build and the linker, run as children: the
-		// race detector watches neither, and the build's own
-		// goroutines run under it in TestBuild. The pass without it
-		// runs this test.
-		t.Skip("builds programs in several variants, as children the race detector does not watch")
-	}
+	// The build's own goroutines run under the detector in TestBuild.
+	clitest.SkipRace(t, "builds programs in several variants with go build and the linker, as children")
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

@@ -28,9 +28,7 @@ var (
 // the command's; the pass without the detector runs it.
 func Binary(tb testing.TB) string {
 	tb.Helper()
-	if Race {
-		tb.Skip("runs the calltrail command, which the race detector does not watch: the pass without it runs this test")
-	}
+	SkipRace(tb, "runs the calltrail command as a child")
 	once.Do(func() {
 		dir, derr := os.MkdirTemp("", "calltrail-bin")
 		if derr != nil {
@@ -47,6 +45,16 @@ func Binary(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return bin
+}
+
+// SkipRace skips tb under the race detector, whose work, as why says,
+// runs in child processes: the detector does not watch them, and the
+// pass without it runs the test.
+func SkipRace(tb testing.TB, why string) {
+	tb.Helper()
+	if Race {
+		tb.Skip(why + ", which the race detector does not watch: the pass without it runs this test")
+	}
 }
 
 // Cleanup removes the command Binary built, if it did: for TestMain,
