@@ -21,28 +21,31 @@ var caseStudies = []struct {
 	slow, fixed []string
 	kinds       string // kinds the top finding may have
 	culprit     string // what the top finding must name
+	// besides is a function whose findings the test passes over: the
+	// state file's syncs, in the logship steps before the one that
+	// fixes them. Their share of the time is the disk's to say (5 to
+	// 15 ms a sync on one disk, 29% of the time): where they rank first,
+	// calltrail is right to name them first.
+	besides string
 }{
-	{"marshal", []string{"-mode", "slow"}, []string{"-mode", "fixed"}, "wait", "sync.(*Mutex).Lock"},
-	{"wordcount", []string{"-mode", "slow"}, []string{"-mode", "fixed"}, "syscall", "os.(*File).Read"},
-	{"mandelbrot", []string{"-mode", "px"}, []string{"-mode", "row"}, "churn callee", "goroutine"},
-	{"rpc", []string{"-mode", "slow"}, []string{"-mode", "fixed"}, "callee", "log.(*Logger).Printf"},
+	{"marshal", []string{"-mode", "slow"}, []string{"-mode", "fixed"}, "wait", "sync.(*Mutex).Lock", ""},
+	{"wordcount", []string{"-mode", "slow"}, []string{"-mode", "fixed"}, "syscall", "os.(*File).Read", ""},
+	{"mandelbrot", []string{"-mode", "px"}, []string{"-mode", "row"}, "churn callee", "goroutine", ""},
+	{"rpc", []string{"-mode", "slow"}, []string{"-mode", "fixed"}, "callee", "log.(*Logger).Printf", ""},
 	// The seed's second step: the log line gone, reflection stays.
-	{"rpc", []string{"-mode", "reflect"}, []string{"-mode", "fixed"}, "callee", "reflect.Value.Call"},
+	{"rpc", []string{"-mode", "reflect"}, []string{"-mode", "fixed"}, "callee", "reflect.Value.Call", ""},
 	// Seed 003's steps, each fixing the culprit the one before named.
-	{"logship", []string{"-mode", "regexp", "-n", "200000"}, []string{"-mode", "index", "-n", "200000"}, "callee", "regexp."},
-	// Batches of 2,000 lines here and in the next step: with 500, the
-	// syncs took 12% of the time (5 ms each) against fmt.Errorf's 34% of
-	// the CPU, and 19% on a busy machine against the encoder's (their
-	// time off CPU counts the disk's and the scheduler's delays), and
-	// ranked first: true of that disk, not the step's culprit.
-	{"logship", []string{"-mode", "index", "-n", "200000", "-batch", "2000"}, []string{"-mode", "clone", "-n", "200000", "-batch", "2000"}, "callee", "fmt.Errorf"},
-	{"logship", []string{"-mode", "clone", "-n", "200000", "-batch", "2000"}, []string{"-mode", "encoder", "-n", "200000", "-batch", "2000"}, "callee", "encoding/json.Marshal"},
+	{"logship", []string{"-mode", "regexp", "-n", "200000"}, []string{"-mode", "index", "-n", "200000"}, "callee", "regexp.", saveState},
+	{"logship", []string{"-mode", "index", "-n", "200000"}, []string{"-mode", "clone", "-n", "200000"}, "callee", "fmt.Errorf", saveState},
+	{"logship", []string{"-mode", "clone", "-n", "200000"}, []string{"-mode", "encoder", "-n", "200000"}, "callee", "encoding/json.Marshal", saveState},
 	// Batches of 100 lines, not 500: the seed's small batches. With 500,
 	// the syncs' share of the time depends on the disk: on a fast one it
 	// ties with the CPU the cloning of maps takes (18% and 19%), and the
 	// test's answer with it.
-	{"logship", []string{"-mode", "encoder", "-n", "200000", "-batch", "100"}, []string{"-mode", "fixed", "-n", "200000", "-batch", "100"}, "syscall", "saveState"},
+	{"logship", []string{"-mode", "encoder", "-n", "200000", "-batch", "100"}, []string{"-mode", "fixed", "-n", "200000", "-batch", "100"}, "syscall", "saveState", ""},
 }
+
+const saveState = "main.(*shipper).saveState"
 
 // TestCaseStudies runs each case study through calltrail run: on the
 // slow mode the top finding names the culprit; on the fixed mode no
@@ -53,7 +56,9 @@ func TestCaseStudies(t *testing.T) {
 	bin := clitest.Binary(t)
 	for _, c := range caseStudies {
 		t.Run(c.example+c.slow[1], func(t *testing.T) {
-			slow := runCase(t, bin, c.example, c.slow)
+			slow := slices.DeleteFunc(runCase(t, bin, c.example, c.slow), func(f findingJSON) bool {
+				return c.besides != "" && f.Function == c.besides
+			})
 			if len(slow) == 0 || !strings.Contains(c.kinds, slow[0].Kind) || !strings.Contains(slow[0].Message, c.culprit) {
 				t.Fatalf("top finding %+v; want a %s finding naming %s", slow, c.kinds, c.culprit)
 			}
