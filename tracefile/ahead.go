@@ -82,8 +82,9 @@ type ahead struct {
 }
 
 // A batch is events as the decoding side hands them over: enters and
-// exits packed into words (16 or 24 bytes where an Event takes 128, which
-// the cores would otherwise pass between them), the rest whole.
+// exits packed into words (24 bytes, 32 at a switch of goroutine, where
+// an Event takes 128, which the cores would otherwise pass between
+// them), the rest whole.
 type batch struct {
 	words []uint64
 	full  []fullEvent // events that do not pack
@@ -102,16 +103,17 @@ type fullEvent struct {
 // of 2^12 words took twice as long as 2^16; 2^18 gained nothing more).
 const batchWords = 1 << 16
 
-// A packed event is two words, its first and its time, and more for
-// what most events lack. The first holds the kind (3 bits), the exit kind
-// (3), the flags (6), the depth (20) and the function (32).
+// A packed event is three words, its first, its time and its start (0
+// for an enter), and more for what most events lack: the usual enter and
+// exit are the same size, and Read takes them with no branch on which.
+// The first holds the kind (3 bits), the exit kind (3), the flags (6),
+// the depth (20) and the function (32).
 const (
-	packFull  = 1 << iota // the next word is an index in the batch's full events
-	packG                 // a word with the goroutine follows: it differs from the event before
-	packStart             // a word with Start follows
-	packErr               // a word with Err follows
-	packHeld              // a word with Held follows
-	packSpan              // a word with Span follows
+	packFull = 1 << iota // the next word is an index in the batch's full events (two words in all)
+	packG                // a word with the goroutine follows: it differs from the event before
+	packErr              // a word with Err follows
+	packHeld             // a word with Held follows
+	packSpan             // a word with Span follows
 
 	maxPackedDepth = 1<<20 - 1
 )
@@ -203,7 +205,7 @@ func (rd *Reader) packCall(b *batch, g uint64) (uint64, bool) {
 		if fn == 0 || fn >= uint64(len(rd.funcs)) || depth+1 > maxPackedDepth {
 			return g, false
 		}
-		b.words = append(b.words, packHead(EnterEvent, 0, flags, rd.push(uint32(fn), t), uint32(fn)), uint64(t))
+		b.words = append(b.words, packHead(EnterEvent, 0, flags, rd.push(uint32(fn), t), uint32(fn)), uint64(t), 0)
 		if flags&packG != 0 {
 			b.words = append(b.words, rd.g)
 		}
@@ -216,15 +218,9 @@ func (rd *Reader) packCall(b *batch, g uint64) (uint64, bool) {
 			return g, false
 		}
 		fn, _, start, _ := rd.pop(t)
-		if start != 0 {
-			flags |= packStart
-		}
-		b.words = append(b.words, packHead(ExitEvent, k, flags, depth, fn), uint64(t))
+		b.words = append(b.words, packHead(ExitEvent, k, flags, depth, fn), uint64(t), uint64(start))
 		if flags&packG != 0 {
 			b.words = append(b.words, rd.g)
-		}
-		if flags&packStart != 0 {
-			b.words = append(b.words, uint64(start))
 		}
 	}
 	rd.ev, rd.left, rd.last = rd.ev[n:], rd.left-1, last
@@ -247,9 +243,6 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 	if ev.G != g {
 		flags |= packG
 	}
-	if ev.Start != 0 {
-		flags |= packStart
-	}
 	if ev.Err != 0 {
 		flags |= packErr
 	}
@@ -259,16 +252,12 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 	if ev.Span.IsValid() {
 		flags |= packSpan
 	}
-	b.words = append(b.words, packHead(ev.Kind, ev.Exit, flags, ev.Depth, ev.Func), uint64(ev.Time))
-	if flags == packStart { // an exit's usual case
-		b.words = append(b.words, uint64(ev.Start))
+	b.words = append(b.words, packHead(ev.Kind, ev.Exit, flags, ev.Depth, ev.Func), uint64(ev.Time), uint64(ev.Start))
+	if flags == 0 {
 		return ev.G
 	}
 	if flags&packG != 0 {
 		b.words = append(b.words, ev.G)
-	}
-	if flags&packStart != 0 {
-		b.words = append(b.words, uint64(ev.Start))
 	}
 	if flags&packErr != 0 {
 		b.words = append(b.words, uint64(ev.Err))
@@ -282,12 +271,12 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 	return ev.G
 }
 
-// unpack sets ev from the head and time of the packed event w begins
-// with, the fields the words after them give zero. Field by field, as
-// the decoder writes them (see apply).
+// unpack sets ev from the head, time and start of the packed event w
+// begins with, the fields the words after them give zero. Field by
+// field, as the decoder writes them (see apply).
 func unpack(ev *Event, w []uint64) {
 	ev.Kind, ev.Exit, ev.Depth, ev.Func = EventKind(w[0]&7), ExitKind(w[0]>>3&7), int(w[0]>>12&maxPackedDepth), uint32(w[0]>>32)
-	ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), 0, 0, 0, SpanID{}
+	ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), int64(w[2]), 0, 0, SpanID{}
 	if ev.Value.Kind != 0 {
 		ev.Value = Value{}
 	}
@@ -332,16 +321,12 @@ func (a *ahead) readSlow(ev *Event) error {
 		return nil
 	}
 	unpack(ev, w)
-	i := 2
+	i := 3
 	if flags&packG != 0 {
 		a.g = w[i]
 		i++
 	}
 	ev.G = a.g
-	if flags&packStart != 0 {
-		ev.Start = int64(w[i])
-		i++
-	}
 	if flags&packErr != 0 {
 		ev.Err = uint32(w[i])
 		i++

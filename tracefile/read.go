@@ -371,26 +371,14 @@ func (rd *Reader) Next() (Event, error) {
 func (rd *Reader) Read(ev *Event) error {
 	if a := rd.ahead; a != nil {
 		// The usual enter or exit first, in as few steps as it takes: a
-		// head, a time, maybe a goroutine and a start, and nothing else.
-		// The last few words of a batch, which may not hold its four, are
-		// left to readSlow. (Here, not in a method of ahead's, which
-		// the compiler did not inline: a call fewer for every event.)
-		if w := a.words; len(w) >= 4 {
-			if flags := w[0] >> 6 & 0x3f; flags&^(packG|packStart) == 0 {
-				unpack(ev, w)
-				n := 2
-				if flags&packG != 0 {
-					a.g = w[2]
-					n = 3
-				}
-				ev.G = a.g
-				if flags&packStart != 0 {
-					ev.Start = int64(w[n])
-					n++
-				}
-				a.words = w[n:]
-				return nil
-			}
+		// head, a time and a start, and nothing else. (Here, not in a
+		// method of ahead's, which the compiler did not inline: a call
+		// fewer for every event.)
+		if w := a.words; len(w) >= 3 && w[0]>>6&0x3f == 0 {
+			unpack(ev, w)
+			ev.G = a.g
+			a.words = w[3:]
+			return nil
 		}
 		return a.readSlow(ev)
 	}
