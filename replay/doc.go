@@ -9,4 +9,8 @@
 //
 // Goroutines are printed in order of id. A call cut short by the end of
 // the trace is marked "(unfinished)", one left by a panic "(panic)".
+//
+// So the calls of every goroutine are kept until the trace is read: 16
+// bytes a call, of which 64 MiB in memory and the rest in a temporary
+// file (in TMPDIR), read back as they are printed.
 package replay

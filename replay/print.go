@@ -24,8 +24,7 @@ type segment struct {
 	id     uint64
 	g      *goroutine
 	lo, hi int
-	// The calls open in the output at lo are its piece's opens[from:to]
-	// (indexes in g.calls).
+	// The calls open in the output at lo are its piece's opens[from:to].
 	from, to int
 	last     bool   // the goroutine's last segment: what is still open ends here
 	parent   []byte // the goroutine's parent line, printed first (Options.Parents)
@@ -34,7 +33,7 @@ type segment struct {
 // A piece is segments printed by one goroutine into out.
 type piece struct {
 	segs  []segment
-	opens []int // the segments' open calls, one after the other
+	opens []opened // the segments' open calls, one after the other
 	calls int
 	out   [][]byte // blocks of lines, the last at most blockSize long
 	done  chan struct{}
@@ -108,17 +107,24 @@ func (pr *printer) error(id uint32) tracefile.Error {
 	return pr.r.Error(id)
 }
 
+// opened is a call open in the output, and its index in its goroutine's
+// calls: a copy, as its block may be printed, and let go, before it ends.
+type opened struct {
+	i int
+	c call
+}
+
 // walk goes through calls lo to hi of g as the output shows them, open
 // being the calls open at lo: for each shown call, exit for each open
 // call it ends (innermost first), then enter. It returns the calls open
 // at hi. exit and enter may be nil.
-func walk(g *goroutine, open []int, lo, hi int, exit, enter func(i int)) []int {
+func walk(g *goroutine, open []opened, lo, hi int, exit func(o opened), enter func(i int)) []opened {
 	for i := lo; i < hi; i++ {
 		c := g.calls.at(i)
 		if !c.shown() {
 			continue
 		}
-		for len(open) > 0 && g.calls.at(open[len(open)-1]).depth >= c.depth {
+		for len(open) > 0 && open[len(open)-1].c.depth >= c.depth {
 			if exit != nil {
 				exit(open[len(open)-1])
 			}
@@ -127,14 +133,14 @@ func walk(g *goroutine, open []int, lo, hi int, exit, enter func(i int)) []int {
 		if enter != nil {
 			enter(i)
 		}
-		open = append(open, i)
+		open = append(open, opened{i, *c})
 	}
 	return open
 }
 
 // print appends the lines of s, a segment of p, to b, and each block it
 // fills to p.out; open is for the calls open as it goes.
-func (pr *printer) print(b []byte, p *piece, s *segment, open []int) ([]byte, []int) {
+func (pr *printer) print(b []byte, p *piece, s *segment, open []opened) ([]byte, []opened) {
 	b = append(b, s.parent...)
 	full := func() {
 		if len(b) >= blockSize {
@@ -147,8 +153,8 @@ func (pr *printer) print(b []byte, p *piece, s *segment, open []int) ([]byte, []
 	if m == nil {
 		m = &more{} // reading a nil map is reading an empty one
 	}
-	exit := func(i int) {
-		c := *g.calls.at(i)
+	exit := func(o opened) {
+		i, c := o.i, o.c
 		note := ""
 		if c.kind() != tracefile.Return {
 			note = c.kind().String()
@@ -198,7 +204,10 @@ func (pr *printer) print(b []byte, p *piece, s *segment, open []int) ([]byte, []
 // idle, printing was a third of replay -D 1 over 10M calls of 64
 // goroutines, and most of a replay of them all: 0.64 s to 0.54 s, and
 // 1.37 s to 0.94 s, on 2 cores.
-func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint64, o Options) error {
+//
+// The blocks of calls in sp's file are read back as the pieces are made,
+// and let go once printed.
+func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint64, o Options, sp *spill) error {
 	workers := runtime.GOMAXPROCS(0)
 	// The pieces go round, between printing and writing: so many of
 	// them, and no more, however far ahead of the printing the making
@@ -217,7 +226,7 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var open []int
+			var open []opened
 			for p := range work {
 				b := pr.block()
 				for i := range p.segs {
@@ -246,6 +255,8 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 			for _, s := range p.segs {
 				if s.last {
 					*s.g = goroutine{} // printed: its calls can go
+				} else {
+					release(&s.g.calls, s.lo)
 				}
 			}
 			free <- p
@@ -262,9 +273,9 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 		inOrder <- p
 		next()
 	}
-	var open []int
+	var open []opened
 	for _, id := range ids {
-		if failed.Load() {
+		if failed.Load() || sp != nil && sp.err != nil {
 			break
 		}
 		g := gs.Get(id)
@@ -277,6 +288,9 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 		open = open[:0]
 		for lo := 0; ; {
 			hi := min(g.calls.n, lo+max(pieceCalls-p.calls, 1))
+			if sp.load(&g.calls, lo, hi) != nil {
+				break
+			}
 			s := segment{id: id, g: g, lo: lo, hi: hi, from: len(p.opens), to: len(p.opens) + len(open), last: hi == g.calls.n, parent: parent}
 			p.segs = append(p.segs, s)
 			p.opens = append(p.opens, open...)
@@ -299,5 +313,8 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 	close(inOrder)
 	<-written
 	wg.Wait()
+	if werr == nil && sp != nil {
+		werr = sp.err
+	}
 	return werr
 }

@@ -39,29 +39,51 @@ func (c call) shown() bool              { return c.fn&shownBit != 0 }
 // that growing never copies more than a block, nor keeps two copies of a
 // long goroutine's calls alive at once. A goroutine of ten million calls
 // costs its 16 bytes a call.
+//
+// Past spillCalls in all, blocks go to a file (see spill): rest[k] is nil
+// while block k is there, at spilled[k].
 type calls struct {
-	first call
-	rest  [][]call
-	n     int
+	first   call
+	rest    [][]call
+	n       int
+	spilled []int64 // by block: where it is in the file, -1 for one in memory
+	queued  int     // the blocks before it are in the spill's queue
+	printed int     // the blocks before it are printed (see release)
 }
 
-const blockBits = 14
+// blockBits sizes the blocks: 1<<blockBits calls, 256 KiB (a variable
+// for the tests).
+var blockBits = 14
 
-func (cs *calls) add(c call) {
+// add appends c, and reports whether it filled its block. sp, if not
+// nil, gives the blocks and brings back from its file the one c goes in.
+func (cs *calls) add(c call, sp *spill) bool {
 	if cs.n == 0 {
 		cs.first, cs.n = c, 1
-		return
+		return false
 	}
 	if i := cs.n - 1; i&(1<<blockBits-1) == 0 && i>>blockBits == len(cs.rest) {
-		size := 1 << blockBits
-		if i == 0 {
-			size = 4
+		var b []call
+		switch {
+		case i == 0:
+			b = make([]call, 0, min(4, 1<<blockBits))
+		case sp != nil:
+			b = sp.block()
+		default:
+			b = make([]call, 0, 1<<blockBits)
 		}
-		cs.rest = append(cs.rest, make([]call, 0, size))
+		cs.rest = append(cs.rest, b)
 	}
 	last := &cs.rest[len(cs.rest)-1]
+	if *last == nil {
+		sp.back(cs, len(cs.rest)-1)
+	}
 	*last = append(*last, c)
 	cs.n++
+	if sp != nil {
+		sp.resident++
+	}
+	return len(*last) == 1<<blockBits
 }
 
 func (cs *calls) at(i int) *call {
@@ -130,6 +152,8 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	if m := r.Meta(); m.Snapshot() {
 		from = int64(m.Window.Start)
 	}
+	var sp spill
+	defer sp.close()
 	var readErr error
 	var ev tracefile.Event
 	for {
@@ -194,12 +218,20 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				g.more.before[g.calls.n] = from - ev.Time
 			}
 			rg.open = append(rg.open, g.calls.n)
-			g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)})
+			if g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)}, &sp) {
+				sp.queue(&g.calls, ev.G)
+			}
+			if sp.resident > spillCalls {
+				sp.trim(&gs)
+			}
 		case tracefile.ExitEvent:
 			rg.tracker.Exit()
 			i := rg.open[len(rg.open)-1]
 			rg.open = rg.open[:len(rg.open)-1]
 			if len(rg.open) == 0 {
+				// An idle goroutine's last block, full or not, may go
+				// to the file.
+				sp.queue(&g.calls, ev.G)
 				run.Delete(ev.G)
 				lastRun = nil
 				if len(free) < 1024 {
@@ -209,7 +241,8 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			if i < 0 {
 				continue
 			}
-			c := g.calls.at(i)
+			var scratch call
+			c := sp.slot(&g.calls, i, &scratch)
 			c.dur = int64(ev.Duration())
 			if ev.Held > 0 {
 				if m := g.extra(); m.held == nil {
@@ -227,7 +260,11 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			if !f.Long(time.Duration(c.dur)) {
 				c.fn &^= shownBit
 			}
+			sp.put(&g.calls, i, c)
 		}
+	}
+	if sp.err != nil {
+		return sp.err
 	}
 
 	ids := make([]uint64, 0, gs.Len())
@@ -236,7 +273,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		return true
 	})
 	slices.Sort(ids)
-	if err := printAll(w, newPrinter(r), &gs, ids, o); err != nil {
+	if err := printAll(w, newPrinter(r), &gs, ids, o, &sp); err != nil {
 		return err
 	}
 	return readErr

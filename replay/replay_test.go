@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"regexp"
 	"runtime"
@@ -126,7 +127,7 @@ func TestCallsGrowInPlace(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	var cs calls
 	for i := range n {
-		cs.add(call{dur: int64(i), fn: shownBit, depth: 1})
+		cs.add(call{dur: int64(i), fn: shownBit, depth: 1}, nil)
 	}
 	runtime.ReadMemStats(&after)
 	if cs.n != n || cs.at(n-1).dur != n-1 || cs.at(12345).dur != 12345 {
@@ -157,6 +158,34 @@ func TestPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	traces = append(traces, scripted)
+	// Two goroutines of many calls one after the other, each calling
+	// some more: idle between them, their last blocks go to the file
+	// and come back for the next call.
+	var idle strings.Builder
+	at := 0
+	event := func(format string, args ...any) {
+		at += 100
+		fmt.Fprintf(&idle, format+" %d\n", append(args, at)...)
+	}
+	event("1 +main.main")
+	event("2 go 1 main.main")
+	event("3 go 1 main.main")
+	for i := range 60 {
+		for g := 2; g <= 3; g++ {
+			event("%d +main.serve", g)
+			for j := range i % 5 {
+				event("%d +main.step%d", g, j)
+				event("%d -", g)
+			}
+			event("%d -", g)
+		}
+	}
+	event("1 -")
+	idled, err := tracetest.Build(idle.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces = append(traces, idled)
 	print := func(data []byte, f filter.Filter, o Options) string {
 		t.Helper()
 		r, err := tracefile.NewReader(bytes.NewReader(data))
@@ -185,10 +214,29 @@ func TestPieces(t *testing.T) {
 					t.Fatalf("trace %d, %+v, in pieces of %d calls: the output differs from the whole:\n%s\nwant:\n%s", i, tc, n, got, whole)
 				}
 			}
+			// Blocks of calls kept in a file, full or not, from the
+			// first on or past a few calls, brought back for more
+			// calls, and printed in pieces that begin in them or in
+			// blocks before them.
+			for _, sz := range []struct{ bits, calls int }{{2, 0}, {3, 5}, {5, 40}} {
+				func() {
+					defer func(bits, calls int) { blockBits, spillCalls = bits, calls }(blockBits, spillCalls)
+					blockBits, spillCalls = sz.bits, sz.calls
+					for _, n := range []int{1, 7, 1 << 30} {
+						pieceCalls = n
+						if got := print(data, tc.f, tc.o); got != whole {
+							t.Fatalf("trace %d, %+v, blocks of %d calls, %d in memory, in pieces of %d calls: the output differs from the whole:\n%s\nwant:\n%s", i, tc, 1<<sz.bits, sz.calls, n, got, whole)
+						}
+					}
+				}()
+			}
 		}
 	}
 	if lines < 2000 {
 		t.Errorf("%d lines in all: the traces are too small to tell", lines)
+	}
+	if n := spilled.Load(); n < 1000 {
+		t.Errorf("%d blocks of calls were kept in a file: too few to tell", n)
 	}
 }
 
@@ -248,7 +296,7 @@ func TestManyEmptyGoroutines(t *testing.T) {
 	pieceCalls = 64
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if err := printAll(io.Discard, pr, &gs, ids, Options{}); err != nil {
+	if err := printAll(io.Discard, pr, &gs, ids, Options{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
