@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/calltrail/calltrail/internal/childproc"
 )
 
 // Server is one running ClickHouse server.
@@ -113,6 +115,7 @@ func (s *Server) start(bin, shards string) error {
 	}
 	defer log.Close()
 	s.cmd = exec.Command(bin, "--config-file="+filepath.Join(s.Dir, "config.xml"))
+	childproc.DieWithParent(s.cmd)
 	s.cmd.Dir = s.Dir
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/calltrail/calltrail/internal/childproc"
 )
 
 // Collector is a running Collector.
@@ -72,6 +74,7 @@ service:
 		return nil, err
 	}
 	c.cmd = exec.Command(bin, "--config", cfg)
+	childproc.DieWithParent(c.cmd)
 	c.cmd.Stdout, c.cmd.Stderr = &c.log, &c.log
 	if err := c.cmd.Start(); err != nil {
 		return nil, err
