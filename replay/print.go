@@ -255,8 +255,8 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 			for _, s := range p.segs {
 				if s.last {
 					*s.g = goroutine{} // printed: its calls can go
-				} else {
-					release(&s.g.calls, s.lo)
+				} else if sp != nil {
+					sp.release(&s.g.calls, s.lo)
 				}
 			}
 			free <- p

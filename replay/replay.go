@@ -152,7 +152,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	if m := r.Meta(); m.Snapshot() {
 		from = int64(m.Window.Start)
 	}
-	var sp spill
+	sp := spill{printed: make(chan []call, 8)}
 	defer sp.close()
 	var readErr error
 	var ev tracefile.Event

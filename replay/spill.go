@@ -1,11 +1,10 @@
 package replay
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
-	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/calltrail/calltrail/internal/gtable"
 )
@@ -26,9 +25,9 @@ type spill struct {
 	err      error // the first error writing or reading the file
 	resident int   // calls in blocks in memory
 	free     [][]call
-	buf      []byte
-	refs     []blockRef // blocks that may go, oldest first
-	head     int        // refs[head:] are still to go
+	refs     []blockRef  // blocks that may go, oldest first
+	head     int         // refs[head:] are still to go
+	printed  chan []call // blocks read back and printed, to read others into
 }
 
 // spilled counts the blocks written to spill files, for the tests.
@@ -40,7 +39,7 @@ type blockRef struct {
 	k  int
 }
 
-const callBytes = 16
+const callBytes = int(unsafe.Sizeof(call{}))
 
 // queue notes that cs's last block, of goroutine id, may go to the file:
 // it is full, or the goroutine has no call open.
@@ -81,11 +80,7 @@ func (sp *spill) out(cs *calls, k int) {
 		os.Remove(f.Name())
 	}
 	b := cs.rest[k]
-	sp.buf = sp.buf[:0]
-	for _, c := range b {
-		sp.buf = appendCall(sp.buf, c)
-	}
-	if _, err := sp.f.WriteAt(sp.buf, sp.end); err != nil {
+	if _, err := sp.f.WriteAt(callBytesOf(b), sp.end); err != nil {
 		sp.err = fmt.Errorf("keeping calls in a temporary file: %w", err)
 		return
 	}
@@ -93,7 +88,7 @@ func (sp *spill) out(cs *calls, k int) {
 		cs.spilled = append(cs.spilled, -1)
 	}
 	cs.spilled[k] = sp.end
-	sp.end += int64(len(sp.buf))
+	sp.end += int64(len(b) * callBytes)
 	sp.resident -= len(b)
 	cs.rest[k] = nil
 	spilled.Add(1)
@@ -107,16 +102,10 @@ func blockLen(cs *calls, k int) int { return min(1<<blockBits, cs.n-1-k<<blockBi
 
 // read reads block k of cs from the file into b, which it returns.
 func (sp *spill) read(cs *calls, k int, b []call) []call {
-	n := blockLen(cs, k)
-	sp.buf = slices.Grow(sp.buf[:0], n*callBytes)
-	buf := sp.buf[:n*callBytes]
-	if _, err := sp.f.ReadAt(buf, cs.spilled[k]); err != nil {
+	b = b[:blockLen(cs, k)]
+	if _, err := sp.f.ReadAt(callBytesOf(b), cs.spilled[k]); err != nil {
 		sp.err = fmt.Errorf("reading calls back from a temporary file: %w", err)
 		return nil
-	}
-	b = b[:0]
-	for i := range n {
-		b = append(b, decodeCall(buf[i*callBytes:]))
 	}
 	return b
 }
@@ -136,7 +125,13 @@ func (sp *spill) back(cs *calls, k int) {
 // in makes block k of cs, which is in the file, held in memory again,
 // for printing.
 func (sp *spill) in(cs *calls, k int) {
-	cs.rest[k] = sp.read(cs, k, make([]call, 0, blockLen(cs, k)))
+	var b []call
+	select {
+	case b = <-sp.printed:
+	default:
+		b = make([]call, 0, 1<<blockBits)
+	}
+	cs.rest[k] = sp.read(cs, k, b)
 }
 
 // block returns an empty block of 1<<blockBits calls.
@@ -155,11 +150,9 @@ func (sp *spill) slot(cs *calls, i int, scratch *call) *call {
 	if i == 0 || cs.rest[(i-1)>>blockBits] != nil {
 		return cs.at(i)
 	}
-	var b [callBytes]byte
-	if _, err := sp.f.ReadAt(b[:], sp.offset(cs, i)); err != nil && sp.err == nil {
+	if _, err := sp.f.ReadAt(callBytesOf(unsafe.Slice(scratch, 1)), sp.offset(cs, i)); err != nil && sp.err == nil {
 		sp.err = fmt.Errorf("reading calls back from a temporary file: %w", err)
 	}
-	*scratch = decodeCall(b[:])
 	return scratch
 }
 
@@ -168,25 +161,24 @@ func (sp *spill) put(cs *calls, i int, c *call) {
 	if i == 0 || cs.rest[(i-1)>>blockBits] != nil {
 		return
 	}
-	if _, err := sp.f.WriteAt(appendCall(nil, *c), sp.offset(cs, i)); err != nil && sp.err == nil {
+	if _, err := sp.f.WriteAt(callBytesOf(unsafe.Slice(c, 1)), sp.offset(cs, i)); err != nil && sp.err == nil {
 		sp.err = fmt.Errorf("keeping calls in a temporary file: %w", err)
 	}
 }
 
-// appendCall and decodeCall write and read a call in the file.
-func appendCall(b []byte, c call) []byte {
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.dur))
-	b = binary.LittleEndian.AppendUint32(b, c.fn)
-	return binary.LittleEndian.AppendUint32(b, c.depth)
-}
-
-func decodeCall(p []byte) call {
-	return call{dur: int64(binary.LittleEndian.Uint64(p)), fn: binary.LittleEndian.Uint32(p[8:]), depth: binary.LittleEndian.Uint32(p[12:])}
+// callBytesOf returns the bytes of calls, as they go to the file: the
+// file is read back by the process that wrote it, so its calls are
+// stored as they are in memory, with no copy.
+func callBytesOf(cs []call) []byte {
+	if len(cs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&cs[0])), len(cs)*callBytes)
 }
 
 func (sp *spill) offset(cs *calls, i int) int64 {
 	k := (i - 1) >> blockBits
-	return cs.spilled[k] + int64((i-1)&(1<<blockBits-1))*callBytes
+	return cs.spilled[k] + int64((i-1)&(1<<blockBits-1)*callBytes)
 }
 
 // load makes the blocks of calls lo to hi-1 of cs held in memory, for
@@ -204,10 +196,15 @@ func (sp *spill) load(cs *calls, lo, hi int) error {
 }
 
 // release lets go of the blocks of cs that load read back and that hold
-// only calls before lo, printed.
-func release(cs *calls, lo int) {
+// only calls before lo, printed, for load to read others into. It is
+// called as pieces are written, while load makes the next.
+func (sp *spill) release(cs *calls, lo int) {
 	for ; cs.printed < len(cs.spilled) && (cs.printed+1)<<blockBits < lo; cs.printed++ {
 		if cs.spilled[cs.printed] >= 0 {
+			select {
+			case sp.printed <- cs.rest[cs.printed]:
+			default:
+			}
 			cs.rest[cs.printed] = nil
 		}
 	}
