@@ -152,7 +152,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 	if m := r.Meta(); m.Snapshot() {
 		from = int64(m.Window.Start)
 	}
-	sp := spill{printed: make(chan []call, 8)}
+	sp := newSpill()
 	defer sp.close()
 	var readErr error
 	var ev tracefile.Event
@@ -218,7 +218,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 				g.more.before[g.calls.n] = from - ev.Time
 			}
 			rg.open = append(rg.open, g.calls.n)
-			if g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)}, &sp) {
+			if g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)}, sp) {
 				sp.queue(&g.calls, ev.G)
 			}
 			if sp.resident > spillCalls {
@@ -273,7 +273,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 		return true
 	})
 	slices.Sort(ids)
-	if err := printAll(w, newPrinter(r), &gs, ids, o, &sp); err != nil {
+	if err := printAll(w, newPrinter(r), &gs, ids, o, sp); err != nil {
 		return err
 	}
 	return readErr

@@ -21,14 +21,18 @@ var spillCalls = 1 << 22
 // file made at the first.
 type spill struct {
 	f        *os.File
-	end      int64 // the file's size
-	err      error // the first error writing or reading the file
-	resident int   // calls in blocks in memory
-	free     [][]call
-	refs     []blockRef  // blocks that may go, oldest first
-	head     int         // refs[head:] are still to go
-	printed  chan []call // blocks read back and printed, to read others into
+	end      int64      // the file's size
+	err      error      // the first error writing or reading the file
+	resident int        // calls in blocks in memory
+	refs     []blockRef // blocks that may go, oldest first
+	head     int        // refs[head:] are still to go
+	// blocks are empty blocks of 1<<blockBits calls, to fill again: let
+	// go to the file while the trace is read, and printed after, on the
+	// goroutine that writes the pieces.
+	blocks chan []call
 }
+
+func newSpill() *spill { return &spill{blocks: make(chan []call, 16)} }
 
 // spilled counts the blocks written to spill files, for the tests.
 var spilled atomic.Int64
@@ -92,8 +96,8 @@ func (sp *spill) out(cs *calls, k int) {
 	sp.resident -= len(b)
 	cs.rest[k] = nil
 	spilled.Add(1)
-	if cap(b) == 1<<blockBits && len(sp.free) < 16 {
-		sp.free = append(sp.free, b[:0])
+	if cap(b) == 1<<blockBits {
+		sp.reuse(b)
 	}
 }
 
@@ -124,24 +128,24 @@ func (sp *spill) back(cs *calls, k int) {
 
 // in makes block k of cs, which is in the file, held in memory again,
 // for printing.
-func (sp *spill) in(cs *calls, k int) {
-	var b []call
-	select {
-	case b = <-sp.printed:
-	default:
-		b = make([]call, 0, 1<<blockBits)
-	}
-	cs.rest[k] = sp.read(cs, k, b)
-}
+func (sp *spill) in(cs *calls, k int) { cs.rest[k] = sp.read(cs, k, sp.block()) }
 
 // block returns an empty block of 1<<blockBits calls.
 func (sp *spill) block() []call {
-	if n := len(sp.free); n > 0 {
-		b := sp.free[n-1]
-		sp.free = sp.free[:n-1]
-		return b
+	select {
+	case b := <-sp.blocks:
+		return b[:0]
+	default:
+		return make([]call, 0, 1<<blockBits)
 	}
-	return make([]call, 0, 1<<blockBits)
+}
+
+// reuse takes back a block of 1<<blockBits calls no longer needed.
+func (sp *spill) reuse(b []call) {
+	select {
+	case sp.blocks <- b:
+	default:
+	}
 }
 
 // slot returns call i of cs to change: in its block, or a copy of it
@@ -200,11 +204,8 @@ func (sp *spill) load(cs *calls, lo, hi int) error {
 // called as pieces are written, while load makes the next.
 func (sp *spill) release(cs *calls, lo int) {
 	for ; cs.printed < len(cs.spilled) && (cs.printed+1)<<blockBits < lo; cs.printed++ {
-		if cs.spilled[cs.printed] >= 0 {
-			select {
-			case sp.printed <- cs.rest[cs.printed]:
-			default:
-			}
+		if b := cs.rest[cs.printed]; b != nil && cs.spilled[cs.printed] >= 0 {
+			sp.reuse(b)
 			cs.rest[cs.printed] = nil
 		}
 	}
