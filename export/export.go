@@ -3,7 +3,6 @@ package export
 import (
 	"bufio"
 	"compress/gzip"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +32,41 @@ func innermost(path []*analysis.Node) ([]*analysis.Node, bool) {
 		return path[len(path)-MaxStack:], true
 	}
 	return path, false
+}
+
+// A windowHash hashes the innermost MaxStack functions of each path of
+// a walk (analysis.Profile.WalkPaths), so that chains cut to those
+// functions, which meet, are found by hash instead of by comparing
+// MaxStack functions with every other chain's. It keeps a polynomial
+// hash of every depth's path, from which the hash of a path's last
+// MaxStack functions follows in two multiplications (a rolling hash).
+type windowHash struct {
+	prefix []uint64 // prefix[d]: the hash of the path's first d functions
+	pow    uint64   // base to the MaxStack
+}
+
+const hashBase = 0x9e3779b97f4a7c15 // odd, and its powers wrap
+
+func newWindowHash() *windowHash {
+	w := &windowHash{prefix: []uint64{0}, pow: 1}
+	for range MaxStack {
+		w.pow *= hashBase
+	}
+	return w
+}
+
+// next returns the hash of path's innermost MaxStack functions, and of
+// how many there are; fn gives a node's function. It must see every
+// path of the walk, in the walk's order: each path's outer part is
+// hashed already, as an earlier path.
+func (w *windowHash) next(path []*analysis.Node, fn func(*analysis.Node) uint32) uint64 {
+	d := len(path)
+	w.prefix = append(w.prefix[:d], w.prefix[d-1]*hashBase+uint64(fn(path[d-1]))+1)
+	h := w.prefix[d]
+	if d > MaxStack {
+		h -= w.prefix[d-MaxStack] * w.pow
+	}
+	return h ^ uint64(min(d, MaxStack))<<56
 }
 
 // Folded writes one line per chain with self time, "root;...;leaf NS",
@@ -75,16 +109,10 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 	}
 	lines := map[uint64][]*line{}
 	var all []*line
-	const base = 0x9e3779b97f4a7c15 // odd, and its powers wrap
-	pow := uint64(1)                // base to the MaxStack
-	for range MaxStack {
-		pow *= base
-	}
-	prefix := []uint64{0} // prefix[d]: the hash of the path's first d functions
+	hash := newWindowHash()
 	p.WalkPaths(func(path []*analysis.Node) {
-		d := len(path)
-		prefix = append(prefix[:d], prefix[d-1]*base+uint64(funcOf(path[d-1]))+1)
-		n := path[d-1]
+		h := hash.next(path, funcOf)
+		n := path[len(path)-1]
 		if n.Self <= 0 {
 			return
 		}
@@ -92,11 +120,6 @@ func Folded(w io.Writer, p *analysis.Profile) (cut int, err error) {
 		if c {
 			cut++
 		}
-		h := prefix[d]
-		if c {
-			h -= prefix[d-MaxStack] * pow
-		}
-		h ^= uint64(len(inner)) << 56
 	find:
 		for _, l := range lines[h] {
 			if len(l.funcs) != len(inner) {
@@ -160,46 +183,73 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 		Period:            1,
 		DurationNanos:     int64(p.Duration),
 	}
-	locs := map[uint32]*profile.Location{}
+	// A function's location, by its id; ids past the trace's table, all
+	// named "?", in a map.
+	locs := make([]*profile.Location, len(p.FuncTable)+1)
+	past := map[uint32]*profile.Location{}
 	loc := func(id uint32) *profile.Location {
-		if l, ok := locs[id]; ok {
+		var l *profile.Location
+		if int(id) < len(locs) {
+			l = locs[id]
+		} else {
+			l = past[id]
+		}
+		if l != nil {
 			return l
 		}
 		fn := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: p.Name(id), SystemName: p.Name(id)}
 		prof.Function = append(prof.Function, fn)
-		l := &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: fn}}}
+		l = &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: fn}}}
 		prof.Location = append(prof.Location, l)
-		locs[id] = l
+		if int(id) < len(locs) {
+			locs[id] = l
+		} else {
+			past[id] = l
+		}
 		return l
 	}
-	// Chains cut to their innermost MaxStack calls can meet, as every
-	// level of a deep recursion does: they share samples, by stack and
-	// label, or a million-deep recursion would make a million samples of
-	// MaxStack locations each.
-	samples := map[string]*profile.Sample{}
-	var key []byte
-	var stack, kept []*profile.Location // the chain's, leaf first; kept by a sample
-	add := func(label string, s *profile.Sample) {
-		key = key[:0]
-		for _, l := range stack {
-			key = binary.AppendUvarint(key, l.ID)
-		}
-		key = append(append(key, 0), label...)
-		if have := samples[string(key)]; have != nil {
-			for i, v := range s.Value {
-				have.Value[i] += v
+	// A chain's samples share its stack. Chains cut to their innermost
+	// MaxStack calls can meet, as every level of a deep recursion does,
+	// and meet a chain of MaxStack calls: such chains share samples too,
+	// by label, or a million-deep recursion would make a million samples
+	// of MaxStack locations each. Shorter chains cannot meet, and need no
+	// lookup for a goroutine's sample.
+	type label struct {
+		kind byte // 'g' a goroutine's, 'o' the others', 'e' an error's
+		g    uint64
+		err  string
+	}
+	type stack struct {
+		funcs []uint32            // a shared stack's functions, leaf last
+		locs  []*profile.Location // leaf first
+		by    map[label]*profile.Sample
+	}
+	var st *stack
+	add := func(l label, lookup bool, s *profile.Sample) {
+		if lookup {
+			if have := st.by[l]; have != nil {
+				for i, v := range s.Value {
+					have.Value[i] += v
+				}
+				return
 			}
-			return
+			if st.by == nil {
+				st.by = map[label]*profile.Sample{}
+			}
+			st.by[l] = s
 		}
-		if kept == nil {
-			kept = slices.Clone(stack)
-		}
-		s.Location = kept
-		samples[string(key)] = s
+		s.Location = st.locs
 		prof.Sample = append(prof.Sample, s)
 	}
+	met := map[uint64][]*stack{} // shared stacks, by hash
+	// A goroutine's label, shared by its samples: one map each, not one
+	// per sample.
+	byG := map[uint64]map[string][]int64{}
+	others := map[string][]string{"goroutines": {otherGoroutines}}
+	hash := newWindowHash()
 	cut := 0
 	p.WalkPaths(func(path []*analysis.Node) {
+		h := hash.next(path, func(n *analysis.Node) uint32 { return n.Func })
 		n := path[len(path)-1]
 		if n.ByGoroutine == nil {
 			return
@@ -208,21 +258,43 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 		if c {
 			cut++
 		}
-		stack, kept = stack[:0], nil
-		for i := len(path) - 1; i >= 0; i-- {
-			stack = append(stack, loc(path[i].Func))
+		shared := len(path) == MaxStack
+		st = nil
+		if shared {
+		find:
+			for _, s := range met[h] {
+				for i, a := range path {
+					if s.funcs[i] != a.Func {
+						continue find
+					}
+				}
+				st = s
+				break
+			}
+		}
+		if st == nil {
+			st = &stack{locs: make([]*profile.Location, len(path))}
+			for i, a := range path {
+				st.locs[len(path)-1-i] = loc(a.Func)
+			}
+			if shared {
+				st.funcs = make([]uint32, len(path))
+				for i, a := range path {
+					st.funcs[i] = a.Func
+				}
+				met[h] = append(met[h], st)
+			}
 		}
 		for _, sh := range n.ByGoroutine.Each {
-			add("g"+strconv.FormatUint(sh.G, 10), &profile.Sample{
-				Value:    []int64{int64(sh.Calls), sh.Self, 0},
-				NumLabel: map[string][]int64{"goroutine": {int64(sh.G)}},
-			})
+			m := byG[sh.G]
+			if m == nil {
+				m = map[string][]int64{"goroutine": {int64(sh.G)}}
+				byG[sh.G] = m
+			}
+			add(label{kind: 'g', g: sh.G}, shared, &profile.Sample{Value: []int64{int64(sh.Calls), sh.Self, 0}, NumLabel: m})
 		}
 		if sh := n.ByGoroutine.Others; sh.Calls > 0 {
-			add("others", &profile.Sample{
-				Value: []int64{int64(sh.Calls), sh.Self, 0},
-				Label: map[string][]string{"goroutines": {otherGoroutines}},
-			})
+			add(label{kind: 'o'}, shared, &profile.Sample{Value: []int64{int64(sh.Calls), sh.Self, 0}, Label: others})
 		}
 		ids := make([]uint32, 0, len(n.ErrorIDs))
 		for id := range n.ErrorIDs {
@@ -234,7 +306,7 @@ func Profile(p *analysis.Profile) (*profile.Profile, int) {
 				continue // an end, such as io.EOF: not a failure, as report counts
 			}
 			msg := p.Error(id).String()
-			add("e"+msg, &profile.Sample{
+			add(label{kind: 'e', err: msg}, true, &profile.Sample{
 				Value: []int64{0, 0, int64(n.ErrorIDs[id])},
 				Label: map[string][]string{"error": {msg}},
 			})

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -245,27 +247,8 @@ func TestEndsAreNotFailures(t *testing.T) {
 // hostile ones (whose function tables repeat names), recursions deeper
 // than MaxStack that meet once cut.
 func TestFoldedAsJoined(t *testing.T) {
-	var traces [][]byte
-	for seed := range uint64(100) {
-		data, _, err := tracetest.Random(seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		traces = append(traces, data)
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	// Few of them: making one can take a while (a profile that inflates
-	// to megabytes, gzipped), which the race detector makes minutes.
-	for range 40 {
-		in := make([]byte, 64+r.IntN(1024))
-		for i := range in {
-			in[i] = byte(r.Uint32())
-		}
-		traces = append(traces, tracetest.Generate(in))
-	}
-	traces = append(traces, tracetest.Recursion(MaxStack), tracetest.Recursion(MaxStack+1), tracetest.Recursion(1000), sameNames())
 	checked := 0
-	for i, data := range traces {
+	for i, data := range generated(t) {
 		rd, err := tracefile.NewReader(bytes.NewReader(data))
 		if err != nil {
 			continue
@@ -285,6 +268,164 @@ func TestFoldedAsJoined(t *testing.T) {
 	if checked < 120 {
 		t.Errorf("only %d traces read", checked)
 	}
+}
+
+// TestProfileAsJoined: Profile, which shares the samples of chains that
+// meet once cut and looks up no other, makes one sample per stack and
+// label, with what adding up every chain's figures by stack and label
+// gives, on the traces TestFoldedAsJoined reads.
+func TestProfileAsJoined(t *testing.T) {
+	checked := 0
+	for i, data := range generated(t) {
+		rd, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		p := analysis.Analyze(rd, analysis.Options{ByGoroutine: true})
+		prof, cut := Profile(p)
+		if err := prof.CheckValid(); err != nil {
+			t.Fatalf("trace %d: %v", i, err)
+		}
+		want, wantCut := samplesByJoining(p)
+		got := map[string][3]int64{}
+		seen := map[string]bool{}
+		for _, s := range prof.Sample {
+			var ids, names []string
+			for _, l := range s.Location {
+				ids = append(ids, strconv.FormatUint(l.ID, 10))
+				names = append(names, l.Line[0].Function.Name)
+			}
+			label := fmt.Sprint(s.Label, s.NumLabel)
+			if k := strings.Join(ids, ";") + " " + label; seen[k] {
+				t.Errorf("trace %d: two samples of stack %s and labels %s", i, strings.Join(names, ";"), label)
+			} else {
+				seen[k] = true
+			}
+			k := strings.Join(names, ";") + " " + label
+			v := got[k]
+			for j := range v {
+				v[j] += s.Value[j]
+			}
+			got[k] = v
+		}
+		if !maps.Equal(got, want) || cut != wantCut {
+			t.Errorf("trace %d: Profile cut %d chains and made\n%v\nwant %d and\n%v", i, cut, got, wantCut, want)
+		}
+		checked++
+	}
+	if checked < 120 {
+		t.Errorf("only %d traces read", checked)
+	}
+}
+
+// samplesByJoining is Profile's figures added up the plain way, by the
+// names of each chain's innermost calls, leaf first, and label.
+func samplesByJoining(p *analysis.Profile) (map[string][3]int64, int) {
+	out, cut := map[string][3]int64{}, 0
+	add := func(stack string, label string, v [3]int64) {
+		k := stack + " " + label
+		s := out[k]
+		for i := range s {
+			s[i] += v[i]
+		}
+		out[k] = s
+	}
+	p.WalkPaths(func(path []*analysis.Node) {
+		n := path[len(path)-1]
+		if n.ByGoroutine == nil {
+			return
+		}
+		path, c := innermost(path)
+		if c {
+			cut++
+		}
+		var names []string
+		for i := len(path) - 1; i >= 0; i-- {
+			names = append(names, p.Name(path[i].Func))
+		}
+		stack := strings.Join(names, ";")
+		for _, sh := range n.ByGoroutine.Each {
+			add(stack, fmt.Sprint(map[string][]string(nil), map[string][]int64{"goroutine": {int64(sh.G)}}), [3]int64{int64(sh.Calls), sh.Self, 0})
+		}
+		if sh := n.ByGoroutine.Others; sh.Calls > 0 {
+			add(stack, fmt.Sprint(map[string][]string{"goroutines": {otherGoroutines}}, map[string][]int64(nil)), [3]int64{int64(sh.Calls), sh.Self, 0})
+		}
+		for id, calls := range n.ErrorIDs {
+			if p.Failed(id) {
+				add(stack, fmt.Sprint(map[string][]string{"error": {p.Error(id).String()}}, map[string][]int64(nil)), [3]int64{0, 0, int64(calls)})
+			}
+		}
+	})
+	return out, cut
+}
+
+// generated returns traces to check an export against a plain way of
+// writing it: random programs, hostile ones (whose function tables
+// repeat names), recursions deeper than MaxStack that meet once cut, in
+// one goroutine or several, with errors.
+func generated(t *testing.T) [][]byte {
+	var traces [][]byte
+	for seed := range uint64(100) {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, data)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	// Few of them: making one can take a while (a profile that inflates
+	// to megabytes, gzipped), which the race detector makes minutes.
+	for range 40 {
+		in := make([]byte, 64+r.IntN(1024))
+		for i := range in {
+			in[i] = byte(r.Uint32())
+		}
+		traces = append(traces, tracetest.Generate(in))
+	}
+	return append(traces, tracetest.Recursion(MaxStack), tracetest.Recursion(MaxStack+1), tracetest.Recursion(1000), sameNames(), deepFailing())
+}
+
+// deepFailing is a trace of three goroutines recursing through main.rec
+// 300 deep, the first 100 deep too, the first two from main.main and the
+// third from main.rec itself (so that a chain of MaxStack calls meets
+// those cut to that many): every tenth call fails, on goroutine 1 with
+// "boom" and on the others with "bang".
+func deepFailing() []byte {
+	var buf bytes.Buffer
+	e, _ := tracewrite.NewEncoder(&buf, map[string]string{"program": "deep"})
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.main"}, {Name: "main.rec"}})
+	e.Errors(1, []tracefile.Error{{Type: "*errors.errorString", Message: "boom"}, {Type: "*errors.errorString", Message: "bang"}})
+	var b tracewrite.Batch
+	t := int64(0)
+	tick := func() int64 { t += 10; return t }
+	for g := uint64(1); g <= 3; g++ {
+		if g < 3 {
+			b.Enter(g, 1, tick())
+		}
+		for _, depth := range []int{300, 100} {
+			for range depth {
+				b.Enter(g, 2, tick())
+			}
+			for i := range depth {
+				if i%10 == 0 {
+					b.Error(g, uint32(min(g, 2)), tick())
+				}
+				b.Exit(g, tracefile.Return, tick())
+			}
+			if g > 1 {
+				break
+			}
+		}
+		if g < 3 {
+			b.Exit(g, tracefile.Return, tick())
+		}
+	}
+	e.Clock(t+1, t+1)
+	e.Events(&b)
+	e.End("main returned", time.Time{})
+	e.Flush()
+	return buf.Bytes()
 }
 
 // sameNames is a trace whose functions 2 and 3 have one name, and 4 and
