@@ -138,3 +138,50 @@ func walkEdges(t *Trace, id uint32) (callers, callees []Edge) {
 	}
 	return list(in), list(out)
 }
+
+// TestChainTailAsFolded: the chain a finding names, folded from its
+// node's path alone, is the chain the folding of every chain gives that
+// node, over random traces, deep recursion and mutual recursion.
+func TestChainTailAsFolded(t *testing.T) {
+	var traces []*Trace
+	for seed := range uint64(60) {
+		data, _, err := tracetest.Random(seed)
+		traces = append(traces, load(t, data, err))
+	}
+	traces = append(traces, load(t, tracetest.Recursion(300), nil))
+	traces = append(traces, script(t, `1 +main.a 0
+1 +main.b 1
+1 +main.a 2
+1 +main.b 3
+1 +main.a 4
+1 +main.c 5
+1 - 6
+1 - 7
+1 - 8
+1 - 9
+1 - 10
+1 - 11
+`))
+	checked := 0
+	for i, tr := range traces {
+		f := tr.fold()
+		tr.Profile.Walk(func(n *analysis.Node) {
+			s := f.at[n]
+			if s == nil {
+				return
+			}
+			steps := f.steps(s, true)
+			want := Text(steps, " -> ")
+			if len(steps) > 4 {
+				want = "… -> " + Text(steps[len(steps)-4:], " -> ")
+			}
+			if got := tr.chainTail(n); got != want {
+				t.Errorf("trace %d: chainTail = %q, the folding gives %q", i, got, want)
+			}
+			checked++
+		})
+	}
+	if checked < 1000 {
+		t.Errorf("only %d chains checked", checked)
+	}
+}
