@@ -292,8 +292,12 @@ func (t *Trace) paths(groups []int32) map[int32]*fstate {
 	f := t.fold()
 	out := map[int32]*fstate{}
 	for _, k := range groups {
-		for _, s := range f.chains[k] {
-			out[k] = merge(out[k], s)
+		// The deepest first: the levels of a recursion, met in order
+		// of depth, each count more than the one before, and merged the
+		// other way would each make a state.
+		cs := f.chains[k]
+		for i := len(cs) - 1; i >= 0; i-- {
+			out[k] = merge(out[k], cs[i])
 		}
 	}
 	return out

@@ -286,7 +286,10 @@ func (fd *folder) chain(k int32) *fstate {
 }
 
 // merge returns chain a with each count the larger of a's and b's, b
-// being a chain of the same shape; a nil a is b.
+// being a chain of the same shape; a nil a is b. It returns a itself
+// when no count of b is larger, as for the levels of a deep recursion,
+// which fold into one chain: merging them made a state per level. (The
+// result is for showing: a run's latest count, run, is not kept.)
 func merge(a, b *fstate) *fstate {
 	if a == nil {
 		return b
@@ -294,7 +297,25 @@ func merge(a, b *fstate) *fstate {
 	if a == b || a.n == 0 {
 		return a
 	}
-	return &fstate{prev: merge(a.prev, b.prev), step: most(a.step, b.step), node: a.node, n: a.n}
+	prev := merge(a.prev, b.prev)
+	if prev == a.prev && covers(a.step, b.step) {
+		return a
+	}
+	return &fstate{prev: prev, step: most(a.step, b.step), node: a.node, n: a.n}
+}
+
+// covers reports whether each of s's counts is at least o's, o being a
+// step of the same shape.
+func covers(s, o step) bool {
+	if s.count < o.count {
+		return false
+	}
+	for i := range s.body {
+		if !covers(s.body[i], o.body[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // FoldPath folds recursion in a path of names, outermost first, as Chains
@@ -323,29 +344,40 @@ func Reaches(steps []Step, path []string) bool {
 	return slices.Contains(ends(steps, path, 0), len(path))
 }
 
-// ends returns where in path a match of steps starting at i can end.
+// ends returns where in path a match of steps starting at i can end,
+// in order. A function's step ends after each of its runs of one to
+// Repeat calls; a cycle's after each of its runs, matched again from
+// every place the last ended.
 func ends(steps []Step, path []string, i int) []int {
-	at := []int{i}
+	at, next := []int{i}, []int(nil)
 	for _, s := range steps {
-		var next []int
+		next = next[:0]
 		for _, j := range at {
+			if s.Cycle == nil {
+				for k := j; k < len(path) && k-j < max(s.Repeat, 1) && path[k] == s.Name; k++ {
+					next = append(next, k+1)
+				}
+				continue
+			}
 			cur := []int{j}
 			for range max(s.Repeat, 1) {
 				var after []int
 				for _, k := range cur {
-					if s.Cycle != nil {
-						after = append(after, ends(s.Cycle, path, k)...)
-					} else if k < len(path) && path[k] == s.Name {
-						after = append(after, k+1)
-					}
+					after = append(after, ends(s.Cycle, path, k)...)
+				}
+				if len(after) == 0 {
+					break
 				}
 				slices.Sort(after)
 				cur = slices.Compact(after)
 				next = append(next, cur...)
 			}
 		}
-		slices.Sort(next)
-		at = slices.Compact(next)
+		if len(at) > 1 || s.Cycle != nil {
+			slices.Sort(next)
+			next = slices.Compact(next)
+		}
+		at, next = next, at
 	}
 	return at
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,7 +45,49 @@ func TestFoldPathExact(t *testing.T) {
 		if !Reaches(f, path) {
 			t.Fatalf("%v folds to %s, which cannot be written out as it", path, Text(f, " -> "))
 		}
+		// Where it can end in paths near it, which it may or may not
+		// reach, as a plain search of every way of writing it out says.
+		near := slices.Clone(path)
+		switch i := r.IntN(len(path) + 1); {
+		case i == len(path):
+			near = append(near, names[r.IntN(len(names))])
+		case r.IntN(2) == 0:
+			near = slices.Delete(near, i, i+1)
+		default:
+			near[i] = names[r.IntN(len(names))]
+		}
+		if got, want := ends(f, near, 0), endsPlain(f, near, 0); !slices.Equal(got, want) {
+			t.Fatalf("%s ends in %v at %v, a plain search says %v", Text(f, " -> "), near, got, want)
+		}
 	}
+}
+
+// endsPlain is ends written the plain way: every place each run of each
+// step can end, found by matching one run more at a time.
+func endsPlain(steps []Step, path []string, i int) []int {
+	at := []int{i}
+	for _, s := range steps {
+		var next []int
+		for _, j := range at {
+			cur := []int{j}
+			for range max(s.Repeat, 1) {
+				var after []int
+				for _, k := range cur {
+					if s.Cycle != nil {
+						after = append(after, endsPlain(s.Cycle, path, k)...)
+					} else if k < len(path) && path[k] == s.Name {
+						after = append(after, k+1)
+					}
+				}
+				slices.Sort(after)
+				cur = slices.Compact(after)
+				next = append(next, cur...)
+			}
+		}
+		slices.Sort(next)
+		at = slices.Compact(next)
+	}
+	return at
 }
 
 // TestFolderTokens: a chain written as tokens reads back the same, and

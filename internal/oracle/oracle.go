@@ -551,6 +551,7 @@ func (c *checker) report(t *query.Trace, ev *events) {
 // chains: every chain is a path the events took, each path is in one
 // chain, and their calls and times add up to the function's.
 func (c *checker) chains(t *query.Trace, ev *events) {
+	pf := newPathFolder(ev)
 	for name, e := range ev.fns {
 		id, err := t.Func(name)
 		if err != nil {
@@ -588,7 +589,7 @@ func (c *checker) chains(t *query.Trace, ev *events) {
 		reached := map[*query.Chain]uint64{}
 		for k, calls := range e.paths {
 			names := ev.names(k)
-			folded := query.FoldPath(names)
+			folded := pf.steps(k)
 			ch := byKey[query.Key(folded)]
 			if ch == nil {
 				c.errorf("chains and replay", "%s: no chain holds the path %s", name, strings.Join(names, " -> "))
@@ -610,6 +611,46 @@ func (c *checker) chains(t *query.Trace, ev *events) {
 		}
 	}
 }
+
+// A pathFolder folds the events' paths as query.FoldPath does, each
+// from its parent's folded chain: folding each path alone would take
+// its depth per path.
+type pathFolder struct {
+	ev     *events
+	fd     *query.Folder
+	ids    map[string]uint32
+	byID   []string
+	folded map[int32]query.Folded
+}
+
+func newPathFolder(ev *events) *pathFolder {
+	pf := &pathFolder{ev: ev, ids: map[string]uint32{}, folded: map[int32]query.Folded{}}
+	pf.fd = query.NewFolder(func(id uint32) string { return pf.byID[id] })
+	return pf
+}
+
+// fold returns path k folded.
+func (pf *pathFolder) fold(k int32) query.Folded {
+	if k == 0 {
+		return pf.fd.Empty()
+	}
+	if s, ok := pf.folded[k]; ok {
+		return s
+	}
+	name := pf.ev.name[k]
+	id, ok := pf.ids[name]
+	if !ok {
+		id = uint32(len(pf.byID))
+		pf.ids[name] = id
+		pf.byID = append(pf.byID, name)
+	}
+	s := pf.fd.Push(pf.fold(pf.ev.parent[k]), id)
+	pf.folded[k] = s
+	return s
+}
+
+// steps returns path k folded, as FoldPath returns it.
+func (pf *pathFolder) steps(k int32) []query.Step { return pf.fd.Steps(pf.fold(k), true) }
 
 // maxPages bounds the function pages checked, the most called first:
 // each walks the whole tree of chains.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/calltrail/calltrail/internal/tracetest"
+	"github.com/calltrail/calltrail/query"
 )
 
 // TestGenerated checks every view against the others over generated
@@ -30,5 +31,36 @@ func TestGenerated(t *testing.T) {
 			}
 			t.Fatalf("the trace's script:\n%s", script)
 		}
+	}
+}
+
+// TestPathFolder: folding each path from its parent's folded chain gives
+// what folding it alone gives, over random traces and deep recursion.
+func TestPathFolder(t *testing.T) {
+	traces := [][]byte{tracetest.Recursion(300)}
+	for seed := range uint64(40) {
+		data, _, err := tracetest.Random(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, data)
+	}
+	checked := 0
+	for i, data := range traces {
+		ev, err := readEvents(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := newPathFolder(ev)
+		for k := range int32(len(ev.parent)) {
+			names := ev.names(k)
+			if got, want := query.Text(pf.steps(k), " -> "), query.Text(query.FoldPath(names), " -> "); got != want {
+				t.Errorf("trace %d: %v folds to %s from its parent, to %s alone", i, names, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 1000 {
+		t.Errorf("only %d paths checked", checked)
 	}
 }
