@@ -35,17 +35,17 @@ var caseStudies = []struct {
 	// The seed's second step: the log line gone, reflection stays.
 	{"rpc", []string{"-mode", "reflect"}, []string{"-mode", "fixed"}, "callee", "reflect.Value.Call", ""},
 	// Seed 003's steps, each fixing the culprit the one before named.
-	{"logship", []string{"-mode", "regexp", "-n", "200000"}, []string{"-mode", "index", "-n", "200000"}, "callee", "regexp.", saveState},
+	{"logship", []string{"-mode", "regexp", "-n", "100000"}, []string{"-mode", "index", "-n", "100000"}, "callee", "regexp.", saveState},
 	// The errors built to test each value: named as the CPU fmt.Errorf
 	// takes, or as the errors main.asMap returns and its caller drops,
 	// whichever ranks first (they tie, within a run's noise).
-	{"logship", []string{"-mode", "index", "-n", "200000"}, []string{"-mode", "clone", "-n", "200000"}, "callee errors", "main.asMap", saveState},
-	{"logship", []string{"-mode", "clone", "-n", "200000"}, []string{"-mode", "encoder", "-n", "200000"}, "callee", "encoding/json.Marshal", saveState},
+	{"logship", []string{"-mode", "index", "-n", "100000"}, []string{"-mode", "clone", "-n", "100000"}, "callee errors", "main.asMap", saveState},
+	{"logship", []string{"-mode", "clone", "-n", "100000"}, []string{"-mode", "encoder", "-n", "100000"}, "callee", "encoding/json.Marshal", saveState},
 	// Batches of 100 lines, not 500: the seed's small batches. With 500,
 	// the syncs' share of the time depends on the disk: on a fast one it
 	// ties with the CPU the cloning of maps takes (18% and 19%), and the
 	// test's answer with it.
-	{"logship", []string{"-mode", "encoder", "-n", "200000", "-batch", "100"}, []string{"-mode", "fixed", "-n", "200000", "-batch", "100"}, "syscall", "saveState", ""},
+	{"logship", []string{"-mode", "encoder", "-n", "100000", "-batch", "100"}, []string{"-mode", "fixed", "-n", "100000", "-batch", "100"}, "syscall", "saveState", ""},
 }
 
 const saveState = "main.(*shipper).saveState"
