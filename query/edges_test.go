@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calltrail/calltrail/analysis"
@@ -184,4 +186,99 @@ func TestChainTailAsFolded(t *testing.T) {
 	if checked < 1000 {
 		t.Errorf("only %d chains checked", checked)
 	}
+}
+
+// TestInvertedAsWalked compares the inverted flame graph, whose paths are
+// each found from the caller's, with one that walks each chain's path up
+// from its innermost call, box by box: over random traces (recursion,
+// goroutines, errors), recursion deeper than InvertedDepth, and a mutual
+// recursion that deep whose calls fail and whose outer calls have no
+// self time.
+func TestInvertedAsWalked(t *testing.T) {
+	var traces []*Trace
+	for seed := range uint64(60) {
+		data, _, err := tracetest.Random(seed)
+		traces = append(traces, load(t, data, err))
+	}
+	traces = append(traces, load(t, tracetest.Recursion(InvertedDepth+500), nil))
+	var s strings.Builder
+	const depth = InvertedDepth + 300
+	at := 0
+	for i := range depth {
+		fmt.Fprintf(&s, "1 +main.%c %d\n", "ab"[i%2], at)
+		if i >= depth/2 {
+			at++
+		}
+	}
+	for i := range depth {
+		if i%3 == 0 {
+			fmt.Fprintf(&s, "1 -boom %d\n", at)
+		} else {
+			fmt.Fprintf(&s, "1 - %d\n", at)
+		}
+		if i < depth/2 {
+			at += 5
+		}
+	}
+	traces = append(traces, script(t, s.String()))
+	for i, tr := range traces {
+		got, want := boxes(FlameGraph(tr.Profile, true, Wall)), boxes(invertedByWalking(tr.Profile, Wall))
+		if !slices.Equal(got, want) {
+			t.Errorf("trace %d: the inverted graph has %d boxes, walking each path %d; first differing: %v", i, len(got), len(want), firstDiff(got, want))
+		}
+	}
+}
+
+// boxes lists a tree's boxes, each as its path and figures, sorted.
+func boxes(t *Tree) []string {
+	var out []string
+	for i := range int32(t.Len()) {
+		line := fmt.Sprintf("%s %d %d", strings.Join(t.Path(i), ";"), t.Value[i], t.Calls[i])
+		if t.Errors != nil {
+			line += fmt.Sprintf(" %d %d", t.Errors[i], t.ErrorCalls[i])
+		}
+		out = append(out, line)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func firstDiff(a, b []string) [2]string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return [2]string{a[i], b[i]}
+		}
+	}
+	return [2]string{}
+}
+
+// invertedByWalking is the inverted flame graph made the plain way: for
+// each chain with self time, a walk up its path from its innermost call.
+func invertedByWalking(p *analysis.Profile, w Weight) *Tree {
+	b := newBuilder()
+	t := b.t
+	if failedCalls(p) > 0 {
+		t.Errors, t.ErrorCalls = []uint64{0}, []uint64{0}
+	}
+	p.Walk(func(n *analysis.Node) {
+		v := w.self(n)
+		if n == p.Root || v <= 0 {
+			return
+		}
+		t.Value[0] += v
+		k := int32(0)
+		d := 0
+		for a := n; a != nil && a.Parent != nil && d < InvertedDepth; a, d = a.Parent, d+1 {
+			k = b.child(k, b.funcName(p, a.Func))
+			t.Value[k] += v
+			if a == n {
+				t.Calls[k] += a.Calls
+			}
+			if t.Errors != nil {
+				t.Errors[k] += n.Errors
+				t.ErrorCalls[k] += n.Calls
+			}
+		}
+	})
+	return b.done()
 }

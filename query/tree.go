@@ -52,6 +52,9 @@ type builder struct {
 	// byFunc maps function ids to name indexes, for trees built from a
 	// profile.
 	byFunc map[uint32]int32
+	// drop, when set, says which nodes done leaves out, with what is
+	// below them.
+	drop func(i int32) bool
 }
 
 func newBuilder() *builder {
@@ -121,7 +124,9 @@ func (b *builder) done() *Tree {
 	n := t.Len()
 	kids := make([][]int32, n)
 	for i := 1; i < n; i++ {
-		kids[t.Parent[i]] = append(kids[t.Parent[i]], int32(i))
+		if b.drop == nil || !b.drop(int32(i)) {
+			kids[t.Parent[i]] = append(kids[t.Parent[i]], int32(i))
+		}
 	}
 	for i := range kids {
 		sort.Slice(kids[i], func(a, c int) bool { return t.Names[t.Name[kids[i][a]]] < t.Names[t.Name[kids[i][c]]] })
@@ -249,6 +254,9 @@ func (t *Trace) Flame(base *Trace, inverted bool, w Weight) *Tree {
 // their callers above them; with the errors of each box's calls when
 // the profile has any. It walks the profile's tree without recursion.
 func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
+	if inverted {
+		return invertedGraph(p, w)
+	}
 	b := newBuilder()
 	t := b.t
 	if failedCalls(p) > 0 {
@@ -256,17 +264,13 @@ func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 	}
 	type item struct {
 		n *analysis.Node
-		i int32 // the node's box, for the flame graph by total
+		i int32 // the node's box
 	}
 	stack := []item{{p.Root, 0}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, c := range it.n.Children {
-			if inverted {
-				stack = append(stack, item{c, 0})
-				continue
-			}
 			k := b.child(it.i, b.funcName(p, c.Func))
 			t.Calls[k] += c.Calls
 			if t.Errors != nil {
@@ -286,43 +290,91 @@ func FlameGraph(p *analysis.Profile, inverted bool, w Weight) *Tree {
 			}
 			stack = append(stack, item{c, k})
 		}
-		if !inverted || it.n == p.Root {
-			continue
-		}
-		// The inverted graph: n's self time along its path, innermost
-		// call at the root, up to InvertedDepth callers above it.
-		v := w.self(it.n)
-		if v <= 0 {
-			continue
-		}
-		t.Value[0] += v
-		k := int32(0)
-		d := 0
-		for a := it.n; a != nil && a.Parent != nil && d < InvertedDepth; a, d = a.Parent, d+1 {
-			k = b.child(k, b.funcName(p, a.Func))
-			t.Value[k] += v
-			if a == it.n {
-				t.Calls[k] += a.Calls
-			}
-			if t.Errors != nil {
-				t.Errors[k] += it.n.Errors
-				t.ErrorCalls[k] += it.n.Calls
-			}
-		}
 	}
 	out := b.done()
-	switch {
-	case !inverted && w == Wall:
+	if w == Wall {
 		for i := out.Len() - 1; i > 0; i-- { // children come after their parents
 			out.Value[out.Parent[i]] += out.Value[i]
 		}
-	case !inverted:
+	} else {
 		out.fit()
 	}
-	if !inverted {
-		out.ErrorCalls = nil // Calls says it
-	}
+	out.ErrorCalls = nil // Calls says it
 	return out
+}
+
+// invertedGraph is the inverted flame graph: each chain's self time
+// along its path, innermost call at the root, up to InvertedDepth
+// callers above it. Walking each chain's path up from its innermost call
+// would take a million-deep recursion 10^9 steps. Instead a chain's path
+// is found from its caller's as a box of the graph, the caller's path
+// with the chain's function put first (prepend); and what a chain adds
+// to every box of its path is added to the last, then summed up the
+// graph at the end. Each step of prepend makes a box of the graph, or
+// finds it made: the work is the graph's size, not the paths' lengths.
+func invertedGraph(p *analysis.Profile, w Weight) *Tree {
+	b := newBuilder()
+	t := b.t
+	if failedCalls(p) > 0 {
+		t.Errors, t.ErrorCalls = []uint64{0}, []uint64{0}
+	}
+	type key struct{ name, box int32 }
+	made := map[key]int32{}
+	// prepend returns the box of the path of name, then box's path.
+	var prepend func(name, box int32) int32
+	prepend = func(name, box int32) int32 {
+		if box == 0 {
+			return b.child(0, name)
+		}
+		if c, ok := made[key{name, box}]; ok {
+			return c
+		}
+		c := b.child(prepend(name, t.Parent[box]), t.Name[box])
+		made[key{name, box}] = c
+		return c
+	}
+	// Boxes are made for every chain's path, self time or not: a path
+	// with none is a prefix of others. Those left with no time are left
+	// out at the end, as boxes of no chain.
+	type item struct {
+		n     *analysis.Node
+		box   int32 // the last box of the chain's path
+		depth int   // the boxes of its path
+	}
+	stack := []item{{p.Root, 0, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range it.n.Children {
+			name := b.funcName(p, c.Func)
+			up, depth := it.box, it.depth+1
+			if depth > InvertedDepth {
+				up, depth = t.Parent[up], InvertedDepth // its outermost caller falls off
+			}
+			box := prepend(name, up)
+			stack = append(stack, item{c, box, depth})
+			v := w.self(c)
+			if v <= 0 {
+				continue
+			}
+			t.Value[box] += v
+			t.Calls[b.child(0, name)] += c.Calls
+			if t.Errors != nil {
+				t.Errors[box] += c.Errors
+				t.ErrorCalls[box] += c.Calls
+			}
+		}
+	}
+	for i := t.Len() - 1; i > 0; i-- { // children come after their parents
+		up := t.Parent[i]
+		t.Value[up] += t.Value[i]
+		if t.Errors != nil && up != 0 {
+			t.Errors[up] += t.Errors[i]
+			t.ErrorCalls[up] += t.ErrorCalls[i]
+		}
+	}
+	b.drop = func(i int32) bool { return t.Value[i] <= 0 }
+	return b.done()
 }
 
 // fit makes each box at least as wide as its children. Profile samples
