@@ -105,7 +105,10 @@ func (s Step) key() string {
 type folding struct {
 	*folder
 	tree *Tree
-	at   map[*analysis.Node]*fstate // profile node -> its folded chain
+	// at maps the profile nodes that start goroutines or are started,
+	// and the goroutines' first calls, to their folded chains: a map of
+	// every node took a third of the folding of a deep recursion.
+	at map[*analysis.Node]*fstate
 	// by folded node: the folded chains, with their counts, of the
 	// profile nodes that map to it
 	chains [][]*fstate
@@ -130,6 +133,12 @@ func (t *Trace) fold() *folding {
 func fold(p *analysis.Profile) *folding {
 	fd := newFolder(p.Name)
 	f := &folding{folder: fd, at: map[*analysis.Node]*fstate{}}
+	spawning := map[*analysis.Node]bool{}
+	p.Walk(func(n *analysis.Node) {
+		for from := range n.SpawnedFrom {
+			spawning[n], spawning[from] = true, true
+		}
+	})
 	count := []int32{0} // by folded node: profile nodes on the walk's path that map to it
 	grow := func() {
 		for len(f.fn) < fd.b.t.Len() {
@@ -165,7 +174,9 @@ func fold(p *analysis.Profile) *folding {
 		s := fd.push(top.s, c.Func)
 		grow()
 		k := s.node
-		f.at[c] = s
+		if top.n == p.Root || spawning[c] {
+			f.at[c] = s
+		}
 		f.chains[k] = append(f.chains[k], s)
 		count[k]++
 		if total, slowest, ok := p.ChainTotal(c); ok {
@@ -329,9 +340,17 @@ func (f *folding) spawners(k int32, n int) [][]Step {
 
 // Steps returns the folded chain of a node of the profile's tree, as
 // Chains names them, without repeat counts.
-func (t *Trace) Steps(n *analysis.Node) []Step {
-	f := t.fold()
-	return f.steps(f.at[n], false)
+func (t *Trace) Steps(n *analysis.Node) []Step { return t.pathSteps(n, false) }
+
+// pathSteps folds n's path alone, as the folding of every chain folds
+// it, and returns its steps, with their counts when counts is set.
+func (t *Trace) pathSteps(n *analysis.Node, counts bool) []Step {
+	fd := newFolder(t.Profile.Name)
+	s := fd.root
+	for _, fn := range n.Path() {
+		s = fd.push(s, fn)
+	}
+	return fd.steps(s, counts)
 }
 
 // SortChains orders chains as Chains does: the most calls first, then

@@ -143,7 +143,8 @@ func walkEdges(t *Trace, id uint32) (callers, callees []Edge) {
 
 // TestChainTailAsFolded: the chain a finding names, folded from its
 // node's path alone, is the chain the folding of every chain gives that
-// node, over random traces, deep recursion and mutual recursion.
+// node, and one Chains lists for its function, over random traces, deep
+// recursion and mutual recursion.
 func TestChainTailAsFolded(t *testing.T) {
 	var traces []*Trace
 	for seed := range uint64(60) {
@@ -167,21 +168,40 @@ func TestChainTailAsFolded(t *testing.T) {
 	checked := 0
 	for i, tr := range traces {
 		f := tr.fold()
-		tr.Profile.Walk(func(n *analysis.Node) {
-			s := f.at[n]
-			if s == nil {
-				return
+		listed := map[string]bool{}
+		for id := range tr.Profile.Funcs {
+			chains, _ := tr.Chains([]uint32{id}, 0)
+			for _, c := range chains {
+				listed[Key(c.Path)] = true
 			}
-			steps := f.steps(s, true)
-			want := Text(steps, " -> ")
-			if len(steps) > 4 {
-				want = "… -> " + Text(steps[len(steps)-4:], " -> ")
+		}
+		// The folding's own walk, again: pushing what it pushed finds
+		// the states it made.
+		type frame struct {
+			n *analysis.Node
+			s *fstate
+		}
+		stack := []frame{{tr.Profile.Root, f.folder.root}}
+		for len(stack) > 0 {
+			fr := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, c := range fr.n.Children {
+				s := f.push(fr.s, c.Func)
+				stack = append(stack, frame{c, s})
+				steps := f.steps(s, true)
+				want := Text(steps, " -> ")
+				if len(steps) > 4 {
+					want = "… -> " + Text(steps[len(steps)-4:], " -> ")
+				}
+				if got := tr.chainTail(c); got != want {
+					t.Errorf("trace %d: chainTail = %q, the folding gives %q", i, got, want)
+				}
+				if k := Key(tr.Steps(c)); c.Calls > 0 && !listed[k] {
+					t.Errorf("trace %d: Steps = %s, which Chains does not list", i, k)
+				}
+				checked++
 			}
-			if got := tr.chainTail(n); got != want {
-				t.Errorf("trace %d: chainTail = %q, the folding gives %q", i, got, want)
-			}
-			checked++
-		})
+		}
 	}
 	if checked < 1000 {
 		t.Errorf("only %d chains checked", checked)

@@ -51,16 +51,11 @@ func New(name string, p *analysis.Profile) *Trace {
 
 // chainTail writes the chain of n as every view writes it, folded, its
 // last steps only: "… -> (main.even -> main.odd) ×3 -> main.C". It folds
-// n's path alone, as the folding of every chain folds it: a finding
-// needs a chain or two, and report none of the others.
+// n's path alone: a finding needs a chain or two, and report none of the
+// others.
 func (t *Trace) chainTail(n *analysis.Node) string {
 	const most = 4
-	fd := newFolder(t.Profile.Name)
-	s := fd.root
-	for _, fn := range n.Path() {
-		s = fd.push(s, fn)
-	}
-	steps := fd.steps(s, true)
+	steps := t.pathSteps(n, true)
 	switch {
 	case len(steps) == 0:
 		return "the start of a goroutine"
