@@ -220,9 +220,9 @@ func TestInvertedAsWalked(t *testing.T) {
 		data, _, err := tracetest.Random(seed)
 		traces = append(traces, load(t, data, err))
 	}
-	traces = append(traces, load(t, tracetest.Recursion(InvertedDepth+500), nil))
+	traces = append(traces, load(t, tracetest.Recursion(InvertedDepth+50), nil))
 	var s strings.Builder
-	const depth = InvertedDepth + 300
+	const depth = InvertedDepth + 60
 	at := 0
 	for i := range depth {
 		fmt.Fprintf(&s, "1 +main.%c %d\n", "ab"[i%2], at)
@@ -242,18 +242,32 @@ func TestInvertedAsWalked(t *testing.T) {
 	}
 	traces = append(traces, script(t, s.String()))
 	for i, tr := range traces {
-		got, want := boxes(FlameGraph(tr.Profile, true, Wall)), boxes(invertedByWalking(tr.Profile, Wall))
+		paths := map[pathKey]int{}
+		got, want := boxes(FlameGraph(tr.Profile, true, Wall), paths), boxes(invertedByWalking(tr.Profile, Wall), paths)
 		if !slices.Equal(got, want) {
 			t.Errorf("trace %d: the inverted graph has %d boxes, walking each path %d; first differing: %v", i, len(got), len(want), firstDiff(got, want))
 		}
 	}
 }
 
-// boxes lists a tree's boxes, each as its path and figures, sorted.
-func boxes(t *Tree) []string {
+// boxes lists a tree's boxes, each as its path and figures, sorted. A
+// path is a number, the same in every tree boxes lists with the same
+// paths map: writing out each box's path would take a deep tree's
+// depth per box.
+func boxes(t *Tree, paths map[pathKey]int) []string {
+	ids := make([]int, t.Len())
 	var out []string
-	for i := range int32(t.Len()) {
-		line := fmt.Sprintf("%s %d %d", strings.Join(t.Path(i), ";"), t.Value[i], t.Calls[i])
+	for i := 1; i < t.Len(); i++ { // parents come before their children
+		k := pathKey{ids[t.Parent[i]], t.Names[t.Name[i]]}
+		id, ok := paths[k]
+		if !ok {
+			id = len(paths) + 1
+			paths[k] = id
+		}
+		ids[i] = id
+	}
+	for i := range t.Len() {
+		line := fmt.Sprintf("%d %d %d", ids[i], t.Value[i], t.Calls[i])
 		if t.Errors != nil {
 			line += fmt.Sprintf(" %d %d", t.Errors[i], t.ErrorCalls[i])
 		}
@@ -261,6 +275,11 @@ func boxes(t *Tree) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+type pathKey struct {
+	parent int
+	name   string
 }
 
 func firstDiff(a, b []string) [2]string {
