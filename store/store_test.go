@@ -444,36 +444,44 @@ func TestCompareEqualsLocal(t *testing.T) {
 // counted where no caller is in the same folded chain.
 func folded(p *analysis.Profile, fold bool) map[string][4]int64 {
 	out := map[string][4]int64{}
+	// Each chain folded from its caller's, as FoldPath folds the
+	// names: by name, not by function id.
+	ids := map[string]uint32{}
+	var byID []string
+	fd := query.NewFolder(func(id uint32) string { return byID[id] })
 	type item struct {
 		n     *analysis.Node
 		names []string
+		keys  []string // the key of each chain on the path, the outermost first
+		f     query.Folded
 	}
-	stack := []item{{p.Root, nil}}
+	stack := []item{{p.Root, nil, nil, fd.Empty()}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		key := func(names []string) string {
-			if !fold {
-				return strings.Join(names, ";")
-			}
-			return query.Key(query.FoldPath(names))
-		}
 		for _, c := range it.n.Children {
-			names := append(slices.Clone(it.names), p.Name(c.Func))
-			k := key(names)
+			name := p.Name(c.Func)
+			id, ok := ids[name]
+			if !ok {
+				id = uint32(len(byID))
+				ids[name] = id
+				byID = append(byID, name)
+			}
+			names := append(slices.Clone(it.names), name)
+			f := fd.Push(it.f, id)
+			k := strings.Join(names, ";")
+			if fold {
+				k = query.Key(fd.Steps(f, false))
+			}
 			v := out[k]
 			v[0] += int64(c.Calls)
-			inner := false
-			for i := 1; i < len(names); i++ {
-				inner = inner || key(names[:i]) == k
-			}
-			if !inner {
+			if !slices.Contains(it.keys, k) {
 				v[1] += c.Total
 			}
 			v[2] += c.Self
 			v[3] += int64(c.Errors)
 			out[k] = v
-			stack = append(stack, item{c, names})
+			stack = append(stack, item{c, names, append(slices.Clone(it.keys), k), f})
 		}
 	}
 	return out
