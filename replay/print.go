@@ -24,7 +24,9 @@ type segment struct {
 	id     uint64
 	g      *goroutine
 	lo, hi int
-	// The calls open in the output at lo are its piece's opens[from:to].
+	// The calls open in the output at lo that it ends are its piece's
+	// opens[from:to], outermost first: all of them in the goroutine's
+	// last segment, in the others those its calls end.
 	from, to int
 	last     bool   // the goroutine's last segment: what is still open ends here
 	parent   []byte // the goroutine's parent line, printed first (Options.Parents)
@@ -273,7 +275,7 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 		inOrder <- p
 		next()
 	}
-	var open []opened
+	var open, ended []opened
 	for _, id := range ids {
 		if failed.Load() || sp != nil && sp.err != nil {
 			break
@@ -291,9 +293,26 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 			if sp.load(&g.calls, lo, hi) != nil {
 				break
 			}
-			s := segment{id: id, g: g, lo: lo, hi: hi, from: len(p.opens), to: len(p.opens) + len(open), last: hi == g.calls.n, parent: parent}
+			s := segment{id: id, g: g, lo: lo, hi: hi, from: len(p.opens), last: hi == g.calls.n, parent: parent}
+			if s.last {
+				p.opens = append(p.opens, open...) // all end with it
+			} else {
+				// The calls open at lo that the segment ends, and no
+				// more: those below them stay open through it, and
+				// copying them all for each segment of a recursion a
+				// million deep took 730 MB.
+				ended = ended[:0]
+				open = walk(g, open, lo, hi, func(o opened) {
+					if o.i < lo {
+						ended = append(ended, o)
+					}
+				}, nil)
+				for i := len(ended) - 1; i >= 0; i-- {
+					p.opens = append(p.opens, ended[i])
+				}
+			}
+			s.to = len(p.opens)
 			p.segs = append(p.segs, s)
-			p.opens = append(p.opens, open...)
 			p.calls += max(hi-lo, 1) // a goroutine of no call shown counts too
 			parent = nil
 			if p.calls >= pieceCalls {
@@ -302,7 +321,6 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 			if s.last || failed.Load() {
 				break
 			}
-			open = walk(g, open, lo, hi, nil, nil)
 			lo = hi
 		}
 	}
