@@ -333,9 +333,9 @@ func invertedGraph(p *analysis.Profile, w Weight) *Tree {
 		made[key{name, box}] = c
 		return c
 	}
-	// Boxes are made for every chain's path, self time or not: a path
-	// with none is a prefix of others. Those left with no time are left
-	// out at the end, as boxes of no chain.
+	// Boxes are made for every chain's path, self time or not: its
+	// callees' paths are found from its box. Those left with no time are
+	// left out at the end: no chain with self time passes through them.
 	type item struct {
 		n     *analysis.Node
 		box   int32 // the last box of the chain's path
