@@ -14,16 +14,22 @@ import (
 	"github.com/calltrail/calltrail/tracefile"
 )
 
+// randomTraces loads the random traces of seeds 0 to n-1.
+func randomTraces(t *testing.T, n uint64) []*Trace {
+	var traces []*Trace
+	for seed := range n {
+		data, _, err := tracetest.Random(seed)
+		traces = append(traces, load(t, data, err))
+	}
+	return traces
+}
+
 // TestEdgesAsWalked compares each function's callers and callees, taken
 // from the table one walk of the tree makes for all of them, with a walk
 // of the whole tree for that function alone, as function pages once
 // made: over random traces, deep recursion, and functions of one name.
 func TestEdgesAsWalked(t *testing.T) {
-	var traces []*Trace
-	for seed := range uint64(60) {
-		data, _, err := tracetest.Random(seed)
-		traces = append(traces, load(t, data, err))
-	}
+	traces := randomTraces(t, 60)
 	traces = append(traces, load(t, tracetest.Recursion(300), nil))
 	// Recursion through an edge, and calls that never ended (goroutine
 	// 3's), which are callers but no callees.
@@ -146,11 +152,7 @@ func walkEdges(t *Trace, id uint32) (callers, callees []Edge) {
 // node, and one Chains lists for its function, over random traces, deep
 // recursion and mutual recursion.
 func TestChainTailAsFolded(t *testing.T) {
-	var traces []*Trace
-	for seed := range uint64(60) {
-		data, _, err := tracetest.Random(seed)
-		traces = append(traces, load(t, data, err))
-	}
+	traces := randomTraces(t, 60)
 	traces = append(traces, load(t, tracetest.Recursion(300), nil))
 	traces = append(traces, script(t, `1 +main.a 0
 1 +main.b 1
@@ -215,11 +217,7 @@ func TestChainTailAsFolded(t *testing.T) {
 // recursion that deep whose calls fail and whose outer calls have no
 // self time.
 func TestInvertedAsWalked(t *testing.T) {
-	var traces []*Trace
-	for seed := range uint64(60) {
-		data, _, err := tracetest.Random(seed)
-		traces = append(traces, load(t, data, err))
-	}
+	traces := randomTraces(t, 60)
 	traces = append(traces, load(t, tracetest.Recursion(InvertedDepth+50), nil))
 	var s strings.Builder
 	const depth = InvertedDepth + 60
