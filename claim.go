@@ -41,6 +41,16 @@ func procUnpin()
 // taken, so they are in the other rings before any barrier numbered after
 // it, where the writer may stop.
 //
+// The hot path goes further: a ring's owner (ring.Owner) is a goroutine
+// whose latest events are in that ring, whose record is written (seen)
+// and which is not quiet (see errorID). A goroutine that owns the ring
+// of the P it runs on takes its slots there at once, with no look at the
+// seen and where tables; any other takes the slow path, which looks. A
+// goroutine owns at most one ring: it is made owner after it takes slots
+// in a P's ring (own), and is disowned when its events go to another
+// ring (takeBarrier), when it turns quiet, and when another goroutine
+// ends its span (span), which asks for a barrier before its next events.
+//
 // Under fullDrop, where an enter must be sure of its exit's slot, rings
 // are chosen by goroutine id instead, as they were before (Reserve).
 
@@ -113,17 +123,36 @@ func (t *tracer) takeIn(i int, g, n uint64, lim upto) (pos uint64, ok bool) {
 		return t.takeBarrier(i, g, n, lim)
 	}
 	if i < t.perP {
-		return t.rings[i].Take(n)
+		if pos, ok = t.rings[i].Take(n); ok {
+			t.own(i, g)
+		}
+		return pos, ok
 	}
 	return t.rings[i].TakeShared(n)
+}
+
+// own makes goroutine g, which took slots in ring i, the ring's owner,
+// if that ring is a P's and g is seen and not quiet.
+func (t *tracer) own(i int, g uint64) {
+	if i < t.perP && t.seen[g&t.seenMask].Load() == g {
+		t.rings[i].Own(g)
+	}
+}
+
+// disown clears goroutine g as owner of any ring, so that its next
+// events take the slow path.
+func (t *tracer) disown(g uint64) {
+	for i := range t.rings[:t.perP] {
+		t.rings[i].Disown(g)
+	}
 }
 
 // takeBarrier is takeIn for events that need a barrier before them.
 //
 //go:noinline
 func (t *tracer) takeBarrier(i int, g, n uint64, lim upto) (uint64, bool) {
-	prev := -1
-	if e := t.where[g&t.whereMask].Load(); e>>whereBits == g && lim.ring >= 0 {
+	prev := -1 // g's previous ring, if the where table still says
+	if e := t.where[g&t.whereMask].Load(); e>>whereBits == g {
 		prev = int(e&(1<<whereBits-1)) - 1
 	}
 	s := &t.rings[i]
@@ -144,11 +173,23 @@ func (t *tracer) takeBarrier(i int, g, n uint64, lim upto) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
+	// g's latest events go to ring i now: the one ring it may own is
+	// prev, or, where the table no longer says, any.
+	switch {
+	case prev < 0:
+		t.disown(g)
+	case prev < t.perP:
+		t.rings[prev].Disown(g)
+	}
 	if lim.ring > 0 {
 		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<ring.PosBits|lim.pos&(1<<ring.PosBits-1)))
 	}
+	if lim.ring < 0 {
+		prev = -1 // a barrier that drains every ring
+	}
 	ring.Put(s.At(pos), markBarrier, barrierTime(seq, prev))
 	t.where[g&t.whereMask].Store(g<<whereBits | uint64(i+1))
+	t.own(i, g)
 	return pos + extra, true
 }
 

@@ -34,6 +34,8 @@ func fails(n int) (_ int, ctErr error) {
 		return 0, errors.New(strings.Repeat("é", 150))
 	case 5:
 		return 0, traced{}
+	case 6:
+		return 0, spanEnder{}
 	}
 	return n, nil
 }
@@ -51,14 +53,27 @@ func (traced) Error() string {
 	return s
 }
 
+// spanEnder is an error whose Error method ends the span its goroutine
+// started, which takes slots in a ring as calls do, and then runs traced
+// code: those calls are not recorded either.
+type spanEnder struct{}
+
+func (spanEnder) Error() string {
+	SpanEnd(enderSpan)
+	return traced{}.Error()
+}
+
+var enderSpan = [8]byte{6}
+
 // TestErrorsRecorded checks that each call of a function with an error
 // result carries the error it returned: none, a sentinel, a pointer type
 // with its message, an error whose Error method panics, a long message,
 // an error whose Error method is traced: calltrail calls it, the program
-// does not, so its calls are not recorded.
+// does not, so its calls are not recorded, even after it ends a span.
 func TestErrorsRecorded(t *testing.T) {
 	got := record(t, options{}, func() {
-		for n := range 6 {
+		SpanStart([16]byte{1}, enderSpan, [8]byte{}, false, 1, "ender")
+		for n := range 7 {
 			fails(n)
 		}
 		_ = traced{}.Error() // the program's own call is
@@ -70,6 +85,7 @@ func TestErrorsRecorded(t *testing.T) {
 		`<-test.fails err=*fs.PathError "open x: file does not exist"`,
 		`<-test.fails err=*calltrail.panicky "(its Error method panicked)"`,
 		`<-test.fails err=calltrail.traced "traced failure"`,
+		`<-test.fails err=calltrail.spanEnder "traced failure"`,
 	} {
 		if !strings.Contains(calls, want) {
 			t.Errorf("calls lack %s:\n%s", want, calls)

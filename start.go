@@ -285,6 +285,7 @@ func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 	}
 	if policy == fullWait {
 		t.perP = nshards - 1
+		t.pRings = t.rings[:t.perP]
 	} else {
 		t.ringMask = uint64(nshards - 1)
 	}

@@ -23,6 +23,7 @@ type tracer struct {
 	// 0 and a goroutine's ring is rings[g&ringMask].
 	rings     []ring.Ring
 	perP      int
+	pRings    []ring.Ring // rings[:perP], for the hot path's one bounds check
 	ringMask  uint64
 	where     []atomic.Uint64 // by goroutine: its latest ring, see claim
 	whereMask uint64
@@ -107,21 +108,26 @@ func (t *tracer) enter(f *Func) Call {
 	} else {
 		g, ts = stampSlow()
 	}
-	if t.seen[g&t.seenMask].Load() != g {
-		return t.enterFirst(g, id, ts)
-	}
 	c := newCall(g, id)
 	if t.perP != 0 {
-		// claim, by hand for its common case: the goroutine's latest
-		// ring is its P's and has room.
-		if uint(p) < uint(t.perP) && t.latest(g, p) {
-			s := &t.rings[p]
-			if pos, ok := s.Take(1); ok {
-				ring.Put(s.At(pos), c.word(), ts)
-				return c
+		// claim, by hand for its common case: the goroutine owns its
+		// P's ring (see claim), which has room.
+		if uint(p) < uint(len(t.pRings)) {
+			s := &t.pRings[p]
+			if s.Owner() == g {
+				if pos, ok := s.Take(1); ok {
+					ring.Put(s.At(pos), c.word(), ts)
+					return c
+				}
 			}
 		}
+		if t.seen[g&t.seenMask].Load() != g {
+			return t.enterFirst(g, id, ts)
+		}
 		return t.enterClaim(c, g, ts)
+	}
+	if t.seen[g&t.seenMask].Load() != g {
+		return t.enterFirst(g, id, ts)
 	}
 	s := &t.rings[g&t.ringMask]
 	pos, ok := s.Reserve(1, 1)
@@ -336,15 +342,17 @@ func (t *tracer) exitErr(c Call, errID uint32) {
 		// claim, by hand for its common case, as in enter, and
 		// putExit, which is no function to call here (see enter).
 		done := false
-		if uint(p) < uint(t.perP) && t.latest(g, p) {
-			s := &t.rings[p]
-			if pos, ok := s.Take(n); ok {
-				if errID != 0 {
-					ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
-					pos++
+		if uint(p) < uint(len(t.pRings)) {
+			s := &t.pRings[p]
+			if s.Owner() == g {
+				if pos, ok := s.Take(n); ok {
+					if errID != 0 {
+						ring.Put(s.At(pos), tracewrite.RawError(g, errID), ts)
+						pos++
+					}
+					ring.Put(s.At(pos), c.exitWord(kind), ts)
+					done = true
 				}
-				ring.Put(s.At(pos), c.exitWord(kind), ts)
-				done = true
 			}
 		}
 		if !done {

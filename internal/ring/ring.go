@@ -43,12 +43,13 @@ func Reached(pos, p uint64) bool { return Dist(p, pos) < 1<<(PosBits-1) }
 // lines.
 //
 // The struct is three whole cache lines, so that in an array of rings no
-// ring's busy line is shared with its neighbour's: the writers' head on
-// one line, the reader's tail and the slow path's counters on the
-// second, and read-only fields on the third.
+// ring's busy line is shared with its neighbour's: the writers' head and
+// owner on one line, the reader's tail and the slow path's counters on
+// the second, and read-only fields on the third.
 type Ring struct {
 	state atomic.Uint64
-	_     [56]byte
+	owner atomic.Uint64 // see Owner
+	_     [48]byte
 	tail  atomic.Uint64 // next slot the reader reads; written by the reader only
 	// Counters of the program's writers, kept here for their cache
 	// line.
@@ -82,6 +83,23 @@ func (r *Ring) Take(n uint64) (pos uint64, ok bool) {
 	}
 	storeState(&r.state, (head+n)&headMask<<owedBits)
 	return head, true
+}
+
+// Owner returns the goroutine that the ring's user last named with Own,
+// 0 for none: the user keeps there what its writer needs to know to take
+// slots at once (for calltrail, that the goroutine's latest events are
+// in this ring), on the cache line Take reads anyway.
+func (r *Ring) Owner() uint64 { return r.owner.Load() }
+
+// Own names g as the ring's owner.
+func (r *Ring) Own(g uint64) { r.owner.Store(g) }
+
+// Disown clears the ring's owner if it is g. It writes the ring's busy
+// line only then.
+func (r *Ring) Disown(g uint64) {
+	if r.owner.Load() == g {
+		r.owner.CompareAndSwap(g, 0)
+	}
 }
 
 // TakeShared is Take for a ring that any goroutine may write, with a
