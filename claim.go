@@ -48,8 +48,9 @@ func procUnpin()
 // seen and where tables; any other takes the slow path, which looks. A
 // goroutine owns at most one ring: it is made owner after it takes slots
 // in a P's ring (own), and is disowned when its events go to another
-// ring (takeBarrier), when it turns quiet, and when another goroutine
-// ends its span (span), which asks for a barrier before its next events.
+// ring (takeBarrier) and when another goroutine ends its span (span),
+// which asks for a barrier before its next events. While it is quiet,
+// its ring's owner bears the mark (quieten).
 //
 // Under fullDrop, where an enter must be sure of its exit's slot, rings
 // are chosen by goroutine id instead, as they were before (Reserve).
@@ -139,11 +140,38 @@ func (t *tracer) own(i int, g uint64) {
 	}
 }
 
-// disown clears goroutine g as owner of any ring, so that its next
-// events take the slow path.
+// disown clears goroutine g as owner of any ring, quiet or not, so that
+// its next events take the slow path.
 func (t *tracer) disown(g uint64) {
-	for i := range t.rings[:t.perP] {
-		t.rings[i].Disown(g)
+	for i := range t.pRings {
+		disownRing(&t.pRings[i], g)
+	}
+}
+
+// disownRing clears goroutine g as owner of ring r, quiet or not.
+func disownRing(r *ring.Ring, g uint64) {
+	if o := r.Owner(); o&^quiet == g {
+		r.SwapOwner(o, 0)
+	}
+}
+
+// quieten marks goroutine g quiet in the ring it owns, if any, which
+// leaves the hot path's test of the owner failing, and returns that
+// ring, -1 for none, for unquieten.
+func (t *tracer) quieten(g uint64) int {
+	for i := range t.pRings {
+		if t.pRings[i].SwapOwner(g, g|quiet) {
+			return i
+		}
+	}
+	return -1
+}
+
+// unquieten takes off the mark quieten put on ring i: g then owns the
+// ring as before, unless it was disowned meanwhile.
+func (t *tracer) unquieten(i int, g uint64) {
+	if i >= 0 {
+		t.pRings[i].SwapOwner(g|quiet, g)
 	}
 }
 
@@ -179,7 +207,7 @@ func (t *tracer) takeBarrier(i int, g, n uint64, lim upto) (uint64, bool) {
 	case prev < 0:
 		t.disown(g)
 	case prev < t.perP:
-		t.rings[prev].Disown(g)
+		disownRing(&t.rings[prev], g)
 	}
 	if lim.ring > 0 {
 		ring.Put(s.At(pos+1), markUpto, int64(uint64(lim.ring-1)<<ring.PosBits|lim.pos&(1<<ring.PosBits-1)))

@@ -122,8 +122,9 @@ func (e *errorTable) intern(k errorKey) uint32 {
 
 // quiet marks, in tracer.seen, a goroutine whose calls are not recorded
 // for a while: it runs an error's Error method for ExitErr. Its entry is
-// no longer the goroutine's id, and it owns no ring, so Enter takes its
-// slow path, which looks for the mark; the hot path pays nothing for it.
+// no longer the goroutine's id, nor is the owner of its ring (see
+// claim), so Enter takes its slow path, which looks for the mark; the
+// hot path pays nothing for it.
 const quiet = 1 << 63
 
 // errorID returns the error table's id of err, which goroutine g
@@ -134,7 +135,8 @@ func (t *tracer) errorID(g uint64, err error) uint32 {
 	// slot may hold another goroutine, which then writes its record
 	// again, as after any collision.
 	slot.Store(g | quiet)
-	t.disown(g) // and the hot path does not take its calls either
+	ring := t.quieten(g) // and the hot path does not take its calls either
+	defer t.unquieten(ring, g)
 	defer slot.CompareAndSwap(g|quiet, g)
 	return t.errs.id(g, err)
 }

@@ -85,21 +85,19 @@ func (r *Ring) Take(n uint64) (pos uint64, ok bool) {
 	return head, true
 }
 
-// Owner returns the goroutine that the ring's user last named with Own,
-// 0 for none: the user keeps there what its writer needs to know to take
-// slots at once (for calltrail, that the goroutine's latest events are
-// in this ring), on the cache line Take reads anyway.
+// Owner returns the ring's owner, as the ring's user last set it (Own,
+// SwapOwner), 0 for none: the user keeps there what its writer needs to
+// know to take slots at once (for calltrail, that the goroutine's latest
+// events are in this ring), on the cache line Take reads anyway.
 func (r *Ring) Owner() uint64 { return r.owner.Load() }
 
-// Own names g as the ring's owner.
+// Own sets the ring's owner.
 func (r *Ring) Own(g uint64) { r.owner.Store(g) }
 
-// Disown clears the ring's owner if it is g. It writes the ring's busy
-// line only then.
-func (r *Ring) Disown(g uint64) {
-	if r.owner.Load() == g {
-		r.owner.CompareAndSwap(g, 0)
-	}
+// SwapOwner sets the ring's owner to new if it is old, and reports
+// whether it was. It writes the ring's busy line only then.
+func (r *Ring) SwapOwner(old, new uint64) bool {
+	return r.owner.Load() == old && r.owner.CompareAndSwap(old, new)
 }
 
 // TakeShared is Take for a ring that any goroutine may write, with a
