@@ -26,6 +26,16 @@ type errorTable struct {
 	// reflect.Type: the table names them as it names errors' types, so
 	// that the cache is the tracer's, as the ids are.
 	types sync.Map
+	// names caches the names of errors' types, by the first word of the
+	// error: for the interface error, its dynamic type's (see typeName).
+	names [64]typeName
+}
+
+// typeName is a name of an error's type, and the first word of an error
+// of that type.
+type typeName struct {
+	itab unsafe.Pointer
+	name string
 }
 
 // lastError is the error a goroutine's last failed call returned.
@@ -93,12 +103,25 @@ func (e *errorTable) id(g uint64, err error) uint32 {
 	if wraps > 0 {
 		root = last.root
 	}
-	name := reflect.TypeOf(err).String() // the type's own name: no allocation
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	id := e.intern(errorKey{name, msg})
+	id := e.intern(errorKey{e.typeName(words[0], err), msg})
 	e.last[g%uint64(len(e.last))] = lastError{g, words, id, wraps, root}
 	return id
+}
+
+// typeName returns the name of err's dynamic type, itab being err's
+// first word, which names the type as well: an interface's first word
+// points at one table per dynamic type, kept for the program's life.
+// Asking reflect for the name every time took an eighth of what
+// recording an error costs, so the latest names are kept. e.mu is held.
+func (e *errorTable) typeName(itab unsafe.Pointer, err error) string {
+	c := &e.names[uintptr(itab)/8%uintptr(len(e.names))]
+	if c.itab != itab {
+		// The type's own name: no allocation.
+		*c = typeName{itab, reflect.TypeOf(err).String()}
+	}
+	return c.name
 }
 
 // intern returns the id of error k, adding it if needed.

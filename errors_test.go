@@ -5,9 +5,11 @@ package calltrail
 import (
 	"errors"
 	"io/fs"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/calltrail/calltrail/internal/gstate"
 )
@@ -202,5 +204,54 @@ func TestErrorsWrapped(t *testing.T) {
 	}
 	if n, want := strings.Count(calls, " err="), 2*(depth+1); n != want {
 		t.Errorf("%d calls carry an error, want %d", n, want)
+	}
+}
+
+// sized is an error type per type argument.
+type sized[T any] struct{}
+
+func (sized[T]) Error() string { return "sized" }
+
+// TestErrorTypeNames checks the names of errors' types that the error
+// table keeps: more types than it keeps names of, twice over, each named
+// as reflect names it.
+func TestErrorTypeNames(t *testing.T) {
+	errs := []error{
+		sized[[0]byte]{}, sized[[1]byte]{}, sized[[2]byte]{}, sized[[3]byte]{},
+		sized[[4]byte]{}, sized[[5]byte]{}, sized[[6]byte]{}, sized[[7]byte]{},
+		sized[[8]byte]{}, sized[[9]byte]{}, sized[[10]byte]{},
+		sized[[11]byte]{}, sized[[12]byte]{}, sized[[13]byte]{},
+		sized[[14]byte]{}, sized[[15]byte]{}, sized[[16]byte]{},
+		sized[[17]byte]{}, sized[[18]byte]{}, sized[[19]byte]{},
+		sized[[20]byte]{}, sized[[21]byte]{}, sized[[22]byte]{},
+		sized[[23]byte]{}, sized[[24]byte]{}, sized[[25]byte]{},
+		sized[[26]byte]{}, sized[[27]byte]{}, sized[[28]byte]{},
+		sized[[29]byte]{}, sized[[30]byte]{}, sized[[31]byte]{},
+		sized[[32]byte]{}, sized[[33]byte]{}, sized[[34]byte]{},
+		sized[[35]byte]{}, sized[[36]byte]{}, sized[[37]byte]{},
+		sized[[38]byte]{}, sized[[39]byte]{}, sized[[40]byte]{},
+		sized[[41]byte]{}, sized[[42]byte]{}, sized[[43]byte]{},
+		sized[[44]byte]{}, sized[[45]byte]{}, sized[[46]byte]{},
+		sized[[47]byte]{}, sized[[48]byte]{}, sized[[49]byte]{},
+		sized[[50]byte]{}, sized[[51]byte]{}, sized[[52]byte]{},
+		sized[[53]byte]{}, sized[[54]byte]{}, sized[[55]byte]{},
+		sized[[56]byte]{}, sized[[57]byte]{}, sized[[58]byte]{},
+		sized[[59]byte]{}, sized[[60]byte]{}, sized[[61]byte]{},
+		sized[[62]byte]{}, sized[[63]byte]{}, sized[[64]byte]{},
+		sized[[65]byte]{}, sized[[66]byte]{}, sized[[67]byte]{},
+		sized[[68]byte]{}, sized[[69]byte]{}, sized[[70]byte]{},
+		sized[[71]byte]{}, sized[[72]byte]{}, sized[[73]byte]{},
+		sized[[74]byte]{}, sized[[75]byte]{}, sized[[76]byte]{},
+		sized[[77]byte]{}, sized[[78]byte]{}, sized[[79]byte]{},
+	}
+	var e errorTable
+	e.init()
+	for range 2 {
+		for _, err := range errs {
+			words := *(*[2]unsafe.Pointer)(unsafe.Pointer(&err))
+			if got, want := e.typeName(words[0], err), reflect.TypeOf(err).String(); got != want {
+				t.Fatalf("named %s, want %s", got, want)
+			}
+		}
 	}
 }
