@@ -160,11 +160,10 @@ func (t *tracer) span(sp records.Span, end bool) bool {
 	if !own && t.perP != 0 {
 		// The goroutine's events after the end, which may be in the
 		// ring the writer drains first, go after a barrier numbered
-		// after the end's.
-		// The table first, then the owners: a claim of g's that
-		// made it owner of a ring before this disowns it, and one
-		// after leaves both the table and the owner saying that
-		// ring, as the table alone would.
+		// after the end's. The table first, then the owners: a claim
+		// of g's that made it owner of a ring before this is undone,
+		// and one after leaves both the table and the owner saying
+		// that ring, as the table alone would.
 		t.where[g&t.whereMask].Store(0)
 		t.disown(g)
 	}
