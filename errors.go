@@ -158,8 +158,8 @@ func (t *tracer) errorID(g uint64, err error) uint32 {
 	// slot may hold another goroutine, which then writes its record
 	// again, as after any collision.
 	slot.Store(g | quiet)
-	ring := t.quieten(g) // and the hot path does not take its calls either
-	defer t.unquieten(ring, g)
+	owned := t.quieten(g) // and the hot path does not take its calls either
+	defer t.unquieten(owned, g)
 	defer slot.CompareAndSwap(g|quiet, g)
 	return t.errs.id(g, err)
 }

@@ -109,25 +109,23 @@ func (t *tracer) enter(f *Func) Call {
 		g, ts = stampSlow()
 	}
 	c := newCall(g, id)
-	if t.perP != 0 {
-		// claim, by hand for its common case: the goroutine owns its
-		// P's ring (see claim), which has room.
-		if uint(p) < uint(len(t.pRings)) {
-			s := &t.pRings[p]
-			if s.Owner() == g {
-				if pos, ok := s.Take(1); ok {
-					ring.Put(s.At(pos), c.word(), ts)
-					return c
-				}
+	// claim, by hand for its common case: the goroutine owns its P's
+	// ring (see claim), which has room. Under fullDrop there are no
+	// rings of Ps.
+	if uint(p) < uint(len(t.pRings)) {
+		s := &t.pRings[p]
+		if s.Owner() == g {
+			if pos, ok := s.Take(1); ok {
+				ring.Put(s.At(pos), c.word(), ts)
+				return c
 			}
 		}
-		if t.seen[g&t.seenMask].Load() != g {
-			return t.enterFirst(g, id, ts)
-		}
-		return t.enterClaim(c, g, ts)
 	}
 	if t.seen[g&t.seenMask].Load() != g {
 		return t.enterFirst(g, id, ts)
+	}
+	if t.perP != 0 {
+		return t.enterClaim(c, g, ts)
 	}
 	s := &t.rings[g&t.ringMask]
 	pos, ok := s.Reserve(1, 1)
