@@ -45,9 +45,26 @@ type flight struct {
 	gs        map[uint64]goroutineRecord
 	dropped   uint64 // segments dropped for room
 	before    int64  // the clock at the end of the last segment dropped, in trace units
+	// ck is where window last followed the open calls to, later than
+	// open: the next snapshot of the last seconds, which top asks for
+	// every second, follows on from it, over the segments written
+	// since, instead of over the whole window again (half a second
+	// for a 32 MiB window).
+	ck checkpoint
 	// spans are the latest spans started, at most maxFlightSpans, for
 	// the span table of a snapshot.
 	spans []records.Span
+}
+
+// A checkpoint is what the flight recorder's calls and spans open were
+// when segment seq began, counting the segments dropped; before is the
+// clock at the end of the segment before it. The zero checkpoint is
+// none.
+type checkpoint struct {
+	seq    uint64
+	open   openCalls
+	spans  openSpans
+	before int64
 }
 
 // maxFlightSpans bounds the span table a flight recorder keeps. A span
@@ -126,6 +143,15 @@ func (o openCalls) apply(e tracewrite.ScanEvent) (openCall, bool) {
 	return c, true
 }
 
+// clone returns a copy of o that following events does not change.
+func (o openCalls) clone() openCalls {
+	c := make(openCalls, len(o))
+	for g, st := range o {
+		c[g] = slices.Clone(st)
+	}
+	return c
+}
+
 // openSpans are the spans open, by id: the goroutine that started each,
 // and when.
 type openSpans map[records.SpanID]openSpan
@@ -185,6 +211,9 @@ func (f *flight) add(s segment) {
 		f.dropped++
 		f.before = old.ticks
 	}
+	if f.ck.seq < f.dropped {
+		f.ck = checkpoint{} // open has passed it
+	}
 	if len(f.gs) > maxGoroutineRecords {
 		maps.DeleteFunc(f.gs, func(g uint64, _ goroutineRecord) bool { return len(f.open[g]) == 0 })
 	}
@@ -213,21 +242,31 @@ type Window struct {
 // window: the segments hold the others'.
 func (f *flight) window(since time.Duration) ([]segment, openCalls, openSpans, map[uint64]goroutineRecord, Window) {
 	f.mu.Lock()
-	before := f.before
+	first := f.dropped // segs[0]'s number
 	segs := slices.Clone(f.segs)
-	open := make(openCalls, len(f.open))
-	for g, st := range f.open {
-		open[g] = slices.Clone(st)
+	k := 0
+	for k < len(segs) && segs[k].end <= int64(since) {
+		k++
 	}
-	spans := maps.Clone(f.openSpans)
+	from, open, spans, before := 0, f.open, f.openSpans, f.before
+	if ck := f.ck; ck.open != nil && ck.seq <= first+uint64(k) {
+		from, open, spans, before = int(ck.seq-first), ck.open, ck.spans, ck.before
+	}
+	open, spans = open.clone(), maps.Clone(spans)
 	gs := maps.Clone(f.gs)
 	w := f.summary()
 	f.mu.Unlock()
-	k := 0
-	for k < len(segs) && segs[k].end <= int64(since) {
-		follow(segs[k].data, open, spans)
-		before = segs[k].ticks
-		k++
+	for _, s := range segs[from:k] {
+		follow(s.data, open, spans)
+		before = s.ticks
+	}
+	if k > from {
+		ck := checkpoint{seq: first + uint64(k), open: open.clone(), spans: maps.Clone(spans), before: before}
+		f.mu.Lock()
+		if ck.seq > f.ck.seq && ck.seq >= f.dropped {
+			f.ck = ck
+		}
+		f.mu.Unlock()
 	}
 	maps.DeleteFunc(gs, func(_ uint64, r goroutineRecord) bool { return r.ticks > before })
 	segs = segs[k:]

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -619,5 +621,71 @@ func TestBadEnvironment(t *testing.T) {
 		if _, err := optionsFromEnv(); err != nil {
 			t.Errorf("CALLTRAIL=%q: %v", v, err)
 		}
+	}
+}
+
+// TestWindowCheckpoint takes windows of the last moments of a flight
+// recorder as segments come and go, as top does: each finds the calls
+// open at its start by following on from where the window before it
+// stopped (flight.ck), and must find what following the whole window
+// from its oldest segment finds, and the same goroutine records.
+func TestWindowCheckpoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1))
+	f := newFlight(8<<10, 0, nil)
+	stacks := map[uint64]int{}
+	var tick int64
+	followed := 0 // windows that followed on from a checkpoint
+	for seg := range 300 {
+		var b tracewrite.Batch
+		start := tick
+		for range 50 + rng.IntN(200) {
+			tick += 1 + rng.Int64N(50)
+			g := uint64(1 + rng.IntN(5))
+			switch n := stacks[g]; {
+			case n == 0 && rng.IntN(4) == 0:
+				f.goroutine(records.Goroutine{ID: g}, tick)
+				fallthrough
+			case n == 0 || rng.IntN(100) < 52:
+				b.Enter(g, uint32(1+rng.IntN(7)), tick)
+				stacks[g]++
+			case rng.IntN(20) == 0:
+				b.Held(g, tick-rng.Int64N(100), tick)
+			default:
+				b.Exit(g, records.Return, tick)
+				stacks[g]--
+			}
+		}
+		var buf bytes.Buffer
+		enc := tracewrite.NewChunkEncoder(&buf)
+		enc.Clock(tick, tick)
+		enc.Events(&b)
+		if err := enc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		f.add(segment{data: buf.Bytes(), start: start, end: tick, ticks: tick})
+		for range rng.IntN(3) {
+			// From the oldest segment's start to past the newest.
+			f.mu.Lock()
+			lo, hi := f.segs[0].start, tick+100
+			ck := f.ck.open != nil
+			ref := &flight{segs: f.segs, open: f.open, openSpans: f.openSpans, gs: f.gs, dropped: f.dropped, before: f.before, bytes: f.bytes}
+			ref.budget.Store(f.budget.Load())
+			f.mu.Unlock()
+			since := time.Duration(lo + rng.Int64N(hi-lo))
+			segs, open, spans, gs, w := f.window(since)
+			wantSegs, wantOpen, wantSpans, wantGs, wantW := ref.window(since)
+			if len(segs) != len(wantSegs) || !reflect.DeepEqual(open, wantOpen) || !reflect.DeepEqual(spans, wantSpans) ||
+				!reflect.DeepEqual(gs, wantGs) || w != wantW {
+				t.Fatalf("segment %d, window from %v: %d segments, open %v, goroutines %v, %+v; following the whole window, %d, %v, %v, %+v",
+					seg, since, len(segs), open, gs, w, len(wantSegs), wantOpen, wantGs, wantW)
+			}
+			clear(open) // the caller's to change
+			if ck {
+				followed++
+			}
+		}
+	}
+	if f.dropped < 100 || followed < 100 {
+		t.Errorf("%d segments dropped, %d windows followed on from another's: the test tests too little", f.dropped, followed)
 	}
 }
