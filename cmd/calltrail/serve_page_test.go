@@ -53,6 +53,13 @@ func newPage(t *testing.T) *page {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Chromium keeps its singleton socket in a directory of its own
+	// under TMPDIR, and removes it only when it exits of itself: here it
+	// is killed. Under the profile, it goes with it.
+	tmp := filepath.Join(profile, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -61,6 +68,7 @@ func newPage(t *testing.T) *page {
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.UserDataDir(profile),
+		chromedp.Env("TMPDIR=" + tmp),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
