@@ -5,11 +5,13 @@ package clitest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -79,6 +81,13 @@ func Long(t testing.TB) {
 // Fetch copies module@version from the module cache (downloading it from
 // the proxy if needed) into a writable directory, and returns it and the
 // module cache's copy, which is read-only.
+//
+// The directory is the same from one run of the tests to the next, under
+// the user's cache directory, and holds the module as the cache has it
+// each time: the go command's build cache keys a package outside the
+// module cache by its directory, so that in a new directory every run
+// would compile the module's packages again, plain and traced. The test
+// holds it, locked, until it ends.
 func Fetch(t testing.TB, modVersion string) (dir, cache string) {
 	t.Helper()
 	out, err := exec.Command("go", "mod", "download", "-json", modVersion).Output()
@@ -90,6 +99,22 @@ func Fetch(t testing.TB, modVersion string) (dir, cache string) {
 		t.Fatalf("go mod download %s: %s", modVersion, out)
 	}
 	dir = filepath.Join(t.TempDir(), "mod")
+	if base, err := os.UserCacheDir(); err == nil {
+		root := filepath.Join(base, "calltrail-tests", strings.NewReplacer("/", "_", "@", "_").Replace(modVersion))
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		switch unlock, err := lockDir(root); {
+		case err == nil:
+			t.Cleanup(unlock)
+			dir = filepath.Join(root, "mod")
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		case !errors.Is(err, errors.ErrUnsupported):
+			t.Fatal(err)
+		}
+	}
 	err = filepath.WalkDir(m.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
