@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,10 +24,24 @@ import (
 // service builds, with calltrail build, a program that calls main.D
 // through main.B (even i) or main.C (odd i), for ever (or, with SVC_PACE
 // set in its environment, about a hundred times a millisecond), and
-// imports nothing of calltrail's. It returns the binary.
+// imports nothing of calltrail's. It returns the binary, built once a
+// test binary.
 func service(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	serviceBuilt.once.Do(func() { serviceBuilt.bin, serviceBuilt.err = buildService(clitest.Dir(t)) })
+	if serviceBuilt.err != nil {
+		t.Fatal(serviceBuilt.err)
+	}
+	return serviceBuilt.bin
+}
+
+var serviceBuilt built
+
+func buildService(shared string) (string, error) {
+	dir, err := os.MkdirTemp(shared, "svc")
+	if err != nil {
+		return "", err
+	}
 	files := map[string]string{
 		"go.mod": "module example.com/svc\n\ngo 1.22\n",
 		"main.go": `package main
@@ -74,7 +89,7 @@ func main() {
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 	}
 	wd, _ := os.Getwd()
@@ -83,9 +98,9 @@ func main() {
 	bin := filepath.Join(dir, "svc")
 	// It does not import net/http: the endpoint is asked for.
 	if code, _, stderr := runCmd("build", "--live", "-o", bin, "."); code != 0 {
-		t.Fatalf("calltrail build: exit %d: %s", code, stderr)
+		return "", fmt.Errorf("calltrail build: exit %d: %s", code, stderr)
 	}
-	return bin
+	return bin, nil
 }
 
 // startService starts cmd with the control endpoint on a free loopback

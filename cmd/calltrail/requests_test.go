@@ -76,16 +76,41 @@ func servedOrders(t *testing.T, reqs []request, env ...string) string {
 }
 
 // buildOrders builds testdata/orders with calltrail build and the flags
-// given, and returns the binary.
+// given, once a test binary for each set of flags, and returns the
+// binary. Each build takes seconds of CPU, mostly to link.
 func buildOrders(tb testing.TB, flags ...string) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "orders")
-	build := exec.Command(clitest.Binary(tb), append(append([]string{"build", "-o", bin}, flags...), ".")...)
-	build.Dir = filepath.Join("testdata", "orders")
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("calltrail build: %v\n%s", err, out)
+	calltrail, dir := clitest.Binary(tb), clitest.Dir(tb)
+	v, _ := ordersBuilt.LoadOrStore(strings.Join(flags, " "), &built{})
+	b := v.(*built)
+	b.once.Do(func() {
+		f, err := os.CreateTemp(dir, "orders")
+		if err != nil {
+			b.err = err
+			return
+		}
+		f.Close()
+		build := exec.Command(calltrail, append(append([]string{"build", "-o", f.Name()}, flags...), ".")...)
+		build.Dir = filepath.Join("testdata", "orders")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("calltrail build: %v\n%s", err, out)
+		}
+		b.bin = f.Name()
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
 	}
-	return bin
+	return b.bin
+}
+
+// ordersBuilt holds buildOrders's builds, by their flags.
+var ordersBuilt sync.Map
+
+// built is a program built once for the tests that run it.
+type built struct {
+	once sync.Once
+	bin  string
+	err  error
 }
 
 // startOrders starts the orders service bin with more environment env and

@@ -20,7 +20,22 @@ var (
 	once sync.Once
 	bin  string
 	err  error
+
+	dirOnce sync.Once
+	dir     string
+	dirErr  error
 )
+
+// Dir returns a directory that lasts as long as the test binary, for
+// what its tests build once and share (Cleanup removes it).
+func Dir(tb testing.TB) string {
+	tb.Helper()
+	dirOnce.Do(func() { dir, dirErr = os.MkdirTemp("", "calltrail-tests") })
+	if dirErr != nil {
+		tb.Fatal(dirErr)
+	}
+	return dir
+}
 
 // Binary returns the calltrail command, built from this module the
 // first time a test asks for it.
@@ -31,17 +46,14 @@ var (
 func Binary(tb testing.TB) string {
 	tb.Helper()
 	SkipRace(tb, "runs the calltrail command as a child")
+	shared := Dir(tb)
 	once.Do(func() {
-		dir, derr := os.MkdirTemp("", "calltrail-bin")
-		if derr != nil {
-			err = derr
-			return
-		}
-		bin = filepath.Join(dir, "calltrail")
-		out, berr := exec.Command("go", "build", "-o", bin, "github.com/calltrail/calltrail/cmd/calltrail").CombinedOutput()
+		path := filepath.Join(shared, "calltrail")
+		out, berr := exec.Command("go", "build", "-o", path, "github.com/calltrail/calltrail/cmd/calltrail").CombinedOutput()
 		if berr != nil {
 			err = fmt.Errorf("%v: %s", berr, out)
 		}
+		bin = path
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -59,11 +71,11 @@ func SkipRace(tb testing.TB, why string) {
 	}
 }
 
-// Cleanup removes the command Binary built, if it did: for TestMain,
-// after the tests ran.
+// Cleanup removes Dir, with the command Binary built in it, if they were
+// made: for TestMain, after the tests ran.
 func Cleanup() {
-	if bin != "" {
-		os.RemoveAll(filepath.Dir(bin))
+	if dir != "" {
+		os.RemoveAll(dir)
 	}
 }
 
