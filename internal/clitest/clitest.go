@@ -111,21 +111,8 @@ func Fetch(t testing.TB, modVersion string) (dir, cache string) {
 		t.Fatalf("go mod download %s: %s", modVersion, out)
 	}
 	dir = filepath.Join(t.TempDir(), "mod")
-	if base, err := os.UserCacheDir(); err == nil {
-		root := filepath.Join(base, "calltrail-tests", strings.NewReplacer("/", "_", "@", "_").Replace(modVersion))
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch unlock, err := lockDir(root); {
-		case err == nil:
-			t.Cleanup(unlock)
-			dir = filepath.Join(root, "mod")
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
-			}
-		case !errors.Is(err, errors.ErrUnsupported):
-			t.Fatal(err)
-		}
+	if shared, ok := sharedModDir(t, modVersion); ok {
+		dir = shared
 	}
 	err = filepath.WalkDir(m.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -146,4 +133,34 @@ func Fetch(t testing.TB, modVersion string) (dir, cache string) {
 		t.Fatal(err)
 	}
 	return dir, m.Dir
+}
+
+// sharedModDir returns Fetch's directory for modVersion under the user's
+// cache directory, emptied and locked until t ends; ok is false where
+// there is none to write to, or no lock to take, and Fetch uses one of
+// the test's own.
+func sharedModDir(t testing.TB, modVersion string) (dir string, ok bool) {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", false
+	}
+	root := filepath.Join(base, "calltrail-tests", strings.NewReplacer("/", "_", "@", "_").Replace(modVersion))
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Logf("%v: copying the module into a directory of the test's own", err)
+		return "", false
+	}
+	unlock, err := lockDir(root)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return "", false
+	case err != nil:
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
+	dir = filepath.Join(root, "mod")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir, true
 }
