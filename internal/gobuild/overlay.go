@@ -824,11 +824,11 @@ func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string,
 		return dir, st, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", st, err
+		return "", st, cacheError(err)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "tmp-")
 	if err != nil {
-		return "", st, err
+		return "", st, cacheError(err)
 	}
 	err = filepath.WalkDir(d.dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -944,6 +944,13 @@ func withGoVersion(src []byte) []byte {
 	return append([]byte("//go:build "+runtimeLang+"\n\n"), src...)
 }
 
+// cacheError says that err came from calltrail's cache, under the user's
+// cache directory: where the runtime's copy and the instrumented modules
+// are kept between builds.
+func cacheError(err error) error {
+	return fmt.Errorf("calltrail's cache, in the user's cache directory: %w", err)
+}
+
 // RuntimeModule writes the runtime's source src (as calltrail.Source
 // returns it) as a module in the user's cache directory, at a path named
 // by a hash of the source, and returns the directory: every build with
@@ -985,10 +992,10 @@ func RuntimeModule(src fs.FS) (string, error) {
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "tmp-runtime-")
 	if err != nil {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return "", err
+			return "", cacheError(err)
 		}
 		if tmp, err = os.MkdirTemp(filepath.Dir(dir), "tmp-runtime-"); err != nil {
-			return "", err
+			return "", cacheError(err)
 		}
 	}
 	for _, p := range files {
