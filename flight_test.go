@@ -636,33 +636,9 @@ func TestWindowCheckpoint(t *testing.T) {
 	var tick int64
 	followed := 0 // windows that followed on from a checkpoint
 	for seg := range 300 {
-		var b tracewrite.Batch
 		start := tick
-		for range 50 + rng.IntN(200) {
-			tick += 1 + rng.Int64N(50)
-			g := uint64(1 + rng.IntN(5))
-			switch n := stacks[g]; {
-			case n == 0 && rng.IntN(4) == 0:
-				f.goroutine(records.Goroutine{ID: g}, tick)
-				fallthrough
-			case n == 0 || rng.IntN(100) < 52:
-				b.Enter(g, uint32(1+rng.IntN(7)), tick)
-				stacks[g]++
-			case rng.IntN(20) == 0:
-				b.Held(g, tick-rng.Int64N(100), tick)
-			default:
-				b.Exit(g, records.Return, tick)
-				stacks[g]--
-			}
-		}
-		var buf bytes.Buffer
-		enc := tracewrite.NewChunkEncoder(&buf)
-		enc.Clock(tick, tick)
-		enc.Events(&b)
-		if err := enc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		f.add(segment{data: buf.Bytes(), start: start, end: tick, ticks: tick})
+		data := randomSegment(t, rng, f, stacks, &tick)
+		f.add(segment{data: data, start: start, end: tick, ticks: tick})
 		for range rng.IntN(3) {
 			// From the oldest segment's start to past the newest.
 			f.mu.Lock()
@@ -688,4 +664,75 @@ func TestWindowCheckpoint(t *testing.T) {
 	if f.dropped < 100 || followed < 100 {
 		t.Errorf("%d segments dropped, %d windows followed on from another's: the test tests too little", f.dropped, followed)
 	}
+}
+
+// TestWindowsConcurrent takes windows from two goroutines while segments
+// come and go, as two clients of the endpoint may: for the race detector,
+// over the checkpoint they share.
+func TestWindowsConcurrent(t *testing.T) {
+	f := newFlight(8<<10, 0, nil)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				f.mu.Lock()
+				var end int64
+				if n := len(f.segs); n > 0 {
+					end = f.segs[n-1].end
+				}
+				f.mu.Unlock()
+				f.window(time.Duration(end - 500))
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(29, 2))
+	stacks := map[uint64]int{}
+	var tick int64
+	for range 300 {
+		start := tick
+		data := randomSegment(t, rng, f, stacks, &tick)
+		f.add(segment{data: data, start: start, end: tick, ticks: tick})
+	}
+	close(done)
+	wg.Wait()
+}
+
+// randomSegment encodes a segment of random enters, exits and waits of
+// five goroutines, from tick on, stacks their depths, and records in f
+// the goroutines it starts.
+func randomSegment(t *testing.T, rng *rand.Rand, f *flight, stacks map[uint64]int, tick *int64) []byte {
+	var b tracewrite.Batch
+	for range 50 + rng.IntN(200) {
+		*tick += 1 + rng.Int64N(50)
+		g := uint64(1 + rng.IntN(5))
+		switch n := stacks[g]; {
+		case n == 0 && rng.IntN(4) == 0:
+			f.goroutine(records.Goroutine{ID: g}, *tick)
+			fallthrough
+		case n == 0 || rng.IntN(100) < 52:
+			b.Enter(g, uint32(1+rng.IntN(7)), *tick)
+			stacks[g]++
+		case rng.IntN(20) == 0:
+			b.Held(g, *tick-rng.Int64N(100), *tick)
+		default:
+			b.Exit(g, records.Return, *tick)
+			stacks[g]--
+		}
+	}
+	var buf bytes.Buffer
+	enc := tracewrite.NewChunkEncoder(&buf)
+	enc.Clock(*tick, *tick)
+	enc.Events(&b)
+	if err := enc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
