@@ -576,25 +576,38 @@ func snapshotSpawnedFrom(t *testing.T, before bool) {
 // call, not the writer.
 func TestOpenCallsHeld(t *testing.T) {
 	o := openCalls{}
+	cur := cursor{o: o}
 	var ended []openCall
-	for _, e := range []tracewrite.ScanEvent{
+	for i, e := range []tracewrite.ScanEvent{
 		{G: 1, Kind: tracefile.EnterEvent, Func: 1, Ticks: 0},
 		{G: 1, Kind: tracefile.EnterEvent, Func: 2, Ticks: 10},
+		{G: 2, Kind: tracefile.EnterEvent, Func: 4, Ticks: 15}, // another goroutine's, between
 		{G: 1, Kind: tracefile.ExitEvent, Ticks: 20},
 		{G: 1, Kind: tracefile.HeldEvent, From: 20, Ticks: 1020}, // after 2's exit: 1's
 		{G: 1, Kind: tracefile.EnterEvent, Func: 3, Ticks: 2000},
+		{G: 2, Kind: tracefile.HeldEvent, From: 2001, Ticks: 2002}, // 4's
 		{G: 1, Kind: tracefile.HeldEvent, From: 1990, Ticks: 2000}, // before 3's enter: 1's
 		{G: 1, Kind: tracefile.HeldEvent, From: 2005, Ticks: 2010}, // in 3, for a value
 		{G: 1, Kind: tracefile.ExitEvent, Ticks: 2100},
+		{G: 2, Kind: tracefile.ExitEvent, Ticks: 2150},
+		{G: 2, Kind: tracefile.ExitEvent, Ticks: 2160}, // its enter came before: none ended
 		{G: 1, Kind: tracefile.ExitEvent, Ticks: 2200},
 	} {
-		if c, ok := o.apply(e); ok {
+		if c, ok := cur.apply(e); ok {
 			ended = append(ended, c)
 		}
+		if i == 7 {
+			// What a window between the events would find.
+			cur.flush()
+			if want := (openCalls{1: {{fn: 1, held: 1010}, {fn: 3, ticks: 2000}}, 2: {{fn: 4, ticks: 15, held: 1}}}); !reflect.DeepEqual(o, want) {
+				t.Errorf("open calls %+v, want %+v", o, want)
+			}
+		}
 	}
-	want := []openCall{{fn: 2, ticks: 10}, {fn: 3, ticks: 2000, held: 5}, {fn: 1, ticks: 0, held: 1015}}
+	cur.flush()
+	want := []openCall{{fn: 2, ticks: 10}, {fn: 3, ticks: 2000, held: 5}, {fn: 4, ticks: 15, held: 1}, {fn: 1, ticks: 0, held: 1015}}
 	if !slices.Equal(ended, want) || len(o) != 0 {
-		t.Errorf("calls ended %+v, want %+v; %d goroutines left open", ended, want, len(o))
+		t.Errorf("calls ended %+v, want %+v; %d goroutines left open: %v", ended, want, len(o), o)
 	}
 }
 
@@ -735,4 +748,34 @@ func randomSegment(t *testing.T, rng *rand.Rand, f *flight, stacks map[uint64]in
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// BenchmarkFollow follows a segment of 1.2 million events, the test
+// service's calls (A, B and D, nested), as the flight recorder does for
+// each segment it drops and each snapshot: the writer's work on every
+// event in flight mode, on top of encoding it.
+func BenchmarkFollow(b *testing.B) {
+	var batch tracewrite.Batch
+	tick := int64(0)
+	for range 200_000 {
+		batch.Enter(1, 2, tick)
+		batch.Enter(1, 3, tick+5)
+		batch.Enter(1, 4, tick+9)
+		batch.Exit(1, records.Return, tick+20)
+		batch.Exit(1, records.Return, tick+25)
+		batch.Exit(1, records.Return, tick+30)
+		tick += 40
+	}
+	var buf bytes.Buffer
+	enc := tracewrite.NewChunkEncoder(&buf)
+	enc.Events(&batch)
+	if err := enc.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for range b.N {
+		follow(buf.Bytes(), openCalls{1: {{fn: 1}}}, openSpans{})
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1.2e6, "ns/event")
 }

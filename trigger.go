@@ -133,6 +133,7 @@ func (tg *triggers) named(ss []records.Span) {
 func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 	var fired *rule
 	var what string
+	cur := cursor{o: tg.open}
 	tracewrite.ScanEvents(data, func(e tracewrite.ScanEvent) {
 		switch e.Kind {
 		case records.SpanStartEvent:
@@ -149,7 +150,7 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 			}
 			return
 		}
-		c, ok := tg.open.apply(e)
+		c, ok := cur.apply(e)
 		if !ok || fired != nil {
 			return
 		}
@@ -170,6 +171,7 @@ func (tg *triggers) scan(data []byte, reg *registry, nsPerTick float64) {
 			return
 		}
 	})
+	cur.flush()
 	if fired != nil {
 		tg.fire(fired, what)
 	}

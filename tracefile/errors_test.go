@@ -3,6 +3,8 @@ package tracefile_test
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,5 +172,57 @@ func TestErrorMessages(t *testing.T) {
 			t.Errorf("error %d shown as %s, want %s, once", i+1, s, want)
 		}
 		shown[s] = true
+	}
+}
+
+// TestScanEventsAsWritten checks that ScanEvents gives back random
+// enters, exits and errors of several goroutines as they were written,
+// with function ids and time deltas of every width.
+func TestScanEventsAsWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 3))
+	var b tracewrite.Batch
+	var want []tracewrite.ScanEvent
+	depth := map[uint64]int{}
+	tick := int64(0)
+	for range 20000 {
+		g := uint64(1 + rng.IntN(4))
+		if rng.IntN(10) == 0 {
+			g = 1 + rng.Uint64N(1<<40)
+		}
+		tick += rng.Int64N(1 << (1 + rng.IntN(30)))
+		if depth[g] == 0 || rng.IntN(2) == 0 {
+			fn := uint32(1 + rng.IntN(1<<(1+rng.IntN(20))))
+			b.Enter(g, fn, tick)
+			depth[g]++
+			want = append(want, tracewrite.ScanEvent{G: g, Kind: tracefile.EnterEvent, Func: fn, Ticks: tick})
+			continue
+		}
+		var errID uint32
+		if rng.IntN(5) == 0 {
+			errID = uint32(1 + rng.IntN(1000))
+			b.Error(g, errID, tick)
+		}
+		kind := tracefile.ExitKind(rng.IntN(3))
+		b.Exit(g, kind, tick)
+		depth[g]--
+		want = append(want, tracewrite.ScanEvent{G: g, Kind: tracefile.ExitEvent, Exit: kind, Err: errID, Ticks: tick})
+	}
+	var buf bytes.Buffer
+	e := tracewrite.NewChunkEncoder(&buf)
+	e.Events(&b)
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []tracewrite.ScanEvent
+	if err := tracewrite.ScanEvents(buf.Bytes(), func(ev tracewrite.ScanEvent) { got = append(got, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Fatalf("event %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		t.Fatalf("%d events, want %d", len(got), len(want))
 	}
 }

@@ -63,17 +63,35 @@ type scan struct {
 	err error
 }
 
+// uvarint decodes the next uvarint; after an error, p is empty and it
+// returns 0.
 func (d *scan) uvarint() uint64 {
+	if p := d.p; len(p) > 0 && p[0] < 0x80 { // most take a byte
+		d.p = p[1:]
+		return uint64(p[0])
+	}
 	if d.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(d.p)
 	if n <= 0 {
 		d.err = fmt.Errorf("%w: bad varint", records.ErrCorrupt)
+		d.p = nil
 		return 0
 	}
 	d.p = d.p[n:]
 	return v
+}
+
+// short decodes the next uvarint when it takes a byte, as most do, and
+// reports whether it did: uvarint, inlined where it counts (the compiler
+// does not inline uvarint).
+func (d *scan) short() (uint64, bool) {
+	if p := d.p; len(p) > 0 && p[0] < 0x80 {
+		d.p = p[1:]
+		return uint64(p[0]), true
+	}
+	return 0, false
 }
 
 func (d *scan) varint() int64 {
@@ -90,13 +108,19 @@ func scanChunk(p []byte, span *ScanEvent, fn func(ScanEvent)) error {
 	var errID uint32 // the error of the call about to exit
 	var from int64   // when the wait whose end comes next began
 	for i := uint64(0); i < n && d.err == nil; {
-		v := d.uvarint()
+		v, ok := d.short()
+		if !ok {
+			v = d.uvarint()
+		}
 		op := v & 3
 		if op == wire.OpSwitch {
 			g = v >> 2
 			continue
 		}
-		dt := d.uvarint()
+		dt, ok := d.short()
+		if !ok {
+			dt = d.uvarint()
+		}
 		t += int64(dt>>1) ^ -int64(dt&1)
 		i++
 		switch op {
