@@ -200,6 +200,21 @@ func follow(data []byte, calls openCalls, spans openSpans) {
 			spans[e.Span] = openSpan{e.G, e.Ticks}
 		case records.SpanEndEvent:
 			delete(spans, e.Span)
+		// apply's most common cases first, inline: an enter, or an exit
+		// from a call with a caller, of the goroutine in hand.
+		case records.EnterEvent:
+			if cur.in && e.G == cur.g {
+				cur.st = append(cur.st, openCall{fn: e.Func, ticks: e.Ticks})
+				return
+			}
+			cur.apply(e)
+		case records.ExitEvent:
+			if n := len(cur.st); cur.in && e.G == cur.g && n > 1 {
+				cur.st[n-2].held += cur.st[n-1].held
+				cur.st = cur.st[:n-1]
+				return
+			}
+			cur.apply(e)
 		default:
 			cur.apply(e)
 		}
