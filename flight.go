@@ -129,14 +129,14 @@ func (c *cursor) apply(e tracewrite.ScanEvent) (openCall, bool) {
 	case records.SpanStartEvent, records.SpanEndEvent:
 		return openCall{}, false
 	}
-	if !c.in || e.G != c.g {
+	if !c.holds(e.G) {
 		c.flush()
 		c.g, c.st, c.in = e.G, c.o[e.G], true
 	}
 	st := c.st
 	switch e.Kind {
 	case records.EnterEvent:
-		c.st = append(st, openCall{fn: e.Func, ticks: e.Ticks})
+		c.push(e.Func, e.Ticks)
 		return openCall{}, false
 	case records.HeldEvent:
 		for i := len(st) - 1; i >= 0; i-- {
@@ -150,12 +150,28 @@ func (c *cursor) apply(e tracewrite.ScanEvent) (openCall, bool) {
 	if len(st) == 0 {
 		return openCall{}, false
 	}
-	top := st[len(st)-1]
-	c.st = st[:len(st)-1]
-	if len(c.st) > 0 {
-		c.st[len(c.st)-1].held += top.held
+	return c.pop(), true
+}
+
+// holds reports whether the calls of goroutine g are in hand.
+func (c *cursor) holds(g uint64) bool { return c.in && g == c.g }
+
+// push opens a call of fn at ticks in the goroutine in hand.
+func (c *cursor) push(fn uint32, ticks int64) {
+	c.st = append(c.st, openCall{fn: fn, ticks: ticks})
+}
+
+// pop ends the innermost call of the goroutine in hand, which there must
+// be, and returns it: the time it waited for the writer its caller waited
+// too.
+func (c *cursor) pop() openCall {
+	n := len(c.st)
+	top := c.st[n-1]
+	c.st = c.st[:n-1]
+	if n > 1 {
+		c.st[n-2].held += top.held
 	}
-	return top, true
+	return top
 }
 
 // flush puts the calls of the goroutine in hand back in the map, and
@@ -200,18 +216,17 @@ func follow(data []byte, calls openCalls, spans openSpans) {
 			spans[e.Span] = openSpan{e.G, e.Ticks}
 		case records.SpanEndEvent:
 			delete(spans, e.Span)
-		// apply's most common cases first, inline: an enter, or an exit
-		// from a call with a caller, of the goroutine in hand.
+		// apply's most common cases first, inline: an enter or an exit
+		// of the goroutine in hand.
 		case records.EnterEvent:
-			if cur.in && e.G == cur.g {
-				cur.st = append(cur.st, openCall{fn: e.Func, ticks: e.Ticks})
+			if cur.holds(e.G) {
+				cur.push(e.Func, e.Ticks)
 				return
 			}
 			cur.apply(e)
 		case records.ExitEvent:
-			if n := len(cur.st); cur.in && e.G == cur.g && n > 1 {
-				cur.st[n-2].held += cur.st[n-1].held
-				cur.st = cur.st[:n-1]
+			if cur.holds(e.G) && len(cur.st) > 0 {
+				cur.pop()
 				return
 			}
 			cur.apply(e)
