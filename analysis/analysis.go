@@ -602,19 +602,35 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 	// Without a focus, a function hidden or a depth, the trackers show
 	// every call: they are left out, which saves a tenth of the work.
 	tracks := f.Focus != nil || f.Hide != nil || f.MaxDepth > 0
+	byEnd := o.OnlyPanics || o.OnlyErrors // calls selected by how they ended
 	var ev tracefile.Event
 	for {
-		err := r.Read(&ev)
-		if err != nil {
-			if err != io.EOF {
-				p.Err = err
+		// Most events come as a Call, in a few instructions and no Event
+		// (see ReadCall): reading each whole took a quarter of the
+		// analysis. The rest are read whole.
+		var (
+			kind           tracefile.EventKind
+			gid            uint64
+			fn, errID      uint32
+			t, start, held int64
+			exit           tracefile.ExitKind
+		)
+		if c, ok := r.ReadCall(); ok {
+			kind, gid, fn, t, start, exit = c.Kind(), c.G, c.Func(), c.Time, c.Start, c.Exit()
+		} else {
+			err := r.Read(&ev)
+			if err != nil {
+				if err != io.EOF {
+					p.Err = err
+				}
+				break
 			}
-			break
+			kind, gid, fn, t, start, exit, errID, held = ev.Kind, ev.G, ev.Func, ev.Time, ev.Start, ev.Exit, ev.Err, ev.Held
 		}
-		switch ev.Kind {
+		switch kind {
 		case tracefile.GoroutineEvent:
-			info, _ := r.Goroutine(ev.G)
-			if info.Parent == 0 || !f.Goroutine(ev.G) {
+			info, _ := r.Goroutine(gid)
+			if info.Parent == 0 || !f.Goroutine(gid) {
 				continue
 			}
 			stack = nil
@@ -622,34 +638,34 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if parent := gs.Get(info.Parent); parent != nil && *parent != nil {
 				stack, pending = *parent, &(*parent).pending
 			}
-			links.Started(ev.G, info.Parent, info.CreatorFunc, ev.Time, stack, pending)
+			links.Started(gid, info.Parent, info.CreatorFunc, t, stack, pending)
 		case tracefile.EnterEvent:
-			if !f.Goroutine(ev.G) {
+			if !f.Goroutine(gid) {
 				continue
 			}
-			g := get(ev.G, true)
-			g.latest = ev.Time
+			g := get(gid, true)
+			g.latest = t
 			shown := true
 			if tracks {
-				shown, _ = g.tracker.Enter(ev.Func, p.Name)
+				shown, _ = g.tracker.Enter(fn, p.Name)
 			}
-			shown = shown && f.InWindow(ev.Time)
+			shown = shown && f.InWindow(t)
 			parent := p.Root
 			if len(g.stack) > 0 {
 				parent = g.stack[len(g.stack)-1].node
 			}
-			n, made := parent.child(ev.Func)
+			n, made := parent.child(fn)
 			if made {
-				n.up = g.innermost(ev.Func)
+				n.up = g.innermost(fn)
 			}
 			if len(g.stack) == 0 || !g.pending.Empty() {
-				links.Enter(ev.G, &g.pending, ev.Func, ev.Time, n, g)
+				links.Enter(gid, &g.pending, fn, t, n, g)
 			}
 			if len(g.stack) >= shallow {
 				if g.deep == nil {
 					g.deep = map[uint32]int32{}
 				}
-				g.deep[ev.Func]++
+				g.deep[fn]++
 			}
 			if p.chains != nil {
 				g.chains = p.chains.enter(n, g.stack, g.chains)
@@ -664,18 +680,18 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				g.stack = g.stack[:len(g.stack)+1]
 			}
 			top := &g.stack[len(g.stack)-1]
-			top.node, top.start, top.children, top.inner, top.shown = n, ev.Time, 0, 0, shown
+			top.node, top.start, top.children, top.inner, top.shown = n, t, 0, 0, shown
 			if shown {
 				g.shown++
 			}
 		case tracefile.ExitEvent:
-			g := get(ev.G, false)
+			g := get(gid, false)
 			if g == nil || len(g.stack) == 0 {
 				continue
 			}
-			g.latest = ev.Time
+			g.latest = t
 			if !g.pending.Empty() {
-				links.Exit(&g.pending, ev.Time, g)
+				links.Exit(&g.pending, t, g)
 			}
 			if tracks {
 				g.tracker.Exit()
@@ -687,8 +703,8 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 					delete(g.deep, fr.node.Func)
 				}
 			}
-			d := int64(ev.Duration())
-			counted := fr.shown && f.Long(time.Duration(d)) && !(o.OnlyPanics && ev.Exit != tracefile.Panic || o.OnlyErrors && !p.Failed(ev.Err))
+			d := t - start - held // as Event.Duration
+			counted := fr.shown && f.Long(time.Duration(d)) && (!byEnd || !(o.OnlyPanics && exit != tracefile.Panic || o.OnlyErrors && !p.Failed(errID)))
 			// A function's total holds each of its calls counted that is
 			// not inside another counted: a recursive function's time
 			// once, though its outer calls be left out (by -F, a window,
@@ -703,7 +719,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				}
 			}
 			if p.chains != nil {
-				g.chains = p.chains.exit(Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}, counted, g.stack, g.chains)
+				g.chains = p.chains.exit(Instance{G: gid, Start: start, Dur: d, Exit: exit, Err: errID}, counted, g.stack, g.chains)
 			}
 			if fr.shown {
 				g.shown--
@@ -711,16 +727,16 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if counted && g.shown == 0 {
 				// The goroutine's time in calls the filter selects: its
 				// outermost ones, its root calls without a filter.
-				sp, _ := spans.Put(ev.G)
+				sp, _ := spans.Put(gid)
 				if !sp.ended {
-					sp.first, sp.ended = ev.Start, true
+					sp.first, sp.ended = start, true
 				}
-				sp.last, sp.work = ev.Time, sp.work+d
+				sp.last, sp.work = t, sp.work+d
 			}
 			if len(g.stack) == 0 {
 				// A fresh state is the same as an empty one.
-				gs.Delete(ev.G)
-				links.Idle(ev.G, &g.pending)
+				gs.Delete(gid)
+				links.Idle(gid, &g.pending)
 				if len(free) < 1024 {
 					free = append(free, g)
 				}
@@ -737,7 +753,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if !counted {
 				continue
 			}
-			p.count(fr.node, &ev, d, d-fr.children, d-fr.inner, o.Slowest)
+			p.count(fr.node, fn, &Instance{G: gid, Start: start, Dur: d, Exit: exit, Err: errID}, d-fr.children, d-fr.inner, o.Slowest)
 			if o.ByGoroutine {
 				// Most chains are run by one goroutine: their own
 				// counts, which count has just taken this call into,
@@ -745,13 +761,13 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				n, self := fr.node, d-fr.children
 				switch {
 				case n.ByGoroutine == nil && n.Calls == 1:
-					n.soleG = ev.G
-				case n.ByGoroutine == nil && n.soleG == ev.G:
+					n.soleG = gid
+				case n.ByGoroutine == nil && n.soleG == gid:
 				default:
 					if n.ByGoroutine == nil {
 						n.ByGoroutine = &Shares{Each: []Share{{G: n.soleG, Calls: n.Calls - 1, Self: n.Self - self}}}
 					}
-					sh := n.ByGoroutine.of(ev.G)
+					sh := n.ByGoroutine.of(gid)
 					sh.Calls++
 					sh.Self += self
 				}
@@ -931,64 +947,64 @@ func (g *goroutine) Callee(i int, fn uint32) (*Node, bool) {
 	return nil, false
 }
 
-// count counts a call of chain n that lasted d, self in its own code,
+// count counts call in of chain n, of function fn, self in its own code,
 // adding total to its function's total.
-func (p *Profile) count(n *Node, ev *tracefile.Event, d, self, total int64, slowest int) {
+func (p *Profile) count(n *Node, fn uint32, in *Instance, self, total int64, slowest int) {
+	d := in.Dur
 	n.Calls++
 	n.Total += d
 	n.Self += self
 	n.Max = max(n.Max, d)
-	if ev.Exit == tracefile.Panic {
+	if in.Exit == tracefile.Panic {
 		n.Panics++
 	}
-	failed := ev.Err != 0 && p.Failed(ev.Err) // most calls return none
-	if ev.Err != 0 {
+	failed := in.Err != 0 && p.Failed(in.Err) // most calls return none
+	if in.Err != 0 {
 		if failed {
 			n.Errors++
 		}
-		n.ErrorIDs = countError(n.ErrorIDs, ev.Err)
+		n.ErrorIDs = countError(n.ErrorIDs, in.Err)
 	}
 	// A call no slower than the fastest of a full list is not among the
-	// slowest: most calls, which so need no Instance made.
-	if slowest > 0 && (len(n.Slowest) < slowest || slower(d, ev.Start, ev.G, &n.Slowest[0])) {
-		in := Instance{G: ev.G, Start: ev.Start, Dur: d, Exit: ev.Exit, Err: ev.Err}
+	// slowest: most calls, which so need no copy of in kept.
+	if slowest > 0 && (len(n.Slowest) < slowest || slower(d, in.Start, in.G, &n.Slowest[0])) {
 		if len(n.Slowest) < slowest {
-			heap.Push((*instances)(&n.Slowest), in)
+			heap.Push((*instances)(&n.Slowest), *in)
 		} else {
-			n.Slowest[0] = in
+			n.Slowest[0] = *in
 			heap.Fix((*instances)(&n.Slowest), 0)
 		}
 	}
-	if int(ev.Func) >= len(p.funcs) {
-		p.funcs = append(p.funcs, make([]*Func, int(ev.Func)+1-len(p.funcs))...)
+	if int(fn) >= len(p.funcs) {
+		p.funcs = append(p.funcs, make([]*Func, int(fn)+1-len(p.funcs))...)
 	}
-	fn := p.funcs[ev.Func]
-	if fn == nil {
-		fn = &Func{ID: ev.Func, Name: p.Name(ev.Func)}
-		p.funcs[ev.Func] = fn
-		p.Funcs[ev.Func] = fn
+	f := p.funcs[fn]
+	if f == nil {
+		f = &Func{ID: fn, Name: p.Name(fn)}
+		p.funcs[fn] = f
+		p.Funcs[fn] = f
 	}
-	if fn.Calls == 0 || d < fn.Min {
-		fn.Min = d
+	if f.Calls == 0 || d < f.Min {
+		f.Min = d
 	}
-	fn.Calls++
-	fn.Sum += d
-	fn.Self += self
-	fn.Max = max(fn.Max, d)
-	fn.Total += total
-	if ev.Exit == tracefile.Panic {
-		fn.Panics++
+	f.Calls++
+	f.Sum += d
+	f.Self += self
+	f.Max = max(f.Max, d)
+	f.Total += total
+	if in.Exit == tracefile.Panic {
+		f.Panics++
 	}
-	if ev.Err != 0 {
+	if in.Err != 0 {
 		if failed {
-			fn.Errors++
+			f.Errors++
 		}
-		fn.ErrorIDs = countError(fn.ErrorIDs, ev.Err)
+		f.ErrorIDs = countError(f.ErrorIDs, in.Err)
 	}
-	if failed || !fn.Growth.tryAdd(ev.Start) {
-		fn.Growth.add(ev.Start, failed)
+	if failed || !f.Growth.tryAdd(in.Start) {
+		f.Growth.add(in.Start, failed)
 	}
-	fn.hist.add(d)
+	f.hist.add(d)
 }
 
 // Failed reports whether a call that returned error id (0: none) failed:

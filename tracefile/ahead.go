@@ -70,7 +70,8 @@ type ahead struct {
 
 	// Read's side.
 	cur   *batch
-	words []uint64 // cur's words not yet read
+	words []uint64 // cur's words
+	pos   int      // where in words the next event begins
 	g     uint64   // goroutine of cur's latest event
 	err   error    // what Read returns once the events have all been read
 	// gs are the goroutines Read has given the records of: Goroutine
@@ -338,7 +339,7 @@ func unpack(ev *Event, w []uint64) {
 // that do not pack, those with more words, those at a batch's end, and
 // the next batch.
 func (a *ahead) readSlow(ev *Event) error {
-	for len(a.words) == 0 {
+	for a.pos >= len(a.words) {
 		if a.cur != nil {
 			if a.cur.err != nil {
 				a.err = a.cur.err
@@ -357,13 +358,13 @@ func (a *ahead) readSlow(ev *Event) error {
 			return a.err
 		}
 		a.cur, a.g = <-a.full, 0
-		a.words = a.cur.words
+		a.words, a.pos = a.cur.words, 0
 	}
-	w := a.words
+	w := a.words[a.pos:]
 	flags := w[0] >> 6 & 0x3f
 	if flags&packSwitch != 0 {
 		a.g = w[1]
-		a.words = w[2:] // an event follows
+		a.pos += 2 // an event follows
 		return a.readSlow(ev)
 	}
 	if flags&packFull != 0 {
@@ -373,7 +374,7 @@ func (a *ahead) readSlow(ev *Event) error {
 			rec, _ := a.gs.Put(ev.G)
 			*rec = f.rec
 		}
-		a.words = w[2:]
+		a.pos += 2
 		a.g = 0
 		return nil
 	}
@@ -396,6 +397,6 @@ func (a *ahead) readSlow(ev *Event) error {
 		binary.LittleEndian.PutUint64(ev.Span[:], w[i])
 		i++
 	}
-	a.words = w[i:]
+	a.pos += i
 	return nil
 }

@@ -60,10 +60,11 @@ func TestReadAhead(t *testing.T) {
 	for name, data := range traces {
 		// Whole, and cut short: the error comes after the events.
 		for _, data := range [][]byte{data, data[:len(data)*2/3]} {
-			want := readAll(t, data, false, 0)
-			got := readAll(t, data, true, 0)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s (%d bytes): reading ahead differs:\n%s", name, len(data), firstDiff(got, want))
+			want := readAll(t, data, plain, 0)
+			for _, how := range []how{ahead, calls} {
+				if got := readAll(t, data, how, 0); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s (%d bytes): reading ahead (%v) differs:\n%s", name, len(data), how, firstDiff(got, want))
+				}
 			}
 		}
 	}
@@ -85,22 +86,43 @@ type seen struct {
 	Known     bool
 }
 
-// readAll reads data, reading ahead or not, failing the test past limit
-// events (0 for none).
-func readAll(t *testing.T, data []byte, ahead bool, limit int) read {
+// how says how readAll reads.
+type how int
+
+const (
+	plain how = iota // Read
+	ahead            // ReadAhead, then Read
+	calls            // ReadAhead, then ReadCall, and Read for what it leaves
+)
+
+func (h how) String() string { return [...]string{"Read", "Read", "ReadCall"}[h] }
+
+// readAll reads data as how says, failing the test past limit events (0
+// for none).
+func readAll(t *testing.T, data []byte, how how, limit int) read {
 	t.Helper()
 	rd, err := tracefile.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return read{Err: err.Error()}
 	}
-	if ahead {
+	if how != plain {
 		rd.ReadAhead()
 		defer rd.StopReadAhead()
 	}
 	var out read
 	var ev tracefile.Event
 	for {
-		if err := rd.Read(&ev); err != nil {
+		var c tracefile.Call
+		ok := false
+		if how != ahead {
+			c, ok = rd.ReadCall()
+		}
+		if ok {
+			if how == plain {
+				t.Fatalf("ReadCall read %+v, not reading ahead", c)
+			}
+			ev = tracefile.Event{Kind: c.Kind(), G: c.G, Func: c.Func(), Time: c.Time, Depth: c.Depth(), Exit: c.Exit(), Start: c.Start}
+		} else if err := rd.Read(&ev); err != nil {
 			out.Err = err.Error()
 			break
 		}

@@ -253,10 +253,12 @@ func FuzzReader(f *testing.F) {
 		// end, one per open call: so the count is bounded by the input
 		// (readAll fails past it).
 		limit := 2*len(data) + 16
-		want := readAll(t, data, false, limit)
-		// Reading ahead gives what reading does.
-		if got := readAll(t, data, true, limit); !reflect.DeepEqual(got, want) {
-			t.Fatalf("reading ahead differs:\n%s", firstDiff(got, want))
+		want := readAll(t, data, plain, limit)
+		// Reading ahead gives what reading does, Calls taken or not.
+		for _, how := range []how{ahead, calls} {
+			if got := readAll(t, data, how, limit); !reflect.DeepEqual(got, want) {
+				t.Fatalf("reading ahead (%v) differs:\n%s", how, firstDiff(got, want))
+			}
 		}
 	})
 }
