@@ -66,8 +66,26 @@ func TestReadAhead(t *testing.T) {
 					t.Fatalf("%s (%d bytes): reading ahead (%v) differs:\n%s", name, len(data), how, firstDiff(got, want))
 				}
 			}
+			// Summarize takes Calls where it can.
+			if got, want := summarize(data, true), summarize(data, false); got != want {
+				t.Fatalf("%s (%d bytes): summarized reading ahead:\n%s\nnot\n%s", name, len(data), got, want)
+			}
 		}
 	}
+}
+
+// summarize returns Summarize's summary of data and its error, as text.
+func summarize(data []byte, ahead bool) string {
+	rd, err := tracefile.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return err.Error()
+	}
+	if ahead {
+		rd.ReadAhead()
+		defer rd.StopReadAhead()
+	}
+	s, err := tracefile.Summarize(rd)
+	return fmt.Sprintf("%+v %v", s, err)
 }
 
 // read is what a reader gave: each event with the names and goroutine

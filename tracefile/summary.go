@@ -36,27 +36,35 @@ func Summarize(r *Reader) (Summary, error) {
 	var ev Event
 	var lastG uint64
 	for {
-		err = r.Read(&ev)
-		if err != nil {
+		// Most events come as Calls, reading ahead (see ReadCall).
+		var kind EventKind
+		var g uint64
+		var fn uint32
+		var exit ExitKind
+		if c, ok := r.ReadCall(); ok {
+			kind, g, fn, exit = c.Kind(), c.G, c.Func(), c.Exit()
+		} else if err = r.Read(&ev); err != nil {
 			break
+		} else {
+			kind, g, fn, exit = ev.Kind, ev.G, ev.Func, ev.Exit
 		}
 		// A goroutine's events come in runs. It counts by its calls:
 		// a snapshot holds records of goroutines gone before it.
-		if ev.G != lastG && (ev.Kind == EnterEvent || ev.Kind == ExitEvent) {
-			gs.Put(ev.G)
-			lastG = ev.G
+		if g != lastG && (kind == EnterEvent || kind == ExitEvent) {
+			gs.Put(g)
+			lastG = g
 		}
-		if ev.Kind == EnterEvent {
-			for int(ev.Func) >= len(called) {
+		if kind == EnterEvent {
+			for int(fn) >= len(called) {
 				called = append(called, false)
 			}
-			if !called[ev.Func] {
-				called[ev.Func] = true
+			if !called[fn] {
+				called[fn] = true
 				s.Called++
 			}
 		}
-		if ev.Kind == ExitEvent {
-			switch ev.Exit {
+		if kind == ExitEvent {
+			switch exit {
 			case Unfinished:
 				s.Unfinished++
 			case Panic:

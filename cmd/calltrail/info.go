@@ -36,6 +36,7 @@ func infoVerb() *verb {
 				}
 			}
 			return sess.readTrace(name, nil, func(r *tracefile.Reader) error {
+				r.ReadAhead() // decoding on one core, counting on another
 				s, err := tracefile.Summarize(r)
 				if err == nil || tracefile.IsIncomplete(err) {
 					text.Info(sess.out, name, s, true, err != nil)
