@@ -154,6 +154,9 @@ func (rd *Reader) decodeAhead(a *ahead) {
 			if g = rd.packRun(b, g); len(b.words) >= batchWords-8 {
 				break
 			}
+			if rd.left > 0 && rd.switchOp() {
+				continue // the run goes on in another goroutine
+			}
 			if err := rd.next(&ev); err != nil {
 				b.err = err
 				break

@@ -698,16 +698,14 @@ func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 		rd.ev = rd.ev[n:]
 		return rd.apply(ev, v, dt, nil)
 	}
+	if rd.switchOp() {
+		return false, nil
+	}
 	d := dec{p: rd.ev}
 	v := d.uvarint()
 	op := v & 3
-	if op == wire.OpSwitch {
-		if d.err != nil || v>>2 == 0 {
-			return false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
-		}
-		rd.switchTo(v >> 2)
-		rd.ev = d.p
-		return false, nil
+	if op == wire.OpSwitch { // one switchOp refused
+		return false, fmt.Errorf("%w: bad goroutine switch", ErrCorrupt)
 	}
 	if rd.g == 0 {
 		return false, fmt.Errorf("%w: event before any goroutine", ErrCorrupt)
@@ -734,6 +732,23 @@ func (rd *Reader) decodeOne(ev *Event) (ok bool, err error) {
 	}
 	rd.ev = d.p
 	return rd.apply(ev, v, dt, &gr)
+}
+
+// switchOp applies the op the chunk's events go on with if it is a
+// goroutine switch, as it is between runs of one goroutine's events, and
+// reports whether it did. A damaged one it leaves to decodeOne.
+func (rd *Reader) switchOp() bool {
+	if len(rd.ev) == 0 || rd.ev[0]&3 != wire.OpSwitch { // v's low bits
+		return false
+	}
+	d := dec{p: rd.ev}
+	v := d.uvarint()
+	if d.err != nil || v>>2 == 0 {
+		return false
+	}
+	rd.switchTo(v >> 2)
+	rd.ev = d.p
+	return true
 }
 
 // smallCall decodes the enter or exit at the start of p when both its
