@@ -96,6 +96,13 @@ func profileText(t *testing.T, data []byte, o Options, ahead bool) string {
 	for _, id := range ids {
 		fmt.Fprintf(&b, "%+v\n", *p.Funcs[id])
 	}
-	fmt.Fprintf(&b, "duration %v goroutines %d stats %+v end %q %v err %v lifetimes %v work %v starts %v\n", p.Duration, p.Goroutines, p.Stats, p.End, p.Ended, p.Err, p.Lifetimes, p.Work, p.Starts)
+	// The goroutines' figures come in no particular order, each
+	// goroutine's at one index of the three.
+	var gs [][3]int64
+	for i := range p.Lifetimes {
+		gs = append(gs, [3]int64{p.Starts[i], p.Lifetimes[i], p.Work[i]})
+	}
+	slices.SortFunc(gs, func(a, b [3]int64) int { return slices.Compare(a[:], b[:]) })
+	fmt.Fprintf(&b, "duration %v goroutines %d stats %+v end %q %v err %v goroutines' start, lifetime, work %v\n", p.Duration, p.Goroutines, p.Stats, p.End, p.Ended, p.Err, gs)
 	return b.String()
 }
