@@ -40,3 +40,37 @@ func ExampleReader() {
 	// g9 main.A, depth 1
 	// 5 calls; sample main returned
 }
+
+// A caller that works on every event of a large trace reads ahead, on
+// another core, and takes most events as Calls, leaving the rest to Read.
+func ExampleReader_ReadCall() {
+	f, err := tracefile.Open("testdata/sample.trace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	f.ReadAhead()
+	var time int64 // in the calls, added up
+	var ev tracefile.Event
+	for {
+		if c, ok := f.ReadCall(); ok {
+			if c.Kind() == tracefile.ExitEvent {
+				time += c.Time - c.Start
+			}
+			continue
+		}
+		err := f.Read(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		if ev.Kind == tracefile.ExitEvent {
+			time += int64(ev.Duration())
+		}
+	}
+	fmt.Println(f.Calls(), "calls,", time, "ns")
+	// Output:
+	// 5 calls, 1960 ns
+}
