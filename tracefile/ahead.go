@@ -330,12 +330,11 @@ func (rd *Reader) pack(b *batch, ev *Event, g uint64) uint64 {
 	return ev.G
 }
 
-// unpack sets ev from the head, time and start of the packed event w
-// begins with, the fields the words after them give zero. Field by
-// field, as the decoder writes them (see apply).
-func unpack(ev *Event, w []uint64) {
-	ev.Kind, ev.Exit, ev.Depth, ev.Func = EventKind(w[0]&7), ExitKind(w[0]>>3&7), int(w[0]>>12&maxPackedDepth), uint32(w[0]>>32)
-	ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = int64(w[1]), int64(w[2]), 0, 0, SpanID{}
+// unpack sets ev from c, the fields a Call lacks zero. Field by field,
+// as the decoder writes them (see apply).
+func (c Call) unpack(ev *Event) {
+	ev.Kind, ev.Exit, ev.Depth, ev.Func, ev.G = c.Kind(), c.Exit(), c.Depth(), c.Func(), c.G
+	ev.Time, ev.Start, ev.Err, ev.Held, ev.Span = c.Time, c.Start, 0, 0, SpanID{}
 	if ev.Value.Kind != 0 {
 		ev.Value = Value{}
 	}
@@ -384,7 +383,7 @@ func (a *ahead) readSlow(ev *Event) error {
 		a.g = 0
 		return nil
 	}
-	unpack(ev, w)
+	Call{w[0], int64(w[1]), int64(w[2]), 0}.unpack(ev) // its goroutine below
 	i := 3
 	if flags&packG != 0 {
 		a.g = w[i]

@@ -369,17 +369,12 @@ func (rd *Reader) Next() (Event, error) {
 // large trace spends much of its time copying the Events Next returns.
 // On an error, *ev is the zero Event.
 func (rd *Reader) Read(ev *Event) error {
+	// The usual enter or exit first, in as few steps as it takes.
+	if c, ok := rd.ReadCall(); ok {
+		c.unpack(ev)
+		return nil
+	}
 	if a := rd.ahead; a != nil {
-		// The usual enter or exit first, in as few steps as it takes: a
-		// head, a time and a start, and nothing else. (Here, not in a
-		// method of ahead's, which the compiler did not inline: a call
-		// fewer for every event.)
-		if w, i := a.words, a.pos; i+3 <= len(w) && w[i]>>6&0x3f == 0 {
-			unpack(ev, w[i:i+3])
-			ev.G = a.g
-			a.pos = i + 3
-			return nil
-		}
 		return a.readSlow(ev)
 	}
 	return rd.next(ev)

@@ -66,9 +66,8 @@ type scan struct {
 // uvarint decodes the next uvarint; after an error, p is empty and it
 // returns 0.
 func (d *scan) uvarint() uint64 {
-	if p := d.p; len(p) > 0 && p[0] < 0x80 { // most take a byte
-		d.p = p[1:]
-		return uint64(p[0])
+	if v, ok := d.short(); ok {
+		return v
 	}
 	if d.err != nil {
 		return 0
