@@ -95,6 +95,7 @@ type Node struct {
 
 	hit   *Node            // the child found last: chains repeat
 	index map[uint32]*Node // children by function, once there are many
+	fn    *Func            // the figures of Func, kept at hand for count
 }
 
 // shallow is how many of a goroutine's outermost open calls are walked
@@ -654,9 +655,15 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if len(g.stack) > 0 {
 				parent = g.stack[len(g.stack)-1].node
 			}
-			n, made := parent.child(fn)
+			// The child found last, found with no call: a call on every
+			// enter has the loop save and reload what it holds in
+			// registers around it.
+			n, made := parent.hit, false
+			if n == nil || n.Func != fn {
+				n, made = parent.child(fn)
+			}
 			if made {
-				n.up = g.innermost(fn)
+				n.up, n.fn = g.innermost(fn), p.funcOf(fn)
 			}
 			if len(g.stack) == 0 || !g.pending.Empty() {
 				links.Enter(gid, &g.pending, fn, t, n, g)
@@ -753,12 +760,29 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if !counted {
 				continue
 			}
-			p.count(fr.node, fn, &Instance{G: gid, Start: start, Dur: d, Exit: exit, Err: errID}, d-fr.children, d-fr.inner, o.Slowest)
+			// Counted with no call on the usual path (see count).
+			n, fig, self := fr.node, fr.node.fn, d-fr.children
+			n.count(d, self)
+			fig.count(d, self, d-fr.inner)
+			fig.hist.add(d)
+			if exit == tracefile.Panic {
+				n.Panics++
+				fig.Panics++
+			}
+			if errID != 0 {
+				p.countError(n, &Instance{G: gid, Start: start, Dur: d, Exit: exit, Err: errID})
+			} else if !fig.Growth.tryAdd(start) {
+				fig.Growth.add(start, false)
+			}
+			// A call no slower than the fastest of a full list is not
+			// among the slowest: most calls, which so need no copy kept.
+			if o.Slowest > 0 && (len(n.Slowest) < o.Slowest || slower(d, start, gid, &n.Slowest[0])) {
+				keepSlow(n, &Instance{G: gid, Start: start, Dur: d, Exit: exit, Err: errID}, o.Slowest)
+			}
 			if o.ByGoroutine {
 				// Most chains are run by one goroutine: their own
-				// counts, which count has just taken this call into,
-				// are its share until another comes.
-				n, self := fr.node, d-fr.children
+				// counts, which have just taken this call in, are its
+				// share until another comes.
 				switch {
 				case n.ByGoroutine == nil && n.Calls == 1:
 					n.soleG = gid
@@ -780,6 +804,13 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 				n.ByGoroutine = &Shares{Each: []Share{{G: n.soleG, Calls: n.Calls, Self: n.Self}}}
 			}
 		})
+	}
+	// The functions with calls counted, their figures made with their
+	// first chain.
+	for _, fn := range p.funcs {
+		if fn != nil && fn.Calls > 0 {
+			p.Funcs[fn.ID] = fn
+		}
 	}
 	p.Goroutines = spans.Len()
 	if spawnedBy != nil {
@@ -947,43 +978,23 @@ func (g *goroutine) Callee(i int, fn uint32) (*Node, bool) {
 	return nil, false
 }
 
-// count counts call in of chain n, of function fn, self in its own code,
-// adding total to its function's total.
-func (p *Profile) count(n *Node, fn uint32, in *Instance, self, total int64, slowest int) {
-	d := in.Dur
+// count counts a call of duration d, self in its own code, in the
+// chain's figures. It and Func.count are the usual call's counts, small
+// enough to be inlined into the analysis's loop: a call in it, on every
+// exit, had the loop save and reload what it holds in registers around
+// it (an eighth of the analysis's instructions). What most calls lack,
+// panics, errors and the slowest, Analyze counts after them.
+func (n *Node) count(d, self int64) {
 	n.Calls++
 	n.Total += d
 	n.Self += self
 	n.Max = max(n.Max, d)
-	if in.Exit == tracefile.Panic {
-		n.Panics++
-	}
-	failed := in.Err != 0 && p.Failed(in.Err) // most calls return none
-	if in.Err != 0 {
-		if failed {
-			n.Errors++
-		}
-		n.ErrorIDs = countError(n.ErrorIDs, in.Err)
-	}
-	// A call no slower than the fastest of a full list is not among the
-	// slowest: most calls, which so need no copy of in kept.
-	if slowest > 0 && (len(n.Slowest) < slowest || slower(d, in.Start, in.G, &n.Slowest[0])) {
-		if len(n.Slowest) < slowest {
-			heap.Push((*instances)(&n.Slowest), *in)
-		} else {
-			n.Slowest[0] = *in
-			heap.Fix((*instances)(&n.Slowest), 0)
-		}
-	}
-	if int(fn) >= len(p.funcs) {
-		p.funcs = append(p.funcs, make([]*Func, int(fn)+1-len(p.funcs))...)
-	}
-	f := p.funcs[fn]
-	if f == nil {
-		f = &Func{ID: fn, Name: p.Name(fn)}
-		p.funcs[fn] = f
-		p.Funcs[fn] = f
-	}
+}
+
+// count counts a call of duration d, self in its own code, in the
+// function's figures, total of it in no other call of the function: all
+// but the histogram, whose growth would make it too large to inline.
+func (f *Func) count(d, self, total int64) {
 	if f.Calls == 0 || d < f.Min {
 		f.Min = d
 	}
@@ -992,19 +1003,45 @@ func (p *Profile) count(n *Node, fn uint32, in *Instance, self, total int64, slo
 	f.Self += self
 	f.Max = max(f.Max, d)
 	f.Total += total
-	if in.Exit == tracefile.Panic {
-		f.Panics++
+}
+
+// countError counts call in of chain n, which returned an error.
+func (p *Profile) countError(n *Node, in *Instance) {
+	f := n.fn
+	failed := p.Failed(in.Err)
+	if failed {
+		n.Errors++
+		f.Errors++
 	}
-	if in.Err != 0 {
-		if failed {
-			f.Errors++
-		}
-		f.ErrorIDs = countError(f.ErrorIDs, in.Err)
-	}
+	n.ErrorIDs = countError(n.ErrorIDs, in.Err)
+	f.ErrorIDs = countError(f.ErrorIDs, in.Err)
 	if failed || !f.Growth.tryAdd(in.Start) {
 		f.Growth.add(in.Start, failed)
 	}
-	f.hist.add(d)
+}
+
+// keepSlow keeps in among n's slowest calls, of which it is one.
+func keepSlow(n *Node, in *Instance, slowest int) {
+	if len(n.Slowest) < slowest {
+		heap.Push((*instances)(&n.Slowest), *in)
+	} else {
+		n.Slowest[0] = *in
+		heap.Fix((*instances)(&n.Slowest), 0)
+	}
+}
+
+// funcOf returns the figures of function fn, made if new. Funcs holds
+// them once their first call is counted (see Analyze).
+func (p *Profile) funcOf(fn uint32) *Func {
+	if int(fn) >= len(p.funcs) {
+		p.funcs = append(p.funcs, make([]*Func, int(fn)+1-len(p.funcs))...)
+	}
+	f := p.funcs[fn]
+	if f == nil {
+		f = &Func{ID: fn, Name: p.Name(fn)}
+		p.funcs[fn] = f
+	}
+	return f
 }
 
 // Failed reports whether a call that returned error id (0: none) failed:

@@ -32,6 +32,7 @@ type fn struct {
 	outer    int64 // time in calls not inside another call of it
 	max      int64
 	errors   uint64
+	panics   uint64
 	callers  map[string]uint64 // calls by caller ("" for a goroutine's first)
 	callees  map[string]uint64 // calls it made, by callee
 	paths    map[int32]uint64  // calls by path
@@ -144,6 +145,9 @@ func readEvents(data []byte) (*events, error) {
 			}
 			if e.Err != 0 && !r.Error(e.Err).End() {
 				f.errors++ // a failure: the end of input is none
+			}
+			if e.Exit == tracefile.Panic {
+				f.panics++
 			}
 			caller := ""
 			if len(st) > 1 {
@@ -535,9 +539,9 @@ func (c *checker) report(t *query.Trace, ev *events) {
 		if e.negative {
 			c.errorf("the events and time", "%s: a call ends before it begins", f.Name)
 		}
-		if f.Calls != e.calls || f.TotalNs != e.outer || f.MaxNs != e.max || f.Errors != e.errors {
-			c.errorf("report and the events", "%s: report %d calls, total %d, max %d, %d errors; events %d, %d, %d, %d",
-				f.Name, f.Calls, f.TotalNs, f.MaxNs, f.Errors, e.calls, e.outer, e.max, e.errors)
+		if f.Calls != e.calls || f.TotalNs != e.outer || f.MaxNs != e.max || f.Errors != e.errors || f.Panics != e.panics {
+			c.errorf("report and the events", "%s: report %d calls, total %d, max %d, %d errors, %d panics; events %d, %d, %d, %d, %d",
+				f.Name, f.Calls, f.TotalNs, f.MaxNs, f.Errors, f.Panics, e.calls, e.outer, e.max, e.errors, e.panics)
 		}
 		if f.SelfNs < 0 || f.SelfNs > f.TotalNs || f.MaxNs > ev.longest {
 			c.errorf("report and the trace's length", "%s: self %d, total %d, max %d where a call lasts at most %d", f.Name, f.SelfNs, f.TotalNs, f.MaxNs, ev.longest)
