@@ -105,7 +105,14 @@ type fullEvent struct {
 // batchWords is a batch's size, 512 KiB: each hand-over wakes the other
 // goroutine, which smaller batches pay for too often (on fib(38), batches
 // of 2^12 words took twice as long as 2^16; 2^18 gained nothing more).
-const batchWords = 1 << 16
+// The first batches a reader makes are smaller, from firstBatchWords,
+// twice the size each: a trace of a few events is read without making
+// and clearing megabytes (FuzzReader's 50,000 inputs in 3.6-4.0 s, not
+// 4.1-4.5 s).
+const (
+	batchWords      = 1 << 16
+	firstBatchWords = 1 << 10
+)
 
 // A packed event is three words, its first, its time and its start (0
 // for an enter), and more for what most events lack: the usual enter and
@@ -141,17 +148,19 @@ func (rd *Reader) unlock() {
 func (rd *Reader) decodeAhead(a *ahead) {
 	defer close(a.done)
 	var ev Event
+	size := firstBatchWords // of the next batch made
 	for {
 		var b *batch
 		select {
 		case b = <-a.free:
 			b.words, b.full, b.err = b.words[:0], b.full[:0], nil
 		default:
-			b = &batch{words: make([]uint64, 0, batchWords)}
+			b = &batch{words: make([]uint64, 0, size)}
+			size = min(2*size, batchWords)
 		}
 		var g uint64
 		for {
-			if g = rd.packRun(b, g); len(b.words) >= batchWords-8 {
+			if g = rd.packRun(b, g); len(b.words) >= cap(b.words)-8 {
 				break
 			}
 			if rd.left > 0 && rd.switchOp() {
