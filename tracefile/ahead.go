@@ -153,10 +153,15 @@ func (rd *Reader) decodeAhead(a *ahead) {
 		var b *batch
 		select {
 		case b = <-a.free:
-			b.words, b.full, b.err = b.words[:0], b.full[:0], nil
 		default:
+		}
+		if b == nil || cap(b.words) < size {
+			// A small batch read is dropped, not used again: batches
+			// kept small for good took a large trace half as long again.
 			b = &batch{words: make([]uint64, 0, size)}
 			size = min(2*size, batchWords)
+		} else {
+			b.words, b.full, b.err = b.words[:0], b.full[:0], nil
 		}
 		var g uint64
 		for {

@@ -215,3 +215,35 @@ func synthetic(t *testing.T, n int) string {
 	}
 	return path
 }
+
+// TestBatchesGrow reads a large trace ahead: its batches start small,
+// for a trace of a few events, and grow to their full size, which
+// batches used again keep: small ones used again for good took a large
+// trace half as long again.
+func TestBatchesGrow(t *testing.T) {
+	f, err := tracefile.Open(synthetic(t, 400_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := f.Reader
+	rd.ReadAhead()
+	var sizes []int // of the batches read, as they change
+	var ev tracefile.Event
+	for {
+		if err := rd.Read(&ev); err != nil {
+			break
+		}
+		if n := tracefile.BatchWords(rd); n != 0 && (len(sizes) == 0 || n != sizes[len(sizes)-1]) {
+			sizes = append(sizes, n)
+		}
+	}
+	if len(sizes) < 2 || sizes[0] >= sizes[len(sizes)-1] || sizes[len(sizes)-1] != 1<<16 {
+		t.Fatalf("batches of %v words: want them growing to 65536", sizes)
+	}
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i] < sizes[i-1] {
+			t.Fatalf("batches of %v words: a smaller one after a larger", sizes)
+		}
+	}
+}
