@@ -128,8 +128,16 @@ type Reader struct {
 // NewReader reads the header and metadata of a trace. The events are read
 // by calling Next.
 func NewReader(r io.Reader) (*Reader, error) {
+	// A buffer of 64 KiB, or of the input's size where it says it and is
+	// smaller: a trace held in memory, of a few events, is read without
+	// making and clearing the rest (an eighth of the time of reading
+	// each input three ways, as FuzzReader does).
+	size := 64 << 10
+	if l, ok := r.(interface{ Len() int }); ok {
+		size = max(min(size, l.Len()), 16)
+	}
 	rd := &Reader{
-		r:     bufio.NewReaderSize(r, 64<<10),
+		r:     bufio.NewReaderSize(r, size),
 		funcs: []Func{{}},
 		errs:  []Error{{}},
 		rate:  1,
