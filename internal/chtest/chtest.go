@@ -1,8 +1,12 @@
 package chtest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,8 +45,27 @@ func Binary() (string, error) {
 const Cluster = "calltrail_shards"
 
 // StartShards starts n servers under dir, each knowing all n as the
-// shards of Cluster.
+// shards of Cluster. A port taken between its choice and the server's
+// start (by another test's server, or a connection's own end) makes it
+// start them all again on others, up to three times: servers started
+// beside each other took one from each other once in a few runs of the
+// test script.
 func StartShards(dir string, n int) ([]*Server, error) {
+	var err error
+	for try := range 3 {
+		var servers []*Server
+		servers, err = startShards(filepath.Join(dir, fmt.Sprintf("try%d", try)), n)
+		if !errors.Is(err, errPortTaken) {
+			return servers, err
+		}
+	}
+	return nil, err
+}
+
+// errPortTaken is wrapped by start's error when a port was taken.
+var errPortTaken = errors.New("a port it was given was taken")
+
+func startShards(dir string, n int) ([]*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -127,17 +150,36 @@ func (s *Server) start(bin, shards string) error {
 		select {
 		case err := <-s.exited:
 			out, _ := os.ReadFile(filepath.Join(s.Dir, "log", "error.log"))
-			return fmt.Errorf("clickhouse-server exited: %v\n%s", err, lastLines(out, 10))
+			if bytes.Contains(out, []byte("Address already in use")) {
+				err = fmt.Errorf("%w: %v", errPortTaken, err)
+			}
+			return fmt.Errorf("clickhouse-server exited: %w\n%s", err, lastLines(out, 10))
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
-			c.Close()
-			return nil
+		// Its own answer, not only a port that takes connections: one
+		// held by another program does too, until the server exits.
+		if s.pings() {
+			if c, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
+				c.Close()
+				return nil
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.cmd.Process.Kill()
 	return fmt.Errorf("clickhouse-server did not listen on %s within a minute", s.Addr())
+}
+
+// pings reports whether the server answers its HTTP interface's ping.
+func (s *Server) pings() bool {
+	c := http.Client{Timeout: time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/ping", s.HTTPPort))
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+	return resp.StatusCode == http.StatusOK && string(body) == "Ok.\n"
 }
 
 // Stop stops the servers and waits for them to exit.
