@@ -45,11 +45,10 @@ func Binary() (string, error) {
 const Cluster = "calltrail_shards"
 
 // StartShards starts n servers under dir, each knowing all n as the
-// shards of Cluster. A port taken between its choice and the server's
-// start (by another test's server, or a connection's own end) makes it
-// start them all again on others, up to three times: servers started
-// beside each other took one from each other once in a few runs of the
-// test script.
+// shards of Cluster. A port another program takes between its choice
+// and the server's start makes it start them all again on others, up to
+// three times: it happened once in the test script's race pass, which
+// starts the store's servers and the command's side by side.
 func StartShards(dir string, n int) ([]*Server, error) {
 	var err error
 	for try := range 3 {
