@@ -133,11 +133,10 @@ type Reader struct {
 // only through a system call, the verbs over small traces of FuzzViews
 // ran no faster).
 func bufferSize(r io.Reader) int {
-	size := 64 << 10
 	if l, ok := r.(interface{ Len() int }); ok {
-		size = min(size, l.Len())
+		return min(64<<10, l.Len()) // bufio makes it at least 16 bytes
 	}
-	return max(size, 16)
+	return 64 << 10
 }
 
 // NewReader reads the header and metadata of a trace. The events are read
