@@ -284,6 +284,27 @@ func TestTestImports(t *testing.T) {
 	}
 }
 
+// TestOnlyExternalTests tests a directory that holds external tests
+// only, named by a Go keyword (expr-lang/expr's test/interface): go list
+// names its package "interface", which no package clause can say, so
+// what calltrail links into its tests goes into the external test
+// package, "interface_test".
+func TestOnlyExternalTests(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":              "module example.com/m\n\ngo 1.22\n",
+		"lib/lib.go":          "package lib\n\nfunc Twice(n int) int { return 2 * n }\n",
+		"interface/a_test.go": "package interface_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/lib\"\n)\n\nfunc TestTwice(t *testing.T) {\n\tif lib.Twice(2) != 4 {\n\t\tt.Fatal(\"twice\")\n\t}\n}\n",
+	})
+	chdir(t, dir)
+	if code, stdout, stderr := runCmd("test", "-o", "traces", "./..."); code != 0 {
+		t.Fatalf("calltrail test: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runCmd("chains", "example.com/m/lib.Twice", filepath.Join("traces", "interface.test.trace")); code != 0 || !strings.Contains(stdout, "TestTwice") {
+		t.Errorf("chains lib.Twice: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	module(t)
 	if code, _, stderr := runCmd("run"); code != 2 || !strings.Contains(stderr, "name the package to run") {

@@ -1075,6 +1075,11 @@ func (b *Build) linkInto(pkgs []Package, inCache func(string) bool, replace map[
 		switch {
 		case p.Name == "main":
 			err = b.addImport(p.Dir, "main", name+".go", path, replace)
+		case b.Tests && len(p.GoFiles)+len(p.CgoFiles)+len(p.TestGoFiles) == 0 && len(p.XTestGoFiles) > 0:
+			// External tests alone: into their package. go list names
+			// the package after them, and the name can be one no
+			// package clause can say ("interface", of interface_test).
+			err = b.addImport(p.Dir, p.Name+"_test", name+"_test.go", path, replace)
 		case b.Tests && len(p.TestGoFiles)+len(p.XTestGoFiles) > 0:
 			err = b.addImport(p.Dir, p.Name, name+"_test.go", path, replace)
 		}
