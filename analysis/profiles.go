@@ -36,7 +36,7 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) trac
 	for _, f := range p.Funcs {
 		funcs = append(funcs, f)
 	}
-	res := newResolver(funcs, info)
+	res := newResolver(funcs, info, p.Meta.Package)
 	if data, ok := pprofs["cpu"]; ok {
 		switch prof, err := parseProfile(data); {
 		case err != nil:
@@ -93,11 +93,18 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) trac
 // closure of a function inlined elsewhere after the function it was
 // inlined into (pkg.Handler.observe.func5 for pkg.observe.func1). Those
 // are found by the package and the place they start, which the profile
-// records, and which the trace's function table holds.
+// records, and which the trace's function table holds. In a test binary
+// of a command, the runtime names the command's functions by its import
+// path (example.com/cmd/tool.run), where calltrail names them main.run,
+// as in the command itself.
 type resolver struct {
 	byName map[string]*Func
 	at     map[place][]*Func
 	memo   map[*profile.Function]*Func
+	// mainPath is the import path the build recorded for the program:
+	// its main package's, or, for a test binary, the tested package's
+	// (example.com/cmd/tool), with ".test" after a library's.
+	mainPath string
 }
 
 // A place is where a function's declaration starts: its package, file
@@ -107,8 +114,9 @@ type place struct {
 	line      int
 }
 
-func newResolver(funcs []*Func, info func(uint32) tracefile.Func) *resolver {
+func newResolver(funcs []*Func, info func(uint32) tracefile.Func, mainPath string) *resolver {
 	r := &resolver{byName: map[string]*Func{}, at: map[place][]*Func{}, memo: map[*profile.Function]*Func{}}
+	r.mainPath = strings.TrimSuffix(mainPath, ".test")
 	for _, f := range funcs {
 		r.byName[f.Name] = f
 		if tf := info(f.ID); tf.Line > 0 {
@@ -126,23 +134,35 @@ func (r *resolver) of(fn *profile.Function) *Func {
 	if f, ok := r.memo[fn]; ok {
 		return f
 	}
-	f := r.byName[fn.Name]
-	if f == nil {
-		f = r.byName[GenericName(fn.Name)]
-	}
-	if f == nil && fn.StartLine > 0 {
-		var found []*Func
-		for _, c := range r.at[place{funcPackage(fn.Name), filepath.Base(fn.Filename), int(fn.StartLine)}] {
-			if isClosure(c.Name) == isClosure(fn.Name) {
-				found = append(found, c)
-			}
-		}
-		if len(found) == 1 {
-			f = found[0]
-		}
+	f := r.named(fn.Name, fn)
+	if rest, ok := strings.CutPrefix(fn.Name, r.mainPath+"."); ok && f == nil && r.mainPath != "" {
+		f = r.named("main."+rest, fn) // a command's, tested
 	}
 	r.memo[fn] = f
 	return f
+}
+
+// named finds the traced function that fn, named name, is.
+func (r *resolver) named(name string, fn *profile.Function) *Func {
+	if f := r.byName[name]; f != nil {
+		return f
+	}
+	if f := r.byName[GenericName(name)]; f != nil {
+		return f
+	}
+	if fn.StartLine <= 0 {
+		return nil
+	}
+	var found []*Func
+	for _, c := range r.at[place{funcPackage(name), filepath.Base(fn.Filename), int(fn.StartLine)}] {
+		if isClosure(c.Name) == isClosure(name) {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return nil
 }
 
 // GenericName writes a function name as calltrail names it, with the type

@@ -365,6 +365,38 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestResolveTestedCommand: in a test binary of a command, the runtime
+// names the command's functions by its import path, calltrail main.*;
+// the library's own functions keep their names, and a function of the
+// command that no traced one is stays unresolved.
+func TestResolveTestedCommand(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main.TestRun.func1 0
+1 +main.run 0
+1 +example.com/lib.Parse 10000000
+1 - 30000000
+1 - 90000000
+1 - 100000000
+`), Options{})
+	p.Meta.Package = "example.com/cmd/tool" // as a test binary of a command records it
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"testing.tRunner;example.com/cmd/tool.TestRun.func1;example.com/cmd/tool.run":                           40 * ms,
+			"testing.tRunner;example.com/cmd/tool.TestRun.func1;example.com/cmd/tool.run;example.com/lib.Parse":     20 * ms,
+			"testing.tRunner;example.com/cmd/tool.TestRun.func1;example.com/cmd/tool.run;example.com/cmd/tool.help": 5 * ms,
+		}),
+	}, nowhere, nil)
+	f := funcsByName(p)
+	for name, want := range map[string]int64{"main.TestRun.func1": 65 * ms, "main.run": 65 * ms, "example.com/lib.Parse": 20 * ms} {
+		if f[name].CPU != want {
+			t.Errorf("%s: cpu %v, want %v", name, f[name].CPU, want)
+		}
+	}
+	if c := f["main.run"].Callees; len(c) != 1 || c[0].On != "example.com/cmd/tool.help" {
+		t.Errorf("main.run's untraced callees %+v, want example.com/cmd/tool.help", c)
+	}
+}
+
 func TestGenericName(t *testing.T) {
 	for in, want := range map[string]string{
 		"main.sumSq[go.shape.float64]":                    "main.sumSq[...]",
