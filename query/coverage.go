@@ -112,9 +112,12 @@ func known(coverage []tracefile.Coverage, name string) (string, bool) {
 			exact = true
 			return
 		}
-		base := strings.TrimSuffix(full, "[...]")
-		if base == name || strings.HasSuffix(base, "."+name) || strings.HasSuffix(base, "/"+name) {
-			found = append(found, full)
+		// A generic function by its go doc name, or with its "[...]".
+		for _, f := range []string{strings.TrimSuffix(full, "[...]"), full} {
+			if f == name || strings.HasSuffix(f, "."+name) || strings.HasSuffix(f, "/"+name) {
+				found = append(found, full)
+				break
+			}
 		}
 	}
 	for _, c := range coverage {

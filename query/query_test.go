@@ -299,6 +299,7 @@ func TestOutside(t *testing.T) {
 		// As go doc names a generic function, and without its package.
 		"main.With": "main.With[...] is not traced: kept inlined",
 		"With":      "main.With[...] is not traced: kept inlined",
+		"With[...]": "main.With[...] is not traced: kept inlined",
 		"idle":      "main.idle is traced, but was not called in this run",
 		// Two functions have it: which one is not for Outside to guess.
 		"Get":                "",
