@@ -31,6 +31,10 @@ type InlineQuery struct {
 	Files   []string
 	Tests   bool   // with their test files
 	Overlay string // an overlay file for the go command, or ""
+	// KeepGoing leaves a package that does not build to the build to
+	// report, as go test reports it and tests the others: the compiler
+	// reports nothing of it. Otherwise it is an error.
+	KeepGoing bool
 	// Commands are the main packages among Packages and Importers:
 	// nothing imports them, and their report is compiled to its end
 	// rather than stand on a plain compile (see ServeReportCompile).
@@ -53,6 +57,9 @@ func (q InlineQuery) listArgs(more, flags, gcflags []string) []string {
 	args := append([]string{"list", "-export"}, more...)
 	if q.Tests {
 		args = append(args, "-test")
+	}
+	if q.KeepGoing {
+		args = append(args, "-e")
 	}
 	args = append(args, flags...)
 	for _, g := range gcflags {
@@ -148,7 +155,8 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil && asked == reportFlags && bytes.Contains(stderr.Bytes(), []byte(requiredPass)) {
+	// (With KeepGoing, a refusal fails the compiles, not the command.)
+	if asked == reportFlags && bytes.Contains(stderr.Bytes(), []byte(requiredPass)) {
 		return keepInlined(q, "-m -dwarf=false -B")
 	}
 	if err != nil {

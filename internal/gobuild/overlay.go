@@ -264,7 +264,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		for i, p := range selected {
 			paths[i] = p.ImportPath
 		}
-		q := InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests}
+		q := InlineQuery{Dir: b.Dir, Env: b.Env, Flags: flags, Packages: paths, Importers: importers, Tests: b.Tests, KeepGoing: b.Tests}
 		if slices.Contains(paths, "command-line-arguments") {
 			q.Files = b.Patterns
 		}
