@@ -306,8 +306,8 @@ func TestOnlyExternalTests(t *testing.T) {
 }
 
 // TestTestPackageThatDoesNotBuild: as go test does, calltrail test tests
-// every package that builds, traced, and says which did not build and
-// why (samber/lo v1.53.0's tests, as the module proxy serves them, build
+// every package that builds, traced, and says which did not build (type
+// errors, syntax errors) and why (samber/lo v1.53.0's tests, as the module proxy serves them, build
 // in one package of three).
 func TestTestPackageThatDoesNotBuild(t *testing.T) {
 	dir := t.TempDir()
@@ -317,11 +317,14 @@ func TestTestPackageThatDoesNotBuild(t *testing.T) {
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif A() != 1 {\n\t\tt.Fatal(\"A\")\n\t}\n}\n",
 		"b/b.go":      "package b\n\nfunc B() int { return 2 }\n",
 		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) { _ = helper() }\n",
+		"c/c_test.go": "package c\n\nimport \"testing\"\n\nfunc TestC(t *testing.T) { x := }\n",
 	})
 	chdir(t, dir)
 	code, stdout, stderr := runCmd("test", "-o", "traces", "./...")
-	if code != 1 || !strings.Contains(stdout, "ok  \texample.com/m/a") || !strings.Contains(stdout, "FAIL\texample.com/m/b [build failed]") || !strings.Contains(stdout+stderr, "undefined: helper") {
-		t.Fatalf("calltrail test: exit %d, want 1, a passed and b not built\n%s\n%s", code, stdout, stderr)
+	if code != 1 || !strings.Contains(stdout, "ok  \texample.com/m/a") ||
+		!strings.Contains(stdout, "FAIL\texample.com/m/b [build failed]") || !strings.Contains(stdout+stderr, "undefined: helper") ||
+		!strings.Contains(stdout, "FAIL\texample.com/m/c [setup failed]") || !strings.Contains(stdout+stderr, "c_test.go:5:33: expected operand") {
+		t.Fatalf("calltrail test: exit %d, want 1, a passed, b and c not built\n%s\n%s", code, stdout, stderr)
 	}
 	if code, stdout, stderr := runCmd("chains", "example.com/m/a.A", filepath.Join("traces", "a.test.trace")); code != 0 || !strings.Contains(stdout, "TestA") {
 		t.Errorf("chains a.A: exit %d\n%s%s", code, stdout, stderr)
