@@ -133,8 +133,11 @@ func (sess *session) run(args []string) (code int) {
 		return 2
 	}
 	fs := flag.NewFlagSet("calltrail "+v.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
+	// A mistaken flag is said in one line (below), -h gets the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	usage := func() {
+		fs.SetOutput(stderr)
 		fmt.Fprintf(stderr, "usage: calltrail %s %s\n\n%s\n", v.name, v.args, v.summary)
 		if hasFlags(fs) {
 			fmt.Fprintf(stderr, "\nflags:\n")
@@ -150,15 +153,17 @@ func (sess *session) run(args []string) (code int) {
 	rest := args[1:]
 	if v.custom {
 		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
-			fs.Usage()
+			usage()
 			return 0
 		}
 	} else {
 		var err error
 		if rest, err = parseInterspersed(fs, rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return 0
 			}
+			fmt.Fprintf(stderr, "calltrail %s: %v (calltrail %s -h lists its flags)\n", v.name, err, v.name)
 			return 2
 		}
 	}

@@ -236,8 +236,13 @@ func TestUsage(t *testing.T) {
 	if code, _, errOut := runCmd("frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runCmd("replay", "-F", "(", "x"); code != 2 || !strings.Contains(errOut, "-F:") {
+	if code, _, errOut := runCmd("replay", "-F", "(", "x"); code != 2 || !strings.Contains(errOut, "-F:") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("bad regexp: exit %d, %q", code, errOut)
+	}
+	// A flag mistyped: one line that says which, and where the flags are
+	// listed, not the whole usage.
+	if code, _, errOut := runCmd("report", "--jsn", "x"); code != 2 || errOut != "calltrail report: flag provided but not defined: -jsn (calltrail report -h lists its flags)\n" {
+		t.Errorf("flag mistyped: exit %d, %q", code, errOut)
 	}
 	if code, _, errOut := runCmd("replay", "a", "b"); code != 2 || !strings.Contains(errOut, "want one trace file") {
 		t.Errorf("two files: exit %d, %q", code, errOut)
