@@ -331,6 +331,25 @@ func TestTestPackageThatDoesNotBuild(t *testing.T) {
 	}
 }
 
+// TestPkgsLeavesMainOut: a program whose --pkgs leaves its main package
+// out says why its functions, named main.*, are not in the trace.
+func TestPkgsLeavesMainOut(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":     "module example.com/m\n\ngo 1.22\n",
+		"lib/lib.go": "package lib\n\n//go:noinline\nfunc Twice(n int) int { return 2 * n }\n",
+		"main.go":    "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/m/lib\"\n)\n\nfunc main() { fmt.Println(lib.Twice(21)) }\n",
+	})
+	chdir(t, dir)
+	if code, stdout, stderr := runCmd("run", "--pkgs", "example.com/m/lib", "."); code != 0 || stdout != "42\n" {
+		t.Fatalf("calltrail run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	want := "main.main is not traced: package main was not instrumented (not matched by --pkgs: --pkgs example.com/m traces it)"
+	if code, _, stderr := runCmd("chains", "main.main"); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("chains main.main: exit %d, %q; want %q", code, stderr, want)
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	module(t)
 	if code, _, stderr := runCmd("run"); code != 2 || !strings.Contains(stderr, "name the package to run") {

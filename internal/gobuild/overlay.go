@@ -252,6 +252,9 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		own := p.Module != nil && p.Module.Main || p.ImportPath == "command-line-arguments" && !p.DepOnly
 		if b.Instrument != nil && !chosen[p.ImportPath] {
 			untraced[p.ImportPath] = "not matched by --pkgs: --pkgs " + p.ImportPath + " traces it"
+			if _, said := untraced["main"]; p.Name == "main" && !said {
+				untraced["main"] = untraced[p.ImportPath] // see mainSaid
+			}
 			continue
 		}
 		if b.Instrument == nil && !own {
@@ -291,6 +294,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	}
 	var homeless []tracefile.Coverage // of packages with nothing traced
 	carrier := ""                     // an instrumented copy to register them
+	mainSaid := false
 	for _, p := range selected {
 		if p.Module != nil && !p.Module.Main && inCache(p.Dir) {
 			// The go command does not overlay files in the module
@@ -381,6 +385,13 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		}
 		if !p.DepOnly {
 			cov.Untraced = untracedDeps(p, untraced)
+		}
+		if why, ok := untraced["main"]; ok && !mainSaid {
+			// A main package --pkgs left out depends on the packages
+			// traced, not they on it: it is said once, as "main", its
+			// functions' prefix.
+			cov.Untraced = append(cov.Untraced, tracefile.Untraced{Path: "main", Why: why})
+			mainSaid = true
 		}
 		if last == "" {
 			// Nothing of it is traced: another package's copy
