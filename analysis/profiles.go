@@ -101,9 +101,10 @@ type resolver struct {
 	byName map[string]*Func
 	at     map[place][]*Func
 	memo   map[*profile.Function]*Func
-	// mainPath is the import path the build recorded for the program:
-	// its main package's, or, for a test binary, the tested package's
-	// (example.com/cmd/tool), with ".test" after a library's.
+	// mainPath is the import path of the program's main package, or
+	// of the package a test binary tests: the build records
+	// example.com/cmd/tool for a command's tests, example.com/lib.test
+	// for a library's.
 	mainPath string
 }
 
