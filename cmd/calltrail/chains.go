@@ -50,10 +50,16 @@ func chainsVerb() *verb {
 				return usageError{"--panics and --errors choose calls two ways: give one"}
 			}
 			fn, rest := args[0], args[1:]
-			if len(rest) == 0 && sf.from == "" && isTrace(fn) {
+			if sf.from == "" && isTrace(fn) {
 				// calltrail chains trace.out: the file was read as
-				// the function, and calltrail.out as the trace.
-				return usageError{fmt.Sprintf("name the function before the trace, e.g. calltrail chains main.D %s", fn)}
+				// the function, and calltrail.out as the trace; or
+				// calltrail chains trace.out main.D, the other way
+				// round.
+				example := "main.D"
+				if len(rest) == 1 && !isTrace(rest[0]) {
+					example = rest[0]
+				}
+				return usageError{fmt.Sprintf("name the function before the trace, e.g. calltrail chains %s %s", example, fn)}
 			}
 			ctx, src, finish, err := sess.source(&ff, &sf, rest, false)
 			if err != nil {

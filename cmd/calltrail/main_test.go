@@ -283,6 +283,10 @@ func TestCommandLineHabits(t *testing.T) {
 	if code, _, stderr := runCmd("chains", path); code != 2 || !strings.Contains(stderr, "name the function before the trace") {
 		t.Errorf("chains FILE: exit %d, %s", code, stderr)
 	}
+	// The two the other way round: said so, with the function named.
+	if code, _, stderr := runCmd("chains", path, "main.D"); code != 2 || !strings.Contains(stderr, "name the function before the trace, e.g. calltrail chains main.D "+path) {
+		t.Errorf("chains FILE FUNC: exit %d, %s", code, stderr)
+	}
 	// A file that is no trace, such as a program named as the pattern
 	// asked for, leaves the pattern a pattern.
 	binary := filepath.Join(t.TempDir(), "gojq")
