@@ -49,7 +49,7 @@ func Enter(f *Func) Call {
 	if !Enabled || !recording.Load() {
 		return 0
 	}
-	return tr.enter(f) // out of line, so that only the check is inlined
+	return enterFast(f) // out of line, so that only the check is inlined
 }
 
 // Exit records the end of call c, whether its function returned, panicked
@@ -60,7 +60,7 @@ func Enter(f *Func) Call {
 // documentation).
 func Exit(c Call) {
 	if Enabled && c != 0 {
-		tr.exit(c)
+		exitFast(c)
 	}
 }
 
@@ -84,11 +84,11 @@ func Exit(c Call) {
 // documentation).
 func ExitErr(c Call, err *error) {
 	if Enabled && c != 0 {
-		var id uint32
-		if *err != nil {
-			id = tr.errorID(c.goroutine(), *err)
+		if *err == nil {
+			exitFast(c)
+			return
 		}
-		tr.exitErr(c, id)
+		tr.exitErr(c, tr.errorID(c.goroutine(), *err))
 	}
 }
 

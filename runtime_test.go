@@ -620,8 +620,10 @@ func TestDropWholeCalls(t *testing.T) {
 // from the monotonic clock, exits classified from the stack.
 func TestFallbacks(t *testing.T) {
 	setup()
+	defer setHot()
 	defer gstate.Fallback()()
 	defer clock.Monotonic()()
+	setHot()
 	TestCallTree(t)
 	TestPanicExits(t)
 	TestGoexitExits(t)

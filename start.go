@@ -154,9 +154,14 @@ func parseSize(s string) (int, error) {
 
 // setup probes the runtime and the machine, once per process.
 func setup() {
-	gstate.Probe(hotPathInlined())
-	clock.Setup()
+	setupOnce.Do(func() {
+		gstate.Probe(hotPathInlined())
+		clock.Setup()
+		setHot()
+	})
 }
+
+var setupOnce sync.Once
 
 // newTracer builds the rings for o and starts the writer on out.
 func newTracer(o options, out io.WriteCloser, text io.Writer, textCloser io.Closer) (*tracer, error) {

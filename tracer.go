@@ -571,6 +571,8 @@ var exitFrames = map[string]bool{
 	selfPkg + "Exit":              true,
 	selfPkg + "ExitErr":           true,
 	selfPkg + "exitKind":          true,
+	selfPkg + "exitFast":          true,
+	selfPkg + "exitSlow":          true,
 }
 
 // selfPkg is this package's prefix in function names, read from the

@@ -36,6 +36,11 @@ func Units(ticks int64) int64 {
 // Counter reports whether trace units come from the cycle counter.
 func Counter() bool { return useCounter }
 
+// Shift returns how far Units shifts a counter reading right, for code
+// that turns readings into units itself; ok is false where units do not
+// come from the counter.
+func Shift() (shift uint, ok bool) { return tickShift, useCounter }
+
 // Name names the clock: "tsc", "cntvct" or "monotonic".
 func Name() string { return name }
 

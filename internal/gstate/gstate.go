@@ -50,6 +50,23 @@ func Probe(withP bool) {
 // verified.
 func Fast() bool { return fast }
 
+// Offsets returns the offsets in the runtime's g of the goroutine id and,
+// in the m, of the P (see StateP), for code that reads them itself, such
+// as calltrail's assembly hot path; both 0 where StateP gives no P.
+func Offsets() (goid, p uintptr) {
+	if !fast || pOff == 0 {
+		return 0, 0
+	}
+	return goidOff, pOff
+}
+
+// PanicOffset and MOffset are the offsets in the runtime's g of _panic and
+// of m, the same in every Go release calltrail knows.
+const (
+	PanicOffset = panicOff
+	MOffset     = mOff
+)
+
 // State returns the calling goroutine's id, whether a panic or Goexit is
 // unwinding it (non-zero g._panic), and the cycle counter, in one call.
 // Only when Fast.

@@ -64,6 +64,23 @@ type Ring struct {
 	_          [24]byte
 }
 
+// The layout of Ring and Slot, for calltrail's hot path in assembly, which
+// does what Owner, Take, At and Put do, in that order.
+const (
+	Size        = unsafe.Sizeof(Ring{})
+	StateOffset = unsafe.Offsetof(Ring{}.state)
+	OwnerOffset = unsafe.Offsetof(Ring{}.owner)
+	TailOffset  = unsafe.Offsetof(Ring{}.tail)
+	SlotsOffset = unsafe.Offsetof(Ring{}.slots)
+	MaskOffset  = unsafe.Offsetof(Ring{}.mask)
+	SizeOffset  = unsafe.Offsetof(Ring{}.size)
+	HeadShift   = owedBits // state holds the head from this bit up
+	HeadMask    = headMask
+	SlotSize    = unsafe.Sizeof(Slot{})
+	SlotWord    = unsafe.Offsetof(Slot{}.Word)
+	SlotTime    = unsafe.Offsetof(Slot{}.Time)
+)
+
 // New returns a ring of size slots, a power of two.
 func New(size int) Ring {
 	return Ring{slots: make([]Slot, size), mask: uint64(size - 1), size: uint64(size)}

@@ -1,0 +1,106 @@
+//go:build !race
+
+#include "go_asm.h"
+#include "textflag.h"
+
+// The common cases of tracer.enter and tracer.exitErr (see hotpath_asm.go),
+// step for step: read the goroutine's P as gstate.StateP does (OWNRING),
+// check that the goroutine owns the P's ring, stamp the event as
+// clock.Units does and take a slot as ring.Take does (TAKE), and fill it
+// as ring.Put does. Any other case jumps to the Go code, with the
+// arguments as they came.
+
+// OWNRING leaves in SI the ring of the P that g (in CX) runs on, if the
+// goroutine in R9 owns it; it jumps to fail if not. hot.pOff is in SI.
+#define OWNRING(fail) \
+	MOVQ	const_gM(CX), CX	/* g.m */ \
+	MOVQ	(CX)(SI*1), CX		/* m.p */ \
+	MOVLQSX	(CX), SI		/* p.id */ \
+	MOVQ	·tr(SB), BX \
+	CMPQ	SI, (tracer_pRings+8)(BX) \
+	JAE	fail			/* no ring of this P, or p -1 */ \
+	IMULQ	$const_ringSize, SI \
+	ADDQ	tracer_pRings(BX), SI \
+	CMPQ	R9, const_ringOwner(SI) \
+	JNE	fail
+
+// TAKE reads the time into AX and takes the next slot of the ring in SI,
+// into R10; it jumps to fail if the ring is full.
+#define TAKE(fail) \
+	RDTSC \
+	SHLQ	$32, DX \
+	ORQ	DX, AX \
+	MOVQ	·hot+hotState_shift(SB), CX \
+	SARQ	CX, AX \
+	MOVQ	const_ringState(SI), R10 \
+	SHRQ	$const_ringShift, R10	/* head */ \
+	LEAQ	1(R10), R11 \
+	MOVQ	R11, R12 \
+	SUBQ	const_ringTail(SI), R12 \
+	MOVQ	$const_ringHeadMask, R13 \
+	ANDQ	R13, R12 \
+	CMPQ	R12, const_ringLen(SI) \
+	JHI	fail \
+	ANDQ	R13, R11 \
+	SHLQ	$const_ringShift, R11 \
+	MOVQ	R11, const_ringState(SI) \
+	ANDQ	const_ringMask(SI), R10 \
+	SHLQ	$const_slotShift, R10 \
+	ADDQ	const_ringSlots(SI), R10
+
+// func enterFast(f *Func) Call
+TEXT ·enterFast(SB),NOSPLIT,$0-16
+	MOVQ	·hot+hotState_pOff(SB), SI
+	TESTQ	SI, SI
+	JZ	slow
+	MOVQ	f+0(FP), BX
+	MOVL	Func_id(BX), R8		// R8 = id, with the idMain flag
+	TESTL	R8, R8
+	JZ	slow
+	MOVQ	TLS, CX
+	MOVQ	0(CX)(TLS*1), CX	// g
+	MOVQ	·hot+hotState_goidOff(SB), DI
+	MOVQ	(CX)(DI*1), R9
+	MOVQ	$const_gMask, DI
+	ANDQ	DI, R9			// R9 = the goroutine, as a Call keeps it
+	OWNRING(slow)
+	TAKE(slow)
+	MOVQ	AX, const_slotTime(R10)
+	MOVL	R8, DX
+	ANDL	$const_fidMask, DX
+	SHLQ	$2, DX
+	ORQ	$const_enterOp, DX
+	SHLQ	$const_opBits, R9
+	ORQ	R9, DX			// DX = tracewrite.RawEnter(g, id)
+	MOVQ	DX, const_slotWord(R10)
+	ANDL	$const_idMain, R8
+	SHLQ	$const_mainShift, R8
+	ORQ	R8, DX			// the Call, with callMain
+	MOVQ	DX, ret+8(FP)
+	RET
+slow:
+	JMP	·enterSlow(SB)
+
+// func exitFast(c Call)
+TEXT ·exitFast(SB),NOSPLIT,$0-8
+	MOVQ	·hot+hotState_pOff(SB), SI
+	TESTQ	SI, SI
+	JZ	xslow
+	MOVQ	c+0(FP), R9
+	MOVQ	R9, R8
+	SHRQ	$62, R8
+	JNZ	xslow			// callRoot or callMain
+	SHRQ	$const_opBits, R9	// R9 = the goroutine
+	MOVQ	TLS, CX
+	MOVQ	0(CX)(TLS*1), CX	// g
+	CMPQ	const_gPanic(CX), $0
+	JNE	xslow			// panicking: exitKind tells how the call ends
+	OWNRING(xslow)
+	TAKE(xslow)
+	MOVQ	AX, const_slotTime(R10)
+	SHLQ	$const_opBits, R9
+	ORQ	$const_returnOp, R9	// tracewrite.RawExit(g, records.Return)
+	MOVQ	R9, const_slotWord(R10)
+	RET
+xslow:
+	JMP	·exitSlow(SB)

@@ -1,0 +1,14 @@
+//go:build !amd64 || race
+
+package calltrail
+
+// asmHotPath says whether enterFast and exitFast are in assembly. Race
+// builds use Go, whose memory accesses the race detector sees.
+const asmHotPath = false
+
+// enterFast records the calling goroutine's entry into f: t.enter, where
+// there is no assembly for its common case.
+func enterFast(f *Func) Call { return tr.enter(f) }
+
+// exitFast records the end of call c, which returned no error.
+func exitFast(c Call) { tr.exitErr(c, 0) }
