@@ -193,11 +193,46 @@ func parseTraced(fs *flag.FlagSet, a *tracedArgs, args []string, isRun bool) err
 			}
 			a.goFlags = append(a.goFlags, arg, args[i+1])
 			i++
+		case !gobuild.IsGoFlag(name) && nearFlag(fs, name) != "":
+			// Not go's: a mistyped flag of calltrail's, which go
+			// would refuse with its own usage.
+			return usageError{fmt.Sprintf("flag provided but not defined: %s (did you mean --%s? %s -h lists its flags)", arg, nearFlag(fs, name), fs.Name())}
 		default:
 			a.goFlags = append(a.goFlags, arg)
 		}
 	}
 	return nil
+}
+
+// nearFlag returns the flag of fs that name, a flag fs does not define,
+// is one letter off, a start of or longer than: --pkg for --pkgs, --erors
+// for --errors. It returns "" if none is.
+func nearFlag(fs *flag.FlagSet, name string) (near string) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if near == "" && len(name) > 1 && (strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name) && len(f.Name) > 1 || oneOff(name, f.Name)) {
+			near = f.Name
+		}
+	})
+	return near
+}
+
+// oneOff reports whether a and b differ by one letter changed, added or
+// left out, or two letters next to each other swapped.
+func oneOff(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case len(b)-len(a) == 1:
+		return a[i:] == b[i+1:]
+	case len(a) != len(b) || i == len(a):
+		return false
+	}
+	return a[i+1:] == b[i+1:] || i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
 }
 
 // goFlagsHelp says where the flags calltrail does not know go.

@@ -650,6 +650,29 @@ func TestTracedHelp(t *testing.T) {
 	}
 }
 
+// TestMistypedFlag checks that a flag one letter off calltrail's own is
+// said to be so in one line, while the go command's flags, however close
+// to calltrail's, still go to it.
+func TestMistypedFlag(t *testing.T) {
+	for _, tc := range []struct{ arg, near string }{
+		{"--pkg", "pkgs"}, {"-func", "funcs"}, {"--erors", "errors"}, {"--exlcude", "exclude"},
+		{"--profile=cpu", "profiles"}, {"--inline", "inlined"}, {"--lives", "live"},
+	} {
+		want := "calltrail run: flag provided but not defined: " + tc.arg + " (did you mean --" + tc.near + "? calltrail run -h lists its flags)\n"
+		if code, _, stderr := runCmd("run", tc.arg, "x", "."); code != 2 || stderr != want {
+			t.Errorf("run %s x .: exit %d, %q; want 2, %q", tc.arg, code, stderr, want)
+		}
+	}
+	for _, arg := range []string{"-a", "-p", "-n", "-race", "-x", "-o"} {
+		var a tracedArgs
+		fs := flag.NewFlagSet("calltrail build", flag.ContinueOnError)
+		tracedFlags(fs, &a, "", false, true)
+		if err := parseTraced(fs, &a, []string{arg, "1", "."}, false); err != nil {
+			t.Errorf("build %s 1 .: %v", arg, err)
+		}
+	}
+}
+
 // TestRunFiles runs a program named by its files, as go run main.go
 // does: they are the user's code, and traced.
 func TestRunFiles(t *testing.T) {

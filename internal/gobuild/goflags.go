@@ -38,6 +38,19 @@ var selectingFlags = map[string]bool{
 // (without dashes) takes a value, which may stand as the next argument.
 func TakesValue(name string) bool { return valueFlags[name] }
 
+// boolFlags are the go command's build and test flags that take no
+// value.
+var boolFlags = map[string]bool{
+	"a": true, "n": true, "race": true, "msan": true, "asan": true, "cover": true, "v": true,
+	"work": true, "x": true, "linkshared": true, "modcacherw": true, "trimpath": true,
+	"buildvcs": true, "json": true, "i": true, "failfast": true, "short": true, "benchmem": true,
+	"fullpath": true, "c": true,
+}
+
+// IsGoFlag reports whether name (without dashes) is one of the go
+// command's build or test flags.
+func IsGoFlag(name string) bool { return valueFlags[name] || boolFlags[name] }
+
 // goFlag is one flag of the go command, with its value if it has one.
 type goFlag struct {
 	name, value string
