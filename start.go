@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -146,7 +147,7 @@ func parseSize(s string) (int, error) {
 		u = u[:len(u)-1]
 	}
 	n, err := strconv.Atoi(u)
-	if err != nil || n <= 0 || n > (1<<40)/mult {
+	if err != nil || n <= 0 || int64(n) > (1<<40)/int64(mult) || n > math.MaxInt/mult {
 		return 0, fmt.Errorf("want a size such as 64MiB")
 	}
 	return n * mult, nil

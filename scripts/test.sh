@@ -4,8 +4,8 @@
 # short fuzzing run of the trace reader, the runtime's tests (with its
 # internal packages') on every Go release from go1.22 (toolchains come
 # from the Go module proxy), and on linux/arm64 and linux/riscv64 under
-# qemu (installed from Debian's packages when missing). Cross-builds for
-# darwin/arm64 and windows/amd64.
+# qemu (installed from Debian's packages when missing), and on linux/386.
+# Cross-builds for darwin/arm64 and windows/amd64.
 # The web UI's browser tests drive headless Chromium (installed from
 # Debian's packages when missing) in every pass of the tests.
 # The store's tests run against ClickHouse (Debian's clickhouse-server,
@@ -106,6 +106,8 @@ others() {
 		GOTOOLCHAIN=$v go test -count=1 -tags calltrail . ./tracefile ./internal/gstate ./internal/clock ./internal/ring ./internal/gtable
 	done
 	echo "-- other platforms"
+	echo "-- linux/386, 32-bit"
+	GOARCH=386 go test -count=1 -tags calltrail .
 	for arch in arm64 riscv64; do
 		echo "-- linux/$arch under qemu"
 		GOARCH=$arch go test -c -tags calltrail -o "$tmp/calltrail-$arch.test" .

@@ -54,7 +54,7 @@ func peak(out string, args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10
 	if err := os.WriteFile(out, []byte(strconv.FormatInt(rss, 10)), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -445,8 +445,8 @@ func TestRealModuleSpans(t *testing.T) {
 // other not at all, the CPU profile's samples (labelled with their spans)
 // put the first's on it, and none on the second.
 func TestRequestCPU(t *testing.T) {
-	busy := request{trace: fmt.Sprintf("%032x", 0xc0ffee01), parent: fmt.Sprintf("%016x", 0xc0ffee01), n: 6, spin: 40 * time.Millisecond}
-	idle := request{trace: fmt.Sprintf("%032x", 0xc0ffee02), parent: fmt.Sprintf("%016x", 0xc0ffee02), n: 6}
+	busy := request{trace: fmt.Sprintf("%032x", uint32(0xc0ffee01)), parent: fmt.Sprintf("%016x", uint32(0xc0ffee01)), n: 6, spin: 40 * time.Millisecond}
+	idle := request{trace: fmt.Sprintf("%032x", uint32(0xc0ffee02)), parent: fmt.Sprintf("%016x", uint32(0xc0ffee02)), n: 6}
 	trace := servedOrders(t, []request{busy, idle}, "CALLTRAIL_PROFILES=cpu")
 	priceCPU := func(args ...string) int64 {
 		t.Helper()

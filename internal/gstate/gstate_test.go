@@ -125,7 +125,7 @@ func TestStateP(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	if isP(1<<40, 8, -1) {
+	if isP(^uintptr(0)&^7, 8, -1) {
 		t.Error("an address that faults is a P")
 	}
 }

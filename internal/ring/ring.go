@@ -61,7 +61,7 @@ type Ring struct {
 	slots      []Slot
 	mask       uint64
 	size       uint64
-	_          [24]byte
+	_          [48 - unsafe.Sizeof([]Slot(nil))]byte // 24 where a slice is 24 bytes, 36 where it is 12
 }
 
 // The layout of Ring and Slot, for calltrail's hot path in assembly, which
