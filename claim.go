@@ -5,6 +5,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/calltrail/calltrail/internal/clock"
+	"github.com/calltrail/calltrail/internal/gstate"
 	"github.com/calltrail/calltrail/internal/ring"
 	"github.com/calltrail/calltrail/internal/tracewrite"
 )
@@ -133,10 +134,14 @@ func (t *tracer) takeIn(i int, g, n uint64, lim upto) (pos uint64, ok bool) {
 }
 
 // own makes goroutine g, which took slots in ring i, the ring's owner,
-// if that ring is a P's and g is seen and not quiet.
+// if that ring is a P's and g is seen and not quiet; and keeps, for the
+// assembly hot path, the P's address in the ring and the ring by g in
+// the owned table. Its caller keeps g on the P.
 func (t *tracer) own(i int, g uint64) {
 	if i < t.perP && t.seen[g&t.seenMask].Load() == g {
+		t.rings[i].SetP(gstate.P()) // the same P each time; for the assembly's check
 		t.rings[i].Own(g)
+		t.owned[g&t.whereMask].Store(&t.rings[i])
 	}
 }
 

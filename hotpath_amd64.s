@@ -4,25 +4,35 @@
 #include "textflag.h"
 
 // The common cases of tracer.enter and tracer.exitErr (see hotpath_asm.go),
-// step for step: read the goroutine's P as gstate.StateP does (OWNRING),
-// check that the goroutine owns the P's ring, stamp the event as
+// step for step, but for how they find the P's ring: take the ring the
+// goroutine came to own last and check that it is the ring of the P it
+// runs on, and that the goroutine owns it still (OWNRING), stamp the event as
 // clock.Units does and take a slot as ring.Take does (TAKE), and fill it
 // as ring.Put does. Any other case jumps to the Go code, with the
 // arguments as they came.
 
-// OWNRING leaves in SI the ring of the P that g (in CX) runs on, if the
-// goroutine in R9 owns it; it jumps to fail if not. hot.pOff is in SI.
+// OWNRING leaves in SI the ring that the goroutine in R9, running on g
+// (in CX), last came to own (the tracer's owned table), if it is the ring
+// of the P it runs on, by the P's address, and the goroutine owns it
+// still; it jumps to fail if not. hot.pOff is in SI. The table is read
+// beside the m and its P, not after them: through the P's id, the ring
+// is two dependent loads further, which cost a tenth of a traced call
+// (README, Benchmarks).
 #define OWNRING(fail) \
+	MOVQ	·tr(SB), BX \
+	MOVQ	R9, DI \
+	ANDQ	tracer_whereMask(BX), DI \
+	MOVQ	tracer_owned(BX), DX \
+	MOVQ	(DX)(DI*8), DI		/* the ring it last owned */ \
+	TESTQ	DI, DI \
+	JZ	fail \
 	MOVQ	const_gM(CX), CX	/* g.m */ \
 	MOVQ	(CX)(SI*1), CX		/* m.p */ \
-	MOVLQSX	(CX), SI		/* p.id */ \
-	MOVQ	·tr(SB), BX \
-	CMPQ	SI, (tracer_pRings+8)(BX) \
-	JAE	fail			/* no ring of this P, or p -1 */ \
-	IMULQ	$const_ringSize, SI \
-	ADDQ	tracer_pRings(BX), SI \
-	CMPQ	R9, const_ringOwner(SI) \
-	JNE	fail
+	CMPQ	CX, const_ringP(DI) \
+	JNE	fail			/* another P's ring */ \
+	CMPQ	R9, const_ringOwner(DI) \
+	JNE	fail \
+	MOVQ	DI, SI
 
 // TAKE reads the time into AX and takes the next slot of the ring in SI,
 // into R10; it jumps to fail if the ring is full.

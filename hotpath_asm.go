@@ -38,6 +38,7 @@ const (
 	ringSize     = ring.Size
 	ringState    = ring.StateOffset
 	ringOwner    = ring.OwnerOffset
+	ringP        = ring.POffset
 	ringTail     = ring.TailOffset
 	ringSlots    = ring.SlotsOffset
 	ringMask     = ring.MaskOffset

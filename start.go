@@ -288,6 +288,7 @@ func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 		seenMask:  1<<12 - 1,
 		where:     whereTable(),
 		whereMask: 1<<14 - 1,
+		owned:     make([]atomic.Pointer[ring.Ring], 1<<14),
 	}
 	if policy == fullWait {
 		t.perP = nshards - 1

@@ -100,3 +100,13 @@ func isP(p, m uintptr, pid int) (ok bool) {
 // mScanLimit bounds the offsets probeP tries for m.curg: it is at 184 in
 // go1.26 on linux/amd64, after the signal stack, mask and TLS words.
 const mScanLimit = 1024
+
+// P returns the address of the P the goroutine runs on, 0 where StateP
+// gives no P. Like StateP's id, it is the goroutine's P only while the
+// goroutine cannot move: pinned, or in nosplit code.
+func P() uintptr {
+	if pOff == 0 {
+		return 0
+	}
+	return uintptr(at(uintptr(at(gptr()+mOff)) + pOff))
+}

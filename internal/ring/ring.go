@@ -48,8 +48,9 @@ func Reached(pos, p uint64) bool { return Dist(p, pos) < 1<<(PosBits-1) }
 // the second, and read-only fields on the third.
 type Ring struct {
 	state atomic.Uint64
-	owner atomic.Uint64 // see Owner
-	_     [48]byte
+	owner atomic.Uint64  // see Owner
+	p     atomic.Uintptr // see P
+	_     [48 - unsafe.Sizeof(uintptr(0))]byte
 	tail  atomic.Uint64 // next slot the reader reads; written by the reader only
 	// Counters of the program's writers, kept here for their cache
 	// line.
@@ -70,6 +71,7 @@ const (
 	Size        = unsafe.Sizeof(Ring{})
 	StateOffset = unsafe.Offsetof(Ring{}.state)
 	OwnerOffset = unsafe.Offsetof(Ring{}.owner)
+	POffset     = unsafe.Offsetof(Ring{}.p)
 	TailOffset  = unsafe.Offsetof(Ring{}.tail)
 	SlotsOffset = unsafe.Offsetof(Ring{}.slots)
 	MaskOffset  = unsafe.Offsetof(Ring{}.mask)
@@ -110,6 +112,14 @@ func (r *Ring) Owner() uint64 { return r.owner.Load() }
 
 // Own sets the ring's owner.
 func (r *Ring) Own(g uint64) { r.owner.Store(g) }
+
+// P returns what the ring's user last set with SetP: for calltrail, the
+// address of the runtime's P whose ring it is, which its hot path
+// compares with the P it runs on; on the cache line Take reads anyway.
+func (r *Ring) P() uintptr { return r.p.Load() }
+
+// SetP sets what P returns.
+func (r *Ring) SetP(p uintptr) { r.p.Store(p) }
 
 // SwapOwner sets the ring's owner to new if it is old, and reports
 // whether it was. It writes the ring's busy line only then.
