@@ -53,6 +53,13 @@ func procUnpin()
 // which asks for a barrier before its next events. While it is quiet,
 // its ring's owner bears the mark (quieten).
 //
+// The hot path in assembly (hotpath_amd64.s) finds the ring without the
+// P's id: own keeps, by goroutine, the ring it came to own last (owned)
+// and, in the ring, the P's address; the assembly takes the goroutine's
+// entry, a load beside the ones that read its P, and checks the ring's
+// P and owner. A stale entry, or another goroutine's sharing it, fails
+// the check and takes the slow path.
+//
 // Under fullDrop, where an enter must be sure of its exit's slot, rings
 // are chosen by goroutine id instead, as they were before (Reserve).
 

@@ -6,7 +6,7 @@ package calltrail
 // builds use Go, whose memory accesses the race detector sees.
 const asmHotPath = false
 
-// enterFast records the calling goroutine's entry into f: t.enter, where
+// enterFast records the calling goroutine's entry into f: tracer.enter, where
 // there is no assembly for its common case.
 func enterFast(f *Func) Call { return tr.enter(f) }
 

@@ -49,7 +49,7 @@ func Reached(pos, p uint64) bool { return Dist(p, pos) < 1<<(PosBits-1) }
 type Ring struct {
 	state atomic.Uint64
 	owner atomic.Uint64  // see Owner
-	p     atomic.Uintptr // see P
+	p     atomic.Uintptr // see SetP
 	_     [48 - unsafe.Sizeof(uintptr(0))]byte
 	tail  atomic.Uint64 // next slot the reader reads; written by the reader only
 	// Counters of the program's writers, kept here for their cache
@@ -113,12 +113,9 @@ func (r *Ring) Owner() uint64 { return r.owner.Load() }
 // Own sets the ring's owner.
 func (r *Ring) Own(g uint64) { r.owner.Store(g) }
 
-// P returns what the ring's user last set with SetP: for calltrail, the
-// address of the runtime's P whose ring it is, which its hot path
-// compares with the P it runs on; on the cache line Take reads anyway.
-func (r *Ring) P() uintptr { return r.p.Load() }
-
-// SetP sets what P returns.
+// SetP keeps p for the ring's user: for calltrail, the address of the
+// runtime's P whose ring it is, which its assembly hot path compares with
+// the P it runs on (at POffset), on the cache line Take reads anyway.
 func (r *Ring) SetP(p uintptr) { r.p.Store(p) }
 
 // SwapOwner sets the ring's owner to new if it is old, and reports
