@@ -247,13 +247,7 @@ func TestEndsAreNotFailures(t *testing.T) {
 // hostile ones (whose function tables repeat names), recursions deeper
 // than MaxStack that meet once cut.
 func TestFoldedAsJoined(t *testing.T) {
-	checked := 0
-	for i, data := range generated(t) {
-		rd, err := tracefile.NewReader(bytes.NewReader(data))
-		if err != nil {
-			continue
-		}
-		p := analysis.Analyze(rd, analysis.Options{})
+	eachAnalysed(t, analysis.Options{}, func(i int, p *analysis.Profile) {
 		var got bytes.Buffer
 		cut, err := Folded(&got, p)
 		if err != nil {
@@ -263,11 +257,7 @@ func TestFoldedAsJoined(t *testing.T) {
 		if got.String() != want || cut != wantCut {
 			t.Errorf("trace %d: Folded cut %d chains and wrote\n%s\nwant %d and\n%s", i, cut, got.String(), wantCut, want)
 		}
-		checked++
-	}
-	if checked < 120 {
-		t.Errorf("only %d traces read", checked)
-	}
+	})
 }
 
 // TestProfileAsJoined: Profile, which shares the samples of chains that
@@ -275,13 +265,7 @@ func TestFoldedAsJoined(t *testing.T) {
 // label, with what adding up every chain's figures by stack and label
 // gives, on the traces TestFoldedAsJoined reads.
 func TestProfileAsJoined(t *testing.T) {
-	checked := 0
-	for i, data := range generated(t) {
-		rd, err := tracefile.NewReader(bytes.NewReader(data))
-		if err != nil {
-			continue
-		}
-		p := analysis.Analyze(rd, analysis.Options{ByGoroutine: true})
+	eachAnalysed(t, analysis.Options{ByGoroutine: true}, func(i int, p *analysis.Profile) {
 		prof, cut := Profile(p)
 		if err := prof.CheckValid(); err != nil {
 			t.Fatalf("trace %d: %v", i, err)
@@ -311,6 +295,63 @@ func TestProfileAsJoined(t *testing.T) {
 		if !maps.Equal(got, want) || cut != wantCut {
 			t.Errorf("trace %d: Profile cut %d chains and made\n%v\nwant %d and\n%v", i, cut, got, wantCut, want)
 		}
+	})
+}
+
+// TestPprofAsProfile: Pprof, which writes each sample as it is made,
+// writes the profile Profile makes, as the pprof package reads it back:
+// the same samples (in another order), locations, functions and header,
+// on the traces TestFoldedAsJoined reads.
+func TestPprofAsProfile(t *testing.T) {
+	eachAnalysed(t, analysis.Options{ByGoroutine: true}, func(i int, p *analysis.Profile) {
+		var streamed, whole bytes.Buffer
+		cut, err := Pprof(&streamed, p)
+		if err != nil {
+			t.Fatalf("trace %d: %v", i, err)
+		}
+		prof, wantCut := Profile(p)
+		if err := prof.Write(&whole); err != nil {
+			t.Fatalf("trace %d: %v", i, err)
+		}
+		got, err := profile.Parse(&streamed)
+		if err != nil {
+			t.Fatalf("trace %d: the export does not parse: %v", i, err)
+		}
+		want, err := profile.Parse(&whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := canonical(got), canonical(want); g != w || cut != wantCut {
+			t.Errorf("trace %d: Pprof cut %d chains and wrote\n%s\nProfile cut %d and made\n%s", i, cut, g, wantCut, w)
+		}
+	})
+}
+
+// canonical prints p with its samples in order of what they print.
+func canonical(p *profile.Profile) string {
+	p = p.Copy()
+	key := func(s *profile.Sample) string {
+		var ids []string
+		for _, l := range s.Location {
+			ids = append(ids, strconv.FormatUint(l.ID, 10))
+		}
+		return fmt.Sprint(ids, s.Value, s.Label, s.NumLabel)
+	}
+	sort.Slice(p.Sample, func(i, j int) bool { return key(p.Sample[i]) < key(p.Sample[j]) })
+	return p.String()
+}
+
+// eachAnalysed calls check with each trace generated reads, analysed
+// with o, and fails if too few read.
+func eachAnalysed(t *testing.T, o analysis.Options, check func(i int, p *analysis.Profile)) {
+	t.Helper()
+	checked := 0
+	for i, data := range generated(t) {
+		rd, err := tracefile.NewReader(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		check(i, analysis.Analyze(rd, o))
 		checked++
 	}
 	if checked < 120 {
