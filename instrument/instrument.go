@@ -60,6 +60,15 @@ type Options struct {
 	// the runtime: how a build links them into a package that takes no
 	// file of its own. Undo leaves them.
 	Imports []string
+	// LineFile, if set, makes the result a copy to compile in place of
+	// the file, elsewhere (an overlay), that keeps the file's positions
+	// as LineFile's: it opens with a //line directive naming LineFile,
+	// so that compiler errors, panics and the trace name the user's file
+	// and lines, and, as cmd/cover does, a /*line*/ directive follows
+	// each insertion with more of its line after it, so that errors keep
+	// their columns. (Not in a file with line directives of its own,
+	// whose positions are a generator's input, or instrumented on disk.)
+	LineFile string
 }
 
 // Func describes one instrumented function.
@@ -109,6 +118,7 @@ const (
 
 // File instruments the Go source src of the named file.
 func File(filename string, src []byte, opts Options) (Result, error) {
+	orig := src
 	src, err := Undo(src)
 	if err != nil {
 		return Result{}, err
@@ -174,6 +184,18 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	}
 	var out bytes.Buffer
 	out.Grow(len(src) + 120*len(v.funcs))
+	if opts.LineFile != "" {
+		// The directive is a line of its own, and says the line after
+		// it is line 1. A byte-order mark may only open a file: the
+		// directive takes its place.
+		fmt.Fprintf(&out, "//line %s:1:1\n", opts.LineFile)
+		if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+			edits = append(edits, edit{at: 0, del: 3})
+		}
+		if len(src) == len(orig) && !hasLineDirective(f) && !strings.Contains(opts.LineFile, "*/") {
+			keepColumns(fset.File(f.Pos()), src, edits, opts.LineFile)
+		}
+	}
 	apply(&out, src, edits)
 	if !bytes.HasSuffix(src, []byte("\n")) {
 		out.WriteByte('\n') // Undo knows from the missing final newline
@@ -196,6 +218,38 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	}
 	res.Src = out.Bytes()
 	return res, nil
+}
+
+// hasLineDirective reports whether f has a line directive, of either
+// form.
+func hasLineDirective(f *ast.File) bool {
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			if strings.HasPrefix(c.Text, "//line ") || strings.HasPrefix(c.Text, "/*line ") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keepColumns adds to the text of each edit in src (of file f) that has
+// more of its line after it a /*line*/ directive giving the position, in
+// file name, of the byte after it: the compiler then reports a column
+// past the edit as the user's file has it.
+func keepColumns(f *token.File, src []byte, edits []edit, name string) {
+	for i, e := range edits {
+		end := e.at + e.del
+		rest := src[end:]
+		if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		if len(bytes.TrimSpace(rest)) == 0 {
+			continue
+		}
+		pos := f.PositionFor(f.Pos(end), false)
+		edits[i].text += fmt.Sprintf("/*line %s:%d:%d*/", name, pos.Line, pos.Column)
+	}
 }
 
 // The guard's text, in parts: the one definition that guard writes and

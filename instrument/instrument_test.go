@@ -3,6 +3,8 @@ package instrument
 import (
 	"bytes"
 	"flag"
+	"go/scanner"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -126,6 +128,80 @@ func TestStandardLibrary(t *testing.T) {
 	}
 	if n < 5000 {
 		t.Errorf("only %d functions instrumented in %v", n, dirs)
+	}
+}
+
+// TestLineFileKeepsPositions: with LineFile, every token of the file is
+// where the file has it, line and column, as the compiler reads the copy
+// (line directives and all), though guards and names were inserted
+// before it on its line: standard library files, and one-line functions
+// whose results are named.
+func TestLineFileKeepsPositions(t *testing.T) {
+	names, err := filepath.Abs("testdata/names.go") // as the overlay's copies name files
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{names}
+	for _, d := range []string{"encoding/json", "go/parser", "sync"} {
+		more, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", d, "*.go"))
+		files = append(files, more...)
+	}
+	oneLiners := []byte("package p\n\nfunc A() error { return nil }\nfunc B(x int) (int, error) { y := x; return y, nil } // done\n")
+	moved := 0
+	check := func(name string, src []byte) {
+		res, err := File(name, src, Options{LineFile: name, Errors: true, Args: regexp.MustCompile(`.`)})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Skipped != "" {
+			return
+		}
+		type tok struct {
+			line, col int
+			tok       token.Token
+			lit       string
+		}
+		scan := func(src []byte) map[tok]int {
+			fset := token.NewFileSet()
+			var s scanner.Scanner
+			s.Init(fset.AddFile(name, -1, len(src)), src, nil, 0)
+			out := map[tok]int{}
+			for {
+				pos, tk, lit := s.Scan()
+				if tk == token.EOF {
+					return out
+				}
+				if tk == token.SEMICOLON && lit == "\n" || lit == "_" {
+					continue // where the line ends, which insertions move; a blank name, which Args replaces
+				}
+				p := fset.Position(pos)
+				if p.Filename == name {
+					out[tok{p.Line, p.Column, tk, lit}]++
+				}
+			}
+		}
+		want, got := scan(src), scan(res.Src)
+		for k, n := range want {
+			if got[k] < n {
+				t.Errorf("%s: %s %q at %d:%d is not there in the copy", name, k.tok, k.lit, k.line, k.col)
+				return
+			}
+		}
+		if !bytes.Equal(res.Src, src) {
+			moved++
+		}
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, src)
+	}
+	check("/src/oneliners.go", oneLiners)
+	check("/src/bom.go", []byte("\ufeffpackage p\n\nfunc C() { _ = 1 }\n"))
+	if moved < 50 {
+		t.Errorf("only %d files instrumented", moved)
 	}
 }
 

@@ -346,6 +346,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 			if err != nil {
 				return nil, st, err
 			}
+			o.LineFile = src // the copy lives elsewhere
 			res, err := instrument.File(src, data, o)
 			var syntax scanner.ErrorList
 			if errors.As(err, &syntax) && b.Tests {
@@ -361,14 +362,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 				continue
 			}
 			dst := filepath.Join(b.Work, fmt.Sprintf("%d_%s", len(replace), name))
-			// The copy lives elsewhere: a line directive makes compiler
-			// errors, panics and the trace name the user's file and
-			// lines. The directive is a line of its own, and says the
-			// line after it is line 1.
-			// A byte-order mark may only open a file: the directive
-			// takes its place.
-			copied := append([]byte("//line "+src+":1\n"), bytes.TrimPrefix(res.Src, []byte("\xef\xbb\xbf"))...)
-			if err := os.WriteFile(dst, copied, 0o644); err != nil {
+			if err := os.WriteFile(dst, res.Src, 0o644); err != nil {
 				return nil, st, err
 			}
 			replace[src] = dst
