@@ -3,6 +3,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -347,6 +348,60 @@ func TestPkgsLeavesMainOut(t *testing.T) {
 	want := "main.main is not traced: package main was not instrumented (not matched by --pkgs: --pkgs example.com/m traces it)"
 	if code, _, stderr := runCmd("chains", "main.main"); code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("chains main.main: exit %d, %q; want %q", code, stderr, want)
+	}
+}
+
+// TestPkgsOnlyModuleCache: a program whose --pkgs names only a package
+// of the module cache, which calltrail traces in a copy of its module,
+// says why its own functions and its other dependencies' are not in the
+// trace, as when it names a package of the main module. The dependency
+// comes from a module proxy of files, into a module cache of the test's.
+func TestPkgsOnlyModuleCache(t *testing.T) {
+	dir := t.TempDir()
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	for name, data := range map[string]string{
+		"go.mod":         "module example.com/dep\n\ngo 1.22\n",
+		"dep.go":         "package dep\n\n//go:noinline\nfunc Twice(n int) int { return 2 * n }\n",
+		"other/other.go": "package other\n\n//go:noinline\nfunc Add(a, b int) int { return a + b }\n",
+	} {
+		w, err := zw.Create("example.com/dep@v1.0.0/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(data))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{
+		"proxy/example.com/dep/@v/list":        "v1.0.0\n",
+		"proxy/example.com/dep/@v/v1.0.0.info": `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`,
+		"proxy/example.com/dep/@v/v1.0.0.mod":  "module example.com/dep\n\ngo 1.22\n",
+		"proxy/example.com/dep/@v/v1.0.0.zip":  zipped.String(),
+		"m/go.mod":                             "module example.com/m\n\ngo 1.22\n\nrequire example.com/dep v1.0.0\n",
+		"m/main.go":                            "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/dep\"\n\t\"example.com/dep/other\"\n)\n\nfunc main() { fmt.Println(other.Add(dep.Twice(20), 2)) }\n",
+	})
+	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(filepath.Join(dir, "proxy")))
+	t.Setenv("GOMODCACHE", filepath.Join(dir, "modcache"))
+	t.Setenv("GOFLAGS", "-mod=mod -modcacherw")
+	t.Setenv("GONOSUMDB", "example.com")
+	t.Setenv("GONOSUMCHECK", "1")
+	t.Setenv("GOSUMDB", "off")
+	chdir(t, filepath.Join(dir, "m"))
+	if code, stdout, stderr := runCmd("run", "--pkgs", "example.com/dep", "."); code != 0 || stdout != "42\n" {
+		t.Fatalf("calltrail run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runCmd("chains", "example.com/dep.Twice"); code != 0 || !strings.Contains(stdout, "1 call,") {
+		t.Errorf("chains dep.Twice: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for name, want := range map[string]string{
+		"main.main":                 "main.main is not traced: package main was not instrumented (not matched by --pkgs: --pkgs example.com/m traces it)",
+		"example.com/dep/other.Add": "example.com/dep/other.Add is not traced: package example.com/dep/other was not instrumented (not matched by --pkgs: --pkgs example.com/dep/other traces it)",
+	} {
+		if code, _, stderr := runCmd("chains", name); code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("chains %s: exit %d, %q; want %q", name, code, stderr, want)
+		}
 	}
 }
 

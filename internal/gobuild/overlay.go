@@ -380,11 +380,8 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if !p.DepOnly {
 			cov.Untraced = untracedDeps(p, untraced)
 		}
-		if why, ok := untraced["main"]; ok && !mainSaid {
-			// A main package --pkgs left out depends on the packages
-			// traced, not they on it: it is said once, as "main", its
-			// functions' prefix.
-			cov.Untraced = append(cov.Untraced, tracefile.Untraced{Path: "main", Why: why})
+		if !mainSaid {
+			cov.Untraced = append(cov.Untraced, namedLeftOut(pkgs, untraced)...)
 			mainSaid = true
 		}
 		if last == "" {
@@ -413,6 +410,24 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	if b.Profiles != "" {
 		if err := b.addProfiles(pkgs, inCache, replace); err != nil {
 			return nil, st, err
+		}
+	}
+	if carrier == "" {
+		// Only packages of the module cache are traced, if any: a
+		// copy of theirs registers what was left out, and why.
+		var paths []string
+		for path, d := range deps {
+			if len(d.pkgs) > 0 {
+				paths = append(paths, path)
+			}
+		}
+		if len(paths) > 0 {
+			slices.Sort(paths)
+			d := deps[paths[0]]
+			if left := namedLeftOut(pkgs, untraced); len(left) > 0 && !mainSaid {
+				homeless = append(homeless, tracefile.Coverage{Package: d.pkgs[0].ImportPath, Untraced: left})
+			}
+			d.homeless, homeless = homeless, nil
 		}
 	}
 	for _, c := range homeless {
@@ -526,6 +541,32 @@ func appendCoverage(path string, c tracefile.Coverage) error {
 	}
 	_, err = f.WriteString(instrument.CoverageDecl(c))
 	return errors.Join(err, f.Close())
+}
+
+// namedLeftOut lists, of the packages named on the command line that
+// were not instrumented, their dependencies not instrumented either, with
+// why, from untraced: the dependencies of those instrumented are listed
+// with them (untracedDeps). A main package left out is listed as "main",
+// its functions' prefix. A package left out depends on the packages
+// traced, not they on it: the list goes with one of them.
+func namedLeftOut(pkgs []Package, untraced map[string]string) []tracefile.Untraced {
+	var out []tracefile.Untraced
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if _, left := untraced[p.ImportPath]; p.DepOnly || !left {
+			continue
+		}
+		for _, u := range untracedDeps(p, untraced) {
+			if !seen[u.Path] {
+				seen[u.Path] = true
+				out = append(out, u)
+			}
+		}
+	}
+	if why, ok := untraced["main"]; ok {
+		out = append(out, tracefile.Untraced{Path: "main", Why: why})
+	}
+	return out
 }
 
 // untracedDeps lists the dependencies of p that were not instrumented,
@@ -765,6 +806,10 @@ type depModule struct {
 	path, version, dir string
 	pkgs               []Package
 	hook               map[string][]byte
+	// homeless is the coverage of packages with nothing traced, for
+	// the copy to register when no package outside the module cache
+	// can.
+	homeless []tracefile.Coverage
 }
 
 // instrumentModule writes a copy of module d with its chosen packages
@@ -809,6 +854,12 @@ func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string,
 		if len(edits) > first {
 			last := &edits[len(edits)-1]
 			last.src = append(last.src, instrument.CoverageDecl(cov)...)
+		}
+	}
+	if len(edits) > 0 {
+		last := &edits[len(edits)-1]
+		for _, c := range d.homeless {
+			last.src = append(last.src, instrument.CoverageDecl(c)...)
 		}
 	}
 	for path, src := range d.hook {
