@@ -242,6 +242,51 @@ func TestTest(t *testing.T) {
 	}
 }
 
+// TestTestFlagsAfterPackages: flags after the packages go to go test and
+// the test binaries, as with go test: go test's own (-run, -v), those
+// that choose the files built (-tags, which calltrail's instrumenting
+// must see too), and the binary's after -args.
+func TestTestFlagsAfterPackages(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":        "module example.com/m\n\ngo 1.22\n",
+		"a.go":          "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"a_test.go":     "package m\n\nimport (\n\t\"flag\"\n\t\"testing\"\n)\n\nvar update = flag.Bool(\"update\", false, \"\")\n\nfunc TestAdd(t *testing.T) { t.Log(\"update\", *update, Add(1, 2)) }\n\nfunc TestOther(t *testing.T) { t.Log(\"other\") }\n",
+		"extra_test.go": "//go:build extra\n\npackage m\n\nimport \"testing\"\n\nfunc TestExtra(t *testing.T) { t.Log(\"extra\", Add(2, 2)) }\n",
+	})
+	chdir(t, dir)
+	code, stdout, stderr := runCmd("test", "-o", "one", ".", "-run", "TestAdd", "-v", "-args", "-update")
+	if code != 0 || !strings.Contains(stdout, "update true 3") || strings.Contains(stdout, "other") {
+		t.Fatalf("test . -run TestAdd -v -args -update: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd("test", "-o", "two", ".", "-tags", "extra", "-run=Extra", "-v")
+	if code != 0 || !strings.Contains(stdout, "extra 4") {
+		t.Fatalf("test . -tags extra -run=Extra -v: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runCmd("chains", "example.com/m.TestExtra", filepath.Join("two", "m.test.trace")); code != 0 || !strings.Contains(stdout, "1 call,") {
+		t.Errorf("chains TestExtra: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestSplitTestArgs: what calltrail test passes on, and where.
+func TestSplitTestArgs(t *testing.T) {
+	for _, tt := range []struct {
+		args                     []string
+		packages, building, tail []string
+	}{
+		{[]string{"./..."}, []string{"./..."}, nil, nil},
+		{[]string{"./a", "./b", "-v", "-run", "-tags"}, []string{"./a", "./b"}, nil, []string{"-v", "-run", "-tags"}},
+		{[]string{".", "-tags", "x", "-race", "-count=2", "-gcflags=-N"}, []string{"."}, []string{"-tags", "x", "-race", "-gcflags=-N"}, []string{"-count=2"}},
+		{[]string{".", "-args", "-tags", "x"}, []string{"."}, nil, []string{"-args", "-tags", "x"}},
+		{[]string{"-v"}, []string{}, nil, []string{"-v"}},
+	} {
+		p, b, tail := splitTestArgs(tt.args)
+		if fmt.Sprint(p, b, tail) != fmt.Sprint(tt.packages, tt.building, tt.tail) {
+			t.Errorf("splitTestArgs(%q) = %q, %q, %q; want %q, %q, %q", tt.args, p, b, tail, tt.packages, tt.building, tt.tail)
+		}
+	}
+}
+
 // TestTestImports: calltrail test traces the main module's packages that
 // only the tests import, b, and c, which imports the package tested and
 // so is compiled again for its tests; and it runs the tests each time, a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calltrail/calltrail/internal/gobuild"
 	"github.com/calltrail/calltrail/internal/traceout"
 )
 
@@ -34,7 +35,15 @@ func testVerb() *verb {
 			if dir == "" {
 				dir = "calltrail-traces"
 			}
-			b, flags, _, err := sess.prepare(a, true)
+			// The flags after the packages go to go test as they
+			// came, but those that choose what is built, which
+			// calltrail must see too and with which it merges its
+			// own (-tags): go test takes them before the packages.
+			prep := a
+			var tail []string
+			prep.packages, prep.goFlags, tail = splitTestArgs(a.packages)
+			prep.goFlags = append(append([]string(nil), a.goFlags...), prep.goFlags...)
+			b, flags, _, err := sess.prepare(prep, true)
 			if err != nil {
 				return err
 			}
@@ -52,11 +61,43 @@ func testVerb() *verb {
 				flags = append(flags, "-count=1")
 			}
 			started := time.Now()
-			err = sess.goCommand(b, append(append([]string{"test"}, flags...), a.packages...)...)
+			err = sess.goCommand(b, append(append(append([]string{"test"}, flags...), prep.packages...), tail...)...)
 			sess.listTraces(dir, started)
 			return err
 		},
 	}
+}
+
+// splitTestArgs splits the arguments of calltrail test that follow its
+// flags into the packages, the leading arguments that are not flags; the
+// go command's flags after them that choose what is built (-tags, -race,
+// -gcflags...), with their values; and the rest, for go test and the
+// test binaries: go test's flags, and everything from -args on.
+func splitTestArgs(args []string) (packages, building, tail []string) {
+	i := 0
+	for i < len(args) && !strings.HasPrefix(args[i], "-") {
+		i++
+	}
+	packages = args[:i]
+	for rest := args[i:]; len(rest) > 0; rest = rest[1:] {
+		arg := rest[0]
+		if arg == "-args" || arg == "--args" {
+			return packages, building, append(tail, rest...)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if !strings.HasPrefix(arg, "-") || !gobuild.Selects(name) {
+			tail = append(tail, arg)
+			if strings.HasPrefix(arg, "-") && !hasValue && gobuild.TakesValue(name) && len(rest) > 1 {
+				tail, rest = append(tail, rest[1]), rest[1:] // its value, which may look like a flag
+			}
+			continue
+		}
+		building = append(building, arg)
+		if !hasValue && gobuild.TakesValue(name) && len(rest) > 1 {
+			building, rest = append(building, rest[1]), rest[1:]
+		}
+	}
+	return packages, building, tail
 }
 
 // hasCount reports whether args set go test's -count, the flag that

@@ -34,6 +34,11 @@ var selectingFlags = map[string]bool{
 	"pgo": true, "compiler": true, "buildmode": true, "gcflags": true,
 }
 
+// Selects reports whether the go command's flag name (without dashes)
+// changes which files and packages a build uses, or what the compiler
+// inlines.
+func Selects(name string) bool { return selectingFlags[name] }
+
 // TakesValue reports whether the go command's build or test flag name
 // (without dashes) takes a value, which may stand as the next argument.
 func TakesValue(name string) bool { return valueFlags[name] }
