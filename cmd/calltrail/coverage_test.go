@@ -168,9 +168,10 @@ func TestEveryFunctionByDefault(t *testing.T) {
 		{"fmt.Println", "fmt.Println is not traced: package fmt was not instrumented (in the standard library: calltrail's runtime uses it"},
 		{"zzz.Q", `no function "zzz.Q" in the trace; closest: `},
 	} {
-		for _, args := range [][]string{{"chains", tc.name}, {"report", "-F", tc.name}, {"replay", "-F", tc.name}} {
-			code, _, stderr := runCmd(args...)
-			if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		for _, args := range [][]string{{"chains", tc.name}, {"report", "-F", tc.name}, {"replay", "-F", tc.name},
+			{"export", "--format", "folded", "-F", tc.name}, {"export", "--format", "chrome", "-F", tc.name}} {
+			code, stdout, stderr := runCmd(args...)
+			if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || args[0] == "export" && stdout != "" {
 				t.Errorf("%v: exit %d, %q; want exit 1 with %q on one line", args, code, stderr, tc.want)
 			}
 		}

@@ -90,7 +90,7 @@ func exportVerb() *verb {
 					return err
 				}
 			case "pprof", "folded":
-				t, err := sess.load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"})
+				t, err := ff.focused(sess.load(name, analysis.Options{Filter: f, ByGoroutine: format == "pprof"}))
 				if err != nil {
 					return err
 				}
@@ -113,7 +113,10 @@ func exportVerb() *verb {
 					} else {
 						cut, err = export.Speedscope(w, r, f)
 					}
-					return err
+					if err != nil {
+						return err
+					}
+					return focusMatched(r, ff.get("F"), f)
 				})
 				if err != nil {
 					return err
