@@ -218,7 +218,7 @@ func (sess *session) run(args []string) (code int) {
 // file writes none.
 func (sess *session) unseen() error {
 	if g := sess.goroutines; g != nil && g.Unseen() {
-		return fmt.Errorf("-g %d: no traced call ran in goroutine %d (calltrail goroutines lists those that ran some)", g.G, g.G)
+		return fmt.Errorf("-g %d: no traced call ran in goroutine %d (calltrail replay shows the goroutine of each call, as g[ID])", g.G, g.G)
 	}
 	return nil
 }

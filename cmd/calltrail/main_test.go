@@ -343,7 +343,7 @@ func TestCommandLineHabits(t *testing.T) {
 			args = []string{"export", "--format", verb, "-g", "999", "-o", out, path}
 		}
 		code, stdout, stderr := runCmd(args...)
-		if code != 1 || !strings.Contains(stderr, "no traced call ran in goroutine 999") {
+		if code != 1 || !strings.Contains(stderr, "no traced call ran in goroutine 999 (calltrail replay shows the goroutine of each call, as g[ID])") {
 			t.Errorf("%s -g 999: exit %d, %q", verb, code, stderr)
 		}
 		if stdout != "" {
