@@ -97,6 +97,70 @@ func TestDamagedTraces(t *testing.T) {
 	}
 }
 
+// TestInfoScanDamage: info --scan stopped by damage in the middle of a
+// trace says how the trace ended as its summary does, and that the scan
+// stopped there; cut at the same place, it has no end record.
+func TestInfoScanDamage(t *testing.T) {
+	// Chunks of events, counted as the runtime's writer counts them
+	// for the summary that ends the trace.
+	var buf bytes.Buffer
+	e, err := tracewrite.NewEncoder(&buf, map[string]string{"program": "damaged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock(0, 0)
+	e.Funcs(1, []tracefile.Func{{Name: "main.f"}})
+	var tot tracewrite.Totals
+	for c := range 4 {
+		var b tracewrite.Batch
+		if c == 0 {
+			b.Goroutine(tracefile.Goroutine{ID: 1}, 1)
+		}
+		for i := int64(0); i < 2000; i += 2 {
+			b.Enter(1, 1, 10+i+int64(c)*2000)
+			b.Exit(1, tracefile.Return, 11+i+int64(c)*2000)
+		}
+		e.Flush()
+		n := buf.Len()
+		e.Events(&b)
+		e.Flush()
+		if err := tracewrite.ScanEvents(buf.Bytes()[n:], tot.Count); err != nil {
+			t.Fatal(err)
+		}
+		tot.Fold()
+	}
+	e.End("main returned", time.Unix(0, 0))
+	e.Summary(&tot)
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "damaged.out")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := len(data) / 2
+	data[mid] ^= 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd("info", "--scan", path)
+	if want := "ended       main returned, as the summary the trace ends with says (the scan stopped at the damage)"; code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stderr, "corrupt") {
+		t.Errorf("info --scan of a damaged trace: exit %d\n%s%s\nwant exit 1 and %q", code, stdout, stderr, want)
+	}
+	cut := path + ".cut"
+	if err := os.WriteFile(cut, data[:mid], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCmd("info", "--scan", cut)
+	if want := "ended       no end record: the program was killed or is still running"; code != 1 || !strings.Contains(stdout, want) {
+		t.Errorf("info --scan of a cut trace: exit %d\n%s%s\nwant exit 1 and %q", code, stdout, stderr, want)
+	}
+}
+
 // TestCutInFunctionTable: a verb that finds nothing in a trace cut short
 // in its function table says the trace is cut, not only that it has no
 // such function.

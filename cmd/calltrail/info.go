@@ -38,6 +38,16 @@ func infoVerb() *verb {
 			return sess.readTrace(name, nil, func(r *tracefile.Reader) error {
 				r.ReadAhead() // decoding on one core, counting on another
 				s, err := tracefile.Summarize(r)
+				if err != nil && s.End == "" {
+					// Damage that stopped the scan may lie before an
+					// end record, which the summary after it holds.
+					if f, ferr := tracefile.Open(name); ferr == nil {
+						if sum, ok := f.Summary(); ok && sum.End != "" {
+							s.End = sum.End + ", as the summary the trace ends with says (the scan stopped at the damage)"
+						}
+						f.Close()
+					}
+				}
 				if err == nil || tracefile.IsIncomplete(err) {
 					text.Info(sess.out, name, s, true, err != nil)
 				}
