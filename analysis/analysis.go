@@ -337,6 +337,10 @@ type Profile struct {
 	// the times of their first events; one entry per goroutine, in the
 	// same order.
 	Lifetimes, Work, Starts []int64
+	// Creators counts the goroutines with traced calls by the function
+	// that holds their go statement (an id of FuncTable), traced or
+	// not: net/http.(*Server).Serve for a server's connections.
+	Creators map[uint32]uint64
 	// TotalCPU is the CPU time of the program's samples, traced code or
 	// not; TracingCPU that of samples in calltrail's own runtime, in
 	// traced calls (recording them) or not (its writer).
@@ -589,6 +593,12 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		spawnedBy = map[uint64]*Node{}
 	}
 	links := spawn.New(0, func(l *spawn.Link[*Node]) {
+		if l.HasRoot && l.Creator != 0 {
+			if p.Creators == nil {
+				p.Creators = map[uint32]uint64{}
+			}
+			p.Creators[l.Creator]++
+		}
 		if l.HasRoot && l.HasFrom {
 			if l.Root.SpawnedFrom == nil {
 				l.Root.SpawnedFrom = map[*Node]uint64{}

@@ -388,6 +388,18 @@ func churn(p *analysis.Profile) []Finding {
 		fn = p.Name(spawned.Func)
 		msg += fmt.Sprintf("; %d of them ran %s", most, fn)
 	}
+	// Whose go statement started most of them: a server's, one per
+	// connection, is the clients' doing.
+	var creator uint32
+	for c, k := range p.Creators {
+		if k > p.Creators[creator] || k == p.Creators[creator] && c < creator {
+			creator = c
+		}
+	}
+	if name := p.Name(creator); creator != 0 && strings.HasPrefix(name, "net/http.(*Server).") {
+		msg += fmt.Sprintf("; %s started %d of them, one per connection: the clients opened a connection for few requests each, where keeping connections open (Go's http.Transport keeps 2 idle per host unless MaxIdleConnsPerHost says more) would spare starting them", name, p.Creators[creator])
+		return []Finding{{Kind: "churn", Function: fn, Message: msg, Score: 0.5}}
+	}
 	msg += ": starting a goroutine costs more than such small work; give each goroutine more work, or use a pool of workers"
 	return []Finding{{Kind: "churn", Function: fn, Message: msg, Score: 0.5}}
 }

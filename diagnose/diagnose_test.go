@@ -184,6 +184,23 @@ func TestFindings(t *testing.T) {
 			first: "5000 goroutines ran traced code, each for 20µs of work at the median",
 		},
 		{
+			// A server's connections, each a goroutine: the advice is
+			// the clients'.
+			name: "a connection per request",
+			p: func() *analysis.Profile {
+				p := profile(&analysis.Func{Name: "main.hello", Calls: 5000, Total: 1e8, Sum: 1e8}, &analysis.Func{Name: "net/http.(*Server).Serve"})
+				p.HasCPU, p.HasWaits = false, false
+				for i := 0; i < 5000; i++ {
+					p.Lifetimes = append(p.Lifetimes, 30_000)
+					p.Work = append(p.Work, 20_000)
+				}
+				p.Creators = map[uint32]uint64{2: 4999, 1: 1}
+				return p
+			}(),
+			kinds: "churn",
+			first: "5000 goroutines ran traced code, each for 20µs of work at the median; net/http.(*Server).Serve started 4999 of them, one per connection: the clients opened a connection for few requests each",
+		},
+		{
 			// main waits for a signal all its life; the work's cost,
 			// smaller, is what to look at first.
 			name: "a goroutine parked on purpose",
