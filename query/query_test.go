@@ -263,6 +263,30 @@ func TestLookup(t *testing.T) {
 	if nf, ok := err.(*NotFoundError); !ok || len(nf.Near) == 0 || nf.Near[0] != "example.com/ristretto.(*Cache[...]).Set" {
 		t.Errorf("(*Cache[K, V]).Sett: %v", err)
 	}
+	// Near, by its own name alone, misspelt, among short names that are
+	// nearer as whole strings (go-yaml's nodeToValue, beside token.New).
+	yaml := script(t, `
+1 +github.com/goccy/go-yaml.(*Decoder).nodeToValue 0
+1 - 1
+1 +github.com/goccy/go-yaml/token.New 2
+1 - 3
+1 +github.com/goccy/go-yaml/ast.Parent 4
+1 - 5
+1 +github.com/go-chi/chi/v5/middleware.Recoverer 6
+1 - 7
+1 +github.com/go-chi/chi/v5.chain 8
+1 - 9
+`)
+	for query, want := range map[string]string{
+		"nodeToValeu":          "github.com/goccy/go-yaml.(*Decoder).nodeToValue",
+		"Decoder).nodeToValeu": "github.com/goccy/go-yaml.(*Decoder).nodeToValue",
+		"Recoverr":             "github.com/go-chi/chi/v5/middleware.Recoverer",
+	} {
+		_, err := yaml.Lookup(query)
+		if nf, ok := err.(*NotFoundError); !ok || len(nf.Near) == 0 || nf.Near[0] != want {
+			t.Errorf("%s: %v; want %s nearest", query, err, want)
+		}
+	}
 }
 
 // TestOutside explains each way a function can be outside a trace, from

@@ -282,7 +282,16 @@ func closest(names []string, called func(i int) bool, query string, n int) []str
 		name := strings.ToLower(name)
 		d := distance(q, name)
 		if !strings.Contains(q, "/") {
-			d = min(d, distance(q, name[strings.LastIndex(name, "/")+1:]))
+			// Written from its package name on, or from its type or
+			// its own name on: main.go's nodeToValeu is near
+			// go-yaml.(*Decoder).nodeToValue.
+			tail := name[strings.LastIndex(name, "/")+1:]
+			d = min(d, distance(q, tail))
+			for i := 0; i < len(tail); i++ {
+				if tail[i] == '.' {
+					d = min(d, distance(q, tail[i+1:]))
+				}
+			}
 		}
 		cs = append(cs, cand{names[i], d, called(i)})
 	}
