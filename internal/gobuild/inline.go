@@ -213,9 +213,9 @@ const requiredPass = "Cannot disable required SSA phase"
 
 // inlineReport is what the compiler said, per package.
 type inlineReport struct {
-	decls map[string]map[instrument.Pos]string // import path -> inlinable functions: position -> name
-	calls map[string]map[string]bool           // import path -> names of the functions it inlined calls of
-	heap  map[string][]escape                  // file -> values moved or escaping to the heap
+	decls map[string]map[instrument.Pos]string   // import path -> inlinable functions: position -> name
+	calls map[string]map[string][]instrument.Pos // import path -> names of the functions it inlined calls of -> where
+	heap  map[string][]escape                    // file -> values moved or escaping to the heap
 }
 
 // escape is a value the compiler reports moved or escaping to the heap.
@@ -226,7 +226,7 @@ type escape struct {
 
 var (
 	canInlineRE = regexp.MustCompile(`^(.+):(\d+):(\d+): can inline (\S+)`)
-	inliningRE  = regexp.MustCompile(`^.+:\d+:\d+: inlining call to (\S+)`)
+	inliningRE  = regexp.MustCompile(`^(.+):(\d+):(\d+): inlining call to (\S+)`)
 	heapRE      = regexp.MustCompile(`^(.+):(\d+):(\d+): (moved to heap: \S+|.* escapes to heap)$`)
 	// A constant put in an interface "escapes", but the compiler points
 	// the interface at read-only data: nothing is allocated.
@@ -239,7 +239,7 @@ var (
 // it was: then it is the file of that name in the directory of the
 // package reported (dirs, by import path).
 func parseInlining(dir string, dirs map[string]string, stderr []byte) inlineReport {
-	r := inlineReport{decls: map[string]map[instrument.Pos]string{}, calls: map[string]map[string]bool{}, heap: map[string][]escape{}}
+	r := inlineReport{decls: map[string]map[instrument.Pos]string{}, calls: map[string]map[string][]instrument.Pos{}, heap: map[string][]escape{}}
 	pkg := ""
 	resolved := map[[2]string]string{} // by package and file as reported: a report names a file on many lines
 	abs := func(file string) string {
@@ -287,32 +287,34 @@ func parseInlining(dir string, dirs map[string]string, stderr []byte) inlineRepo
 		}
 		if m := inliningRE.FindStringSubmatch(line); m != nil {
 			if r.calls[pkg] == nil {
-				r.calls[pkg] = map[string]bool{}
+				r.calls[pkg] = map[string][]instrument.Pos{}
 			}
-			r.calls[pkg][plainName(m[1])] = true
+			l, _ := strconv.Atoi(m[2])
+			c, _ := strconv.Atoi(m[3])
+			name := plainName(m[4])
+			r.calls[pkg][name] = append(r.calls[pkg][name], instrument.Pos{File: abs(m[1]), Line: l, Col: c})
 		}
 	}
 	return r
 }
 
 // inlined returns the positions of the inlinable functions with a call
-// inlined: in their own package, where the compiler names them as it
-// declared them, or in another, where it qualifies them with their
-// package's name.
-func (r inlineReport) inlined(names map[string]string) map[instrument.Pos]bool {
-	set := map[instrument.Pos]bool{}
+// inlined, each with where its calls were: in their own package, where
+// the compiler names them as it declared them, or in another, where it
+// qualifies them with their package's name.
+func (r inlineReport) inlined(names map[string]string) map[instrument.Pos][]instrument.Pos {
+	set := map[instrument.Pos][]instrument.Pos{}
 	for pkg, decls := range r.decls {
 		qual := names[pkg] + "."
 		for pos, name := range decls {
-			if r.calls[pkg][name] {
-				set[pos] = true
-				continue
-			}
+			sites := r.calls[pkg][name]
 			for other, calls := range r.calls {
-				if other != pkg && calls[qual+name] {
-					set[pos] = true
-					break
+				if other != pkg {
+					sites = append(sites, calls[qual+name]...)
 				}
+			}
+			if len(sites) > 0 {
+				set[pos] = sites
 			}
 		}
 	}

@@ -42,6 +42,8 @@ func TestKeepInlined(t *testing.T) {
 		"odds":        at(89, 6),
 		"Deref":       at(104, 6),
 		"fail":        at(107, 6),
+		"leak":        at(117, 6),
+		"Leak":        at(123, 6),
 	}
 	for _, tests := range []bool{false, true} {
 		got, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/inline"}, Tests: tests})

@@ -12,11 +12,13 @@ import (
 	"github.com/calltrail/calltrail/instrument"
 )
 
-// keep returns, of the inlined functions, those whose body holds a value
-// the compiler moves or lets escape to the heap, and that are not
-// recursive: each with the compiler's first such line. Files are read
-// through the overlay, which maps a file to the copy the compiler read.
-func (r inlineReport) keep(inlined map[instrument.Pos]bool, overlay map[string]string) (map[instrument.Pos]string, error) {
+// keep returns, of the inlined functions (with where their calls were
+// inlined), those whose body holds a value the compiler moves or lets
+// escape to the heap, unless it does so at every call inlined too, and
+// that are not recursive: each with the compiler's first such line.
+// Files are read through the overlay, which maps a file to the copy the
+// compiler read.
+func (r inlineReport) keep(inlined map[instrument.Pos][]instrument.Pos, overlay map[string]string) (map[instrument.Pos]string, error) {
 	byFile := map[string][]instrument.Pos{}
 	for p := range inlined {
 		if len(r.heap[p.File]) > 0 {
@@ -37,10 +39,11 @@ func (r inlineReport) keep(inlined map[instrument.Pos]bool, overlay map[string]s
 			if !ok {
 				continue
 			}
-			e, ok := firstIn(r.heap[file], fset.Position(fn.from), fset.Position(fn.body.Rbrace))
-			if !ok {
+			body := within(r.heap[file], fset.Position(fn.from), fset.Position(fn.body.Rbrace))
+			if len(body) == 0 || !r.sparesSome(body, inlined[p]) {
 				continue
 			}
+			e := body[0]
 			if fn.decl != nil {
 				key := filepath.Dir(file) + "\x00" + f.Name.Name
 				g := graphs[key]
@@ -95,16 +98,41 @@ func funcsAt(fset *token.FileSet, f *ast.File) map[[2]int]funcAt {
 	return m
 }
 
-// firstIn returns the first escape between from and to, inclusive.
-func firstIn(es []escape, from, to token.Position) (escape, bool) {
+// within returns the escapes between from and to, inclusive.
+func within(es []escape, from, to token.Position) []escape {
+	var out []escape
 	for _, e := range es {
 		after := e.line > from.Line || e.line == from.Line && e.col >= from.Column
 		before := e.line < to.Line || e.line == to.Line && e.col <= to.Column
 		if after && before {
-			return e, true
+			out = append(out, e)
 		}
 	}
-	return escape{}, false
+	return out
+}
+
+// sparesSome reports whether inlining spares the heap anything, at one
+// of the calls inlined at least: whether one of them lacks one of the
+// escapes of the function's body. The compiler reports what escapes in
+// an inlined body at the call, in the body's words (moved to heap: d):
+// a value that escapes wherever the function is inlined escapes as well
+// from a call of it, and inlining keeps nothing off the heap.
+func (r inlineReport) sparesSome(body []escape, sites []instrument.Pos) bool {
+	for _, s := range sites {
+		for _, e := range body {
+			found := false
+			for _, at := range r.heap[s.File] {
+				if at.line == s.Line && at.col == s.Col && at.msg == e.msg {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // parseThrough parses the file at path as the compiler read it: its

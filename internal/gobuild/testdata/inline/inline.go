@@ -108,3 +108,16 @@ func fail() { panic("fail") }
 
 // Fail calls it.
 func Fail() { fail() }
+
+var sink *digest
+
+// leak lets d escape through sink, inlined into Leak or not, where the
+// compiler reports it moved to the heap as well: inlining spares
+// nothing, traced.
+func leak() {
+	var d digest
+	sink = &d
+}
+
+// Leak calls it.
+func Leak() { leak() }
