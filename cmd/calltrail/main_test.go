@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -358,14 +359,22 @@ func TestCommandLineHabits(t *testing.T) {
 		}
 	}
 	// Filters that leave out every call, a window past the end or -N .,
-	// make no graph nor export: an error says so.
+	// make no view, graph nor export: an error says so.
 	for _, args := range [][]string{
 		{"flame", "-window", "1h-", "-o", out + ".svg", path},
 		{"export", "--format", "folded", "-N", ".", "-o", out, path},
 		{"export", "--format", "pprof", "-window", "1h-", "-o", out, path},
+		{"report", "-window", "1h-", path},
+		{"chains", "-window", "1h-", "main.D", path},
+		{"replay", "-window", "1h-", path},
+		{"goroutines", "-window", "1h-", path},
 	} {
-		if code, _, stderr := runCmd(args...); code != 1 || !strings.Contains(stderr, "the filters leave out every one of its") {
-			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		want := "the filters leave out every one of its"
+		if slices.Contains(args, "1h-") {
+			want = "-window starts at 1h0m0s, past the end of the trace at "
+		}
+		if code, stdout, stderr := runCmd(args...); code != 1 || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%v: exit %d, %q, %q; want exit 1 saying %q", args, code, stdout, stderr, want)
 		}
 		if written, _ := filepath.Glob(out + "*"); len(written) > 0 {
 			t.Errorf("%v wrote %v", args, written)

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"time"
 
 	"github.com/calltrail/calltrail/replay"
 	"github.com/calltrail/calltrail/tracefile"
@@ -28,6 +29,9 @@ func replayVerb() *verb {
 			return sess.readTrace(name, f, func(r *tracefile.Reader) error {
 				r.ReadAhead()
 				if err := replay.Write(sess.out, r, f, opts); err != nil && err != io.EOF {
+					return err
+				}
+				if err := pastEnd("", f, time.Duration(r.MaxTime())); err != nil { // readTrace names the trace
 					return err
 				}
 				return focusMatched(r, ff.get("F"), f)

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/calltrail/calltrail/internal/text"
+	"time"
 
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/diagnose"
+	"github.com/calltrail/calltrail/filter"
+	"github.com/calltrail/calltrail/internal/indented"
+	"github.com/calltrail/calltrail/internal/text"
 	"github.com/calltrail/calltrail/query"
 )
 
@@ -28,10 +30,27 @@ func (sess *session) load(name string, o analysis.Options) (*query.Trace, error)
 	if err := sess.told(name, p.Health()); err != nil {
 		return nil, err
 	}
+	if err := pastEnd(name, o.Filter, p.Duration); err != nil {
+		return nil, err
+	}
 	if err := sess.unseen(); err != nil {
 		return nil, err // an error, not an empty view
 	}
 	return query.New(name, p), nil
+}
+
+// pastEnd is the error of a -window that starts at the end of trace
+// name, end, or after it: it selects nothing, said rather than shown as
+// an empty view. The error names the trace unless name is "".
+func pastEnd(name string, f *filter.Filter, end time.Duration) error {
+	if f == nil || f.From <= 0 || f.From < end {
+		return nil
+	}
+	err := fmt.Errorf("-window starts at %s, past the end of the trace at %s", f.From, indented.Round(end))
+	if name != "" {
+		err = fmt.Errorf("%s: %w", name, err)
+	}
+	return err
 }
 
 // none is the error of a graph or an export of no call: the filters, a
