@@ -70,10 +70,16 @@ func diffVerb() *verb {
 			}
 			defer func() { err = finish(err) }()
 			var sides [2]*query.Side
+			var base *query.Trace
 			for i, src := range srcs {
 				t, err := src.Trace(ctx)
 				if err != nil {
 					return err
+				}
+				if i == 0 {
+					base = t
+				} else {
+					sess.sameProgram(base, t)
 				}
 				sides[i] = t.Side()
 				// The tree is garbage now: collect it before the next
@@ -99,5 +105,18 @@ func diffVerb() *verb {
 			}
 			return nil
 		},
+	}
+}
+
+// sameProgram warns when traces compared, base and t, are of different
+// programs, as their main packages say: every function of one shows as
+// added or removed.
+func (sess *session) sameProgram(base, t *query.Trace) {
+	if base.Profile == nil || t.Profile == nil {
+		return
+	}
+	a, b := base.Profile.Meta.Package, t.Profile.Meta.Package
+	if a != "" && b != "" && a != b {
+		fmt.Fprintf(sess.errOut, "calltrail: warning: the traces are of different programs, %s and %s: what only one runs shows as added or removed\n", a, b)
 	}
 }

@@ -93,6 +93,7 @@ func flameVerb() *verb {
 				if bt, err = ff.loadBase(sess, base); err != nil {
 					return err
 				}
+				sess.sameProgram(bt, t)
 				title = fmt.Sprintf("%s against %s: %s", t.Name, base, kind)
 			}
 			var buf bytes.Buffer

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calltrail/calltrail/internal/tracetest"
 )
 
 func TestReportAndChains(t *testing.T) {
@@ -72,6 +74,34 @@ func TestDiffCommand(t *testing.T) {
 	}
 	if code, _, stderr := runCmd("diff", base); code != 2 || !strings.Contains(stderr, "BASE NEW") {
 		t.Errorf("one trace: exit %d, %q", code, stderr)
+	}
+}
+
+// TestDiffOfOtherPrograms: diff and flame --diff warn when the traces
+// are of different programs, by their main packages, and compare them
+// all the same; of one program, they say nothing.
+func TestDiffOfOtherPrograms(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, pkg string) string {
+		data, err := tracetest.Build("meta package " + pkg + "\n1 +main.main 0\n1 +main.work 10\n1 - 20\n1 - 30\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a, a2, b := write("a.out", "example.com/a"), write("a2.out", "example.com/a"), write("b.out", "example.com/b")
+	const warning = "warning: the traces are of different programs, example.com/a and example.com/b"
+	for _, args := range [][]string{{"diff", a, b}, {"flame", "--diff", a, "-o", filepath.Join(dir, "d.svg"), b}} {
+		if code, _, stderr := runCmd(args...); code != 0 || !strings.Contains(stderr, warning) {
+			t.Errorf("%v: exit %d, %q; want exit 0 and %q", args[:2], code, stderr, warning)
+		}
+	}
+	if code, _, stderr := runCmd("diff", a, a2); code != 0 || stderr != "" {
+		t.Errorf("diff of one program's traces: exit %d, %q", code, stderr)
 	}
 }
 
