@@ -97,7 +97,7 @@ func capture(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := strconv.ParseFloat(r.URL.Query().Get("seconds"), 64)
 	if err != nil || !(n > 0 && n <= MaxCapture) { // NaN too
-		http.Error(w, fmt.Sprintf("calltrail: seconds wants a number of seconds, at most %d", MaxCapture), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("calltrail: seconds wants a number of seconds more than 0 and at most %d", MaxCapture), http.StatusBadRequest)
 		return
 	}
 	var profiles []string

@@ -162,8 +162,8 @@ func TestSnapshotUntraced(t *testing.T) {
 		t.Errorf("snapshot of an untraced program: %d %s", code, body)
 	}
 	for _, secs := range []string{"0", "NaN", "-1", "601", "Inf"} {
-		if code, _ := send(t, http.MethodPost, srv.URL+Prefix+"capture?seconds="+secs, nil); code != http.StatusBadRequest {
-			t.Errorf("capture of %s seconds: %d, want 400", secs, code)
+		if code, body := send(t, http.MethodPost, srv.URL+Prefix+"capture?seconds="+secs, nil); code != http.StatusBadRequest || !strings.Contains(body, "more than 0 and at most 600") {
+			t.Errorf("capture of %s seconds: %d %q, want 400 saying what it takes", secs, code, body)
 		}
 	}
 }
