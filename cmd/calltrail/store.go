@@ -121,6 +121,15 @@ func (sess *session) source(ff *filterFlags, sf *storeFlags, args []string, draw
 	if err != nil {
 		return nil, nil, nil, done(err)
 	}
+	// A selection of no trace is most often a label or service
+	// mistyped: said, not shown as a store without calls.
+	if n, err := st.Traces(ctx, sel); err != nil || n == 0 {
+		st.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: no trace in the store matches the selection", sf.name(sel))
+		}
+		return nil, nil, nil, done(err)
+	}
 	selected := st.Source(sel, sf.name(sel))
 	src = selected
 	if draws {

@@ -240,8 +240,8 @@ func TestStoreChains(t *testing.T) {
 	checkServeFrom(t, sharded)
 
 	// A selection of nothing, and bad input.
-	if code, stdout, _ := runCmd("report", "--from", sharded, "--label", "version=2"); code != 0 || stdout != "no calls\n" {
-		t.Errorf("report of no traces: exit %d: %q", code, stdout)
+	if code, stdout, stderr := runCmd("report", "--from", sharded, "--label", "version=2"); code != 1 || stdout != "" || !strings.Contains(stderr, " version=2: no trace in the store matches the selection") {
+		t.Errorf("report of no traces: exit %d: %q %q", code, stdout, stderr)
 	}
 	for _, args := range [][]string{
 		{"report", "--from", "http://x"},
