@@ -81,8 +81,9 @@ type Node struct {
 	// Analyze returns.
 	Slowest []Instance
 
-	// SpawnedFrom counts, for a goroutine's first call, the chains of the
-	// parent goroutine that started goroutines running this chain.
+	// SpawnedFrom counts, for a chain a goroutine ran outermost (its
+	// first, or any later one), the chains of the parent goroutine that
+	// started goroutines running this chain: each goroutine once.
 	SpawnedFrom map[*Node]uint64
 
 	// ByGoroutine splits Calls and Self by goroutine, when
@@ -593,7 +594,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 		spawnedBy = map[uint64]*Node{}
 	}
 	links := spawn.New(0, func(l *spawn.Link[*Node]) {
-		if l.HasRoot && l.Creator != 0 {
+		if l.HasRoot && l.Creator != 0 && !l.Again {
 			if p.Creators == nil {
 				p.Creators = map[uint32]uint64{}
 			}
@@ -609,6 +610,9 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			}
 		}
 	})
+	// A goroutine's later root chains were started from where it was
+	// too: a server's connection serves requests of every kind.
+	links.EveryRoot()
 	var stack spawn.Stack[*Node] // a parent's open calls, or nil
 	// Without a focus, a function hidden or a depth, the trackers show
 	// every call: they are left out, which saves a tenth of the work.

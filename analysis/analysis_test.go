@@ -212,6 +212,54 @@ func TestSpawnReadFirst(t *testing.T) {
 	}
 }
 
+// TestEveryRootSpawned: a goroutine whose outermost code is not traced
+// (a server's connection) runs chain after chain; each says where the
+// goroutine was started, once per goroutine however often it runs: two
+// connections started from main.serve, the first serving hello, item,
+// hello, item, the second item only.
+func TestEveryRootSpawned(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+1 +serve 1
+2 go 1 serve 2
+3 go 1 serve 3
+2 +hello 10
+2 - 11
+2 +item 12
+2 +lookup 13
+2 - 14
+2 - 15
+3 +item 16
+3 - 17
+2 +hello 18
+2 - 19
+2 +item 20
+2 - 21
+1 - 30
+1 - 31
+`), Options{})
+	var got []string
+	p.Walk(func(n *Node) {
+		for from, k := range n.SpawnedFrom {
+			got = append(got, fmt.Sprintf("%s from %s: %d", p.Name(n.Func), p.Name(from.Func), k))
+		}
+	})
+	slices.Sort(got)
+	if want := "hello from serve: 1,item from serve: 2"; strings.Join(got, ",") != want {
+		t.Errorf("spawns: %v, want %s", got, want)
+	}
+	// Each connection counts once among the goroutines serve started.
+	var serve uint32
+	for i, f := range p.FuncTable {
+		if f.Name == "serve" {
+			serve = uint32(i + 1)
+		}
+	}
+	if p.Creators[serve] != 2 {
+		t.Errorf("serve started %d goroutines, want 2", p.Creators[serve])
+	}
+}
+
 func TestGoroutineSummary(t *testing.T) {
 	// Three goroutines: 0-100, 50-60 and 60-200; 200 ns in 4 slices.
 	p := &Profile{Root: &Node{}, Duration: 200, Starts: []int64{0, 50, 60}, Lifetimes: []int64{100, 10, 140}, Work: []int64{100, 10, 140}}

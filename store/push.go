@@ -161,6 +161,7 @@ func (s *Store) push(ctx context.Context, out Pushed, path string, meta Meta, pr
 	p := &pusher{s: s, ctx: ctx, r: r, push: pushID, start: start.UnixNano(), gs: map[uint64]*gstate{}, funcs: map[uint32]uint64{}, errs: map[uint32]uint64{}, traces: map[tracefile.SpanID]string{}, inherit: ix.Inherit, firstSpan: map[uint64]tracefile.SpanID{},
 		folder: query.NewFolder(func(id uint32) string { return r.Func(id).Name }), callRows: rowBatch{table: "calls"}, requestRows: rowBatch{table: "request_calls"}}
 	p.links = spawn.New(maxSpawns, p.linked)
+	p.links.EveryRoot() // as the local analysis links them
 	if err := p.run(progress, st.Size()); err != nil {
 		if !tracefile.IsIncomplete(err) {
 			return out, s.abandon(ctx, pushID, fmt.Errorf("%s: %w", path, err))
@@ -605,11 +606,19 @@ func (p *pusher) goroutine(g uint64, at int64) error {
 // linked makes the row of a goroutine of the goroutines table, with the
 // chain of its first call (root) and the chain of its parent that
 // started it (from), as the local analysis finds them.
+//
+// A later root chain of a goroutine (spawn.Link.Again) makes a row of its
+// own, of no request: one request's view links the goroutines started
+// from its own calls, and a goroutine's later chains are not.
 func (p *pusher) linked(l *spawn.Link[chains]) {
 	info, _ := p.r.Goroutine(l.G)
 	var creator uint64
 	if info.CreatorFunc != 0 {
 		creator = p.fn(info.CreatorFunc)
+	}
+	if l.Again {
+		p.goroutines = append(p.goroutines, []any{p.push, l.G, info.Parent, creator, info.FirstSeen, l.Root.all, l.From.all, "", uint64(0), uint64(0)})
+		return
 	}
 	span, ok := p.inherit[l.G]
 	if !ok {

@@ -236,6 +236,32 @@ var scripts = map[string]string{
 1 - 40
 1 - 50
 `,
+	// A server's connections: goroutines whose outermost code is not
+	// traced run chain after chain, each started from main.serve, the
+	// later ones too (main.item in the first connection).
+	"connections": `
+1 +main.main 0
+1 +main.serve 1
+2 go 1 main.serve 2
+3 go 1 main.serve 3
+2 +main.hello 10
+2 - 11
+2 +main.item 12
+2 +main.lookup 13
+2 - 14
+2 - 15
+3 +main.item 16
+3 - 17
+2 +main.hello 18
+2 - 19
+4 go 1 main.serve 19
+4 +main.hello 20
+4 - 21
+4 +main.lookup 22
+4 - 23
+1 - 30
+1 - 31
+`,
 	// A flight recorder's snapshot: the calls open when its window
 	// began count from its start.
 	"snapshot": `
@@ -395,7 +421,7 @@ func TestEqualsLocal(t *testing.T) {
 	}
 	// The comparison above says something of goroutines only if some
 	// chains were started by others.
-	for _, name := range []string{"goroutines", "spawned-early"} {
+	for _, name := range []string{"goroutines", "spawned-early", "connections"} {
 		if spawned[name] == 0 {
 			t.Errorf("%s: no chain says where its goroutines were started", name)
 		}

@@ -1,9 +1,13 @@
 package spawn
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/calltrail/calltrail/internal/gtable"
+)
 
 // A Stack is a goroutine's open calls, as the Linker's user keeps them.
-type Stack[C any] interface {
+type Stack[C comparable] interface {
 	// Len is how many calls are open.
 	Len() int
 	// At returns the function and the chain of the i-th open call, 0
@@ -20,13 +24,13 @@ type Stack[C any] interface {
 // come long after the call holding the go statement returned (a worker
 // that waits for its first job): the open call that made that call is
 // the one that started the goroutine, not the innermost.
-type Callees[C any] interface {
+type Callees[C comparable] interface {
 	Stack[C]
 	Callee(i int, fn uint32) (C, bool)
 }
 
 // A Link ties a goroutine to the chain of its parent that started it.
-type Link[C any] struct {
+type Link[C comparable] struct {
 	G, Parent uint64 // Parent is 0 for a goroutine the trace knows no parent of
 	Creator   uint32 // the function that holds the go statement
 	At        int64  // when the goroutine's record was written
@@ -35,6 +39,10 @@ type Link[C any] struct {
 	From    C    // the chain of the parent that started it
 	HasRoot bool // Root is known
 	HasFrom bool // From is known
+	// Again marks the link of a later root chain of a goroutine linked
+	// already, which EveryRoot asks for: Root is that chain, From the
+	// goroutine's; Parent, Creator and At are not set.
+	Again bool
 
 	orphan bool // no call of the parent's was open when it began
 	// called marks a From found at the enter of a call of the creator,
@@ -58,17 +66,39 @@ type Link[C any] struct {
 // A Linker follows a trace's goroutines and calls the function given to
 // New with each goroutine's Link once its chains are known. It holds the
 // goroutines still waiting for theirs, at most Max of them.
-type Linker[C any] struct {
+type Linker[C comparable] struct {
 	linked  func(*Link[C])
 	max     int
 	links   map[uint64]*Link[C]   // by goroutine, until linked
 	waiting map[uint64][]*Link[C] // by parent, while the parent has no open call
+
+	// With EveryRoot: of each goroutine linked, its first chain and the
+	// chain that started it; and the other root chains of those that
+	// ran more, by goroutine.
+	every    bool
+	lineages gtable.Table[lineage[C]]
+	roots    map[uint64][]C
+}
+
+// lineage is what a Linker keeps of a goroutine linked, for EveryRoot.
+type lineage[C comparable] struct {
+	first, from C
+	hasFrom     bool
+}
+
+// EveryRoot asks for a link of each root chain of a goroutine besides
+// its first, once per chain, marked Again: a goroutine whose outermost
+// code is not traced (a server's connection, serving requests of every
+// kind; a pool's worker) runs chain after chain, each started from where
+// the goroutine was. It costs the size of two chains a goroutine linked.
+func (l *Linker[C]) EveryRoot() {
+	l.every, l.roots = true, map[uint64][]C{}
 }
 
 // Pending are the children a goroutine with open calls started, waiting
 // for their chains. The Linker's user keeps them with the goroutine's
 // stack, so that a call need not look them up.
-type Pending[C any] struct {
+type Pending[C comparable] struct {
 	links []*Link[C]
 	// early counts the links read early added since guess last ran:
 	// guess runs once per maxEarly of them, whatever else links holds
@@ -120,7 +150,7 @@ const DefaultMax = 1 << 16
 // once. Past max goroutines waiting (DefaultMax if max is 0), it calls
 // linked with all of them, as far as they are known, and forgets them,
 // so that its memory does not grow with the trace.
-func New[C any](max int, linked func(*Link[C])) *Linker[C] {
+func New[C comparable](max int, linked func(*Link[C])) *Linker[C] {
 	if max <= 0 {
 		max = DefaultMax
 	}
@@ -193,6 +223,8 @@ func (l *Linker[C]) Enter(g uint64, p *Pending[C], fn uint32, at int64, chain C,
 		if k := l.links[g]; k != nil && !k.HasRoot {
 			k.Root, k.HasRoot = chain, true
 			l.done(k)
+		} else if l.every {
+			l.root(g, chain)
 		}
 		if w := l.waiting[g]; w != nil {
 			p.add(w...)
@@ -251,7 +283,7 @@ func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
 // hold them: the Linker passes over those.
 func (l *Linker[C]) Flush() {
 	for _, k := range l.links {
-		l.linked(k)
+		l.hand(k)
 	}
 	clear(l.links)
 	clear(l.waiting)
@@ -312,13 +344,51 @@ func (l *Linker[C]) done(k *Link[C]) {
 
 func (l *Linker[C]) give(k *Link[C]) {
 	delete(l.links, k.G)
+	l.hand(k)
+}
+
+// hand calls linked with k and, with EveryRoot, keeps k's goroutine's
+// lineage, and links the other root chains it ran before.
+func (l *Linker[C]) hand(k *Link[C]) {
 	l.linked(k)
+	if !l.every || !k.HasRoot {
+		return
+	}
+	ln, _ := l.lineages.Put(k.G)
+	ln.first, ln.from, ln.hasFrom = k.Root, k.From, k.HasFrom
+	if k.HasFrom {
+		for _, r := range l.roots[k.G] {
+			l.linked(&Link[C]{G: k.G, Root: r, From: k.From, HasRoot: true, HasFrom: true, Again: true})
+		}
+	}
+}
+
+// root takes in a root chain of goroutine g after its first, with
+// EveryRoot: linked once g is, and once per chain.
+func (l *Linker[C]) root(g uint64, chain C) {
+	ln := l.lineages.Get(g)
+	var first C
+	switch {
+	case ln != nil:
+		first = ln.first
+	case l.links[g] != nil && l.links[g].HasRoot:
+		first = l.links[g].Root // linked later, with the chains kept here
+	default:
+		return // no record of g read, or forgotten past Max
+	}
+	if chain == first || slices.Contains(l.roots[g], chain) {
+		return
+	}
+	l.roots[g] = append(l.roots[g], chain)
+	if ln != nil && ln.hasFrom {
+		l.linked(&Link[C]{G: g, Root: chain, From: ln.from, HasRoot: true, HasFrom: true, Again: true})
+	}
 }
 
 // chainOf returns the chain of stack's innermost call of fn or, if none
 // is open, of the call of fn an open call made, the innermost that made
 // one (see Callees), or else of the innermost call.
-func chainOf[C any](stack Stack[C], fn uint32) C {
+func chainOf[C comparable](stack Stack[C], fn uint32) C {
 	if c, ok := open(stack, fn); ok {
 		return c
 	}
@@ -335,7 +405,7 @@ func chainOf[C any](stack Stack[C], fn uint32) C {
 }
 
 // open returns the chain of stack's innermost open call of fn.
-func open[C any](stack Stack[C], fn uint32) (C, bool) {
+func open[C comparable](stack Stack[C], fn uint32) (C, bool) {
 	for i := stack.Len() - 1; i >= 0; i-- {
 		if f, c := stack.At(i); f == fn {
 			return c, true
