@@ -79,8 +79,9 @@ func recordVerb() *verb {
 			}
 			// Check what came before writing it: a trace, whole.
 			r, err := tracefile.NewReader(bytes.NewReader(data))
+			var sum tracefile.Summary
 			if err == nil {
-				_, err = tracefile.Summarize(r)
+				sum, err = tracefile.Summarize(r)
 			}
 			if err != nil {
 				return fmt.Errorf("%s did not send a whole trace: %v", args[0], err)
@@ -90,6 +91,9 @@ func recordVerb() *verb {
 			}
 			if w := shortWindow(r.Meta(), time.Duration(seconds*float64(time.Second))); w != "" {
 				fmt.Fprintf(sess.errOut, "calltrail: warning: %s\n", w)
+			}
+			if sum.Calls == 0 {
+				fmt.Fprintf(sess.errOut, "calltrail: warning: the trace holds no call: the program made no traced call in its window\n")
 			}
 			fmt.Fprintf(sess.errOut, "calltrail: trace written to %s (%d bytes); next: calltrail chains FUNC %s, calltrail serve %s\n", output, len(data), output, output)
 			return nil

@@ -166,7 +166,7 @@ func TestRecordFlight(t *testing.T) {
 	addr := startService(t, exec.Command(bin))
 	time.Sleep(300 * time.Millisecond)
 	out := filepath.Join(t.TempDir(), "rec.out")
-	if code, _, stderr := runCmd("record", "-o", out, addr); code != 0 {
+	if code, _, stderr := runCmd("record", "-o", out, addr); code != 0 || strings.Contains(stderr, "holds no call") {
 		t.Fatalf("record: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := runCmd("chains", "main.D", out)
