@@ -193,6 +193,11 @@ func TestRecordPaused(t *testing.T) {
 	if c, err := counters(addr); err != nil || c.Recording || c.Calls != 0 {
 		t.Fatalf("a paused program's counters: %+v, %v", c, err)
 	}
+	// A snapshot of it holds no call, which record says.
+	idle := filepath.Join(t.TempDir(), "idle.out")
+	if code, _, stderr := runCmd("record", "-o", idle, addr); code != 0 || !strings.Contains(stderr, "warning: the trace holds no call") {
+		t.Errorf("record of a paused program: exit %d: %s", code, stderr)
+	}
 	out := filepath.Join(t.TempDir(), "cap.out")
 	if code, _, stderr := runCmd("record", "--seconds", "0.5", "--cpu", "-o", out, addr); code != 0 {
 		t.Fatalf("record --seconds: exit %d: %s", code, stderr)
