@@ -620,6 +620,8 @@ func TestBadEnvironment(t *testing.T) {
 		{"CALLTRAIL_CLOCK", "rdtsc", "CALLTRAIL_CLOCK=\"rdtsc\""},
 		{"CALLTRAIL_TRIGGER_EVERY", "0", "at least 1s"},
 		{"CALLTRAIL_TRIGGER_EVERY", "1ns", "at least 1s"},
+		{"CALLTRAIL_TRIGGER_DIR", "/nonexistent/calltrail", "CALLTRAIL_TRIGGER_DIR=\"/nonexistent/calltrail\": no such directory"},
+		{"CALLTRAIL_TRIGGER_DIR", "flight_test.go", "no such directory"}, // a file
 	} {
 		t.Run(c.k+"="+c.v, func(t *testing.T) {
 			t.Setenv("CALLTRAIL_TRIGGER", "main.D>1ms")

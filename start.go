@@ -110,6 +110,11 @@ func optionsFromEnv() (options, error) {
 		}
 		o.triggerDir, o.triggerEvery = ".", 10*time.Second
 		if d := os.Getenv("CALLTRAIL_TRIGGER_DIR"); d != "" {
+			// Said now, not when a trigger first fires and its window
+			// is lost.
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				return o, fmt.Errorf("CALLTRAIL_TRIGGER_DIR=%q: no such directory: each trigger writes its window there", d)
+			}
 			o.triggerDir = d
 		}
 		if v := os.Getenv("CALLTRAIL_TRIGGER_EVERY"); v != "" {
