@@ -39,5 +39,6 @@ func greet(name string) {
 	// func greet(name string) { if __ct.Enabled { if c := __ct.Enter(&__ctf_ab6e4680[1]); c != 0 { defer __ct.Exit(c) } };
 	// 	println("hello,", name)
 	// }
+	//
 	// var __ctf_ab6e4680 = [...]__ct.Func{{Name: "main.main", File: "main.go", Line: 3}, {Name: "main.greet", File: "main.go", Line: 7}}
 }

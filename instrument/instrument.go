@@ -200,6 +200,14 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	if !bytes.HasSuffix(src, []byte("\n")) {
 		out.WriteByte('\n') // Undo knows from the missing final newline
 	}
+	// A blank line before the table, so that a comment ending the file
+	// stays the file's: before the table, it would be the table's doc
+	// comment, which gofmt rewrites, and --undo could not give it back.
+	if bytes.HasSuffix(src, []byte("\r\n")) {
+		out.WriteString("\r\n")
+	} else {
+		out.WriteByte('\n')
+	}
 	fmt.Fprintf(&out, "var %s = [...]%s.Func{", v.table, importName)
 	res := Result{Omitted: v.omitted}
 	for i, fn := range v.funcs {

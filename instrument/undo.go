@@ -20,7 +20,8 @@ var (
 	guardRE  = regexp.MustCompile(guardPattern())
 	nameRE   = regexp.MustCompile(`^__ct(?:(?:a|r|p)[0-9]+|p?Err)_?$`)
 	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
-	tableRE  = regexp.MustCompile(`\nvar __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}(?:\r?\n)?$`)
+	// The table, after the blank line before it (none before 2026-11-29).
+	tableRE = regexp.MustCompile(`\n(?:\r?\n)?var __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}(?:\r?\n)?$`)
 )
 
 // guardPattern is the regular expression of the guard's text, made of
@@ -329,6 +330,14 @@ func cutLines(fset *token.FileSet, src []byte, nodes []ast.Node) []byte {
 		}
 		if len(bytes.TrimSpace(src[lineStart:from])) == 0 && len(bytes.TrimSpace(src[to:to+end])) == 0 {
 			from, to = lineStart, min(to+end+1, len(src))
+			// A declaration of calltrail's (the table) goes with the
+			// blank line File put before it.
+			if _, ok := n.(*ast.GenDecl); ok && from > 0 {
+				prev := bytes.LastIndexByte(src[:from-1], '\n') + 1
+				if len(bytes.TrimSpace(src[prev:from])) == 0 {
+					from = prev
+				}
+			}
 		}
 		spans = append(spans, span{from, to})
 	}

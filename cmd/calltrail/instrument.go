@@ -84,6 +84,7 @@ func instrumentVerb() *verb {
 				src, res  []byte
 				orig      []byte // the original, to keep for --undo
 				undoneOrg bool   // res is the original kept when instrumenting
+				notOrig   bool   // res is not the original kept, which differs beyond layout
 			}
 			var results []result
 			var errs []string
@@ -100,6 +101,8 @@ func instrumentVerb() *verb {
 					}
 					if orig, ok := originalFiles.Load(f.Path); ok && instrument.SameSource(orig, r.res) {
 						r.res, r.undoneOrg = orig, true
+					} else if ok && !bytes.Equal(orig, r.res) {
+						r.notOrig = true
 					}
 				} else {
 					o := opts
@@ -112,6 +115,11 @@ func instrumentVerb() *verb {
 					r.res = ir.Src
 					if r.orig, err = instrument.Undo(src); err != nil {
 						return err // File undid it already
+					}
+					// Instrumented again, after a formatter perhaps: the
+					// original kept the first time stays the original.
+					if kept, ok := originalFiles.Load(f.Path); ok && !bytes.Equal(r.orig, src) && instrument.SameSource(kept, r.orig) {
+						r.orig = kept
 					}
 				}
 				results = append(results, r)
@@ -138,7 +146,7 @@ func instrumentVerb() *verb {
 					}
 				case diff:
 					if changed {
-						sess.out.Write(lineDiff(r.path, r.src, r.res))
+						sess.out.Write(lineDiff(diffName(r.path), r.src, r.res))
 					}
 				case write:
 					if !changed {
@@ -156,7 +164,13 @@ func instrumentVerb() *verb {
 					if err := rewrite(r.path, r.res); err != nil {
 						return err
 					}
-					if undo {
+					switch {
+					case undo && r.notOrig:
+						// Kept, for the user to compare: what came out
+						// differs from it by more than the layout.
+						where, _ := originalFiles.Path(r.path)
+						fmt.Fprintf(sess.errOut, "calltrail: %s: the guards are out, but the file differs from its original beyond its layout (edited since, or a formatter rewrote a comment); the original is kept in %s\n", r.path, where)
+					case undo:
 						originalFiles.Remove(r.path)
 					}
 				default:
@@ -199,32 +213,75 @@ func count(bs ...bool) int {
 // correspond one to one, as instrumenting keeps them, but for lines added
 // at the end.
 func lineDiff(name string, a, b []byte) []byte {
-	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	al, aNoEOL := diffLines(a)
+	bl, bNoEOL := diffLines(b)
 	var d bytes.Buffer
 	fmt.Fprintf(&d, "--- %s\n+++ %s (calltrail)\n", name, name)
-	n := max(len(al), len(bl))
-	for i := 0; i < n; i++ {
-		var x, y string
-		okA, okB := i < len(al), i < len(bl)
-		if okA {
-			x = al[i]
+	// line writes line i of ls with prefix, and the marker patch wants
+	// after a last line without its newline.
+	line := func(prefix string, ls []string, i int, noEOL bool) {
+		d.WriteString(prefix + ls[i] + "\n")
+		if noEOL && i == len(ls)-1 {
+			d.WriteString("\\ No newline at end of file\n")
 		}
-		if okB {
-			y = bl[i]
+	}
+	// Lines that correspond one to one, each its own hunk; then the rest
+	// of either file in one, with the last line they share if its
+	// newline at the end comes or goes (patch wants that in one hunk).
+	common := min(len(al), len(bl))
+	tail := common
+	if common > 0 && len(al) != len(bl) && (aNoEOL && common == len(al)) != (bNoEOL && common == len(bl)) {
+		tail--
+	}
+	for i := 0; i < tail; i++ {
+		if al[i] == bl[i] {
+			continue // neither is a last line without its newline: that one is in the tail
 		}
-		if okA && okB && x == y {
-			continue
+		fmt.Fprintf(&d, "@@ -%d +%d @@\n", i+1, i+1)
+		line("-", al, i, aNoEOL)
+		line("+", bl, i, bNoEOL)
+	}
+	if tail < len(al) || tail < len(bl) {
+		// A range of no lines starts at the line before it.
+		at := func(n int) int {
+			if n == 0 {
+				return tail
+			}
+			return tail + 1
 		}
-		switch {
-		case okA && okB:
-			fmt.Fprintf(&d, "@@ -%d +%d @@\n-%s\n+%s\n", i+1, i+1, x, y)
-		case okB:
-			fmt.Fprintf(&d, "@@ -%d,0 +%d @@\n+%s\n", len(al), i+1, y)
-		default:
-			fmt.Fprintf(&d, "@@ -%d +%d,0 @@\n-%s\n", i+1, len(bl), x)
+		na, nb := len(al)-tail, len(bl)-tail
+		fmt.Fprintf(&d, "@@ -%d,%d +%d,%d @@\n", at(na), na, at(nb), nb)
+		for i := tail; i < len(al); i++ {
+			line("-", al, i, aNoEOL)
+		}
+		for i := tail; i < len(bl); i++ {
+			line("+", bl, i, bNoEOL)
 		}
 	}
 	return d.Bytes()
+}
+
+// diffName names a file in a diff: by its path from the working
+// directory when it is under it, as patch -p0 takes it there (patch
+// refuses an absolute path), else as it is.
+func diffName(path string) string {
+	if wd, err := os.Getwd(); err == nil && filepath.IsAbs(path) {
+		if rel, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(rel) {
+			return rel
+		}
+	}
+	return path
+}
+
+// diffLines splits a file into its lines, without their newlines, and
+// says whether the last one has none.
+func diffLines(b []byte) (lines []string, noEOL bool) {
+	if len(b) == 0 {
+		return nil, false
+	}
+	s := string(b)
+	noEOL = !strings.HasSuffix(s, "\n")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n"), noEOL
 }
 
 // adviseRequire tells how to build the instrumented files with the go

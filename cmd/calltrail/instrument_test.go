@@ -125,8 +125,19 @@ func TestUndoAfterGofmt(t *testing.T) {
 			t.Fatalf("instrument -w: exit %d, %s", code, stderr)
 		}
 		gofmt(edit)
-		if code, _, stderr := runCmd("instrument", "--undo", "-w", "."); code != 0 {
+		// Instrumented again, after the formatter, as an editor's
+		// user does: the original is still the first one.
+		if code, _, stderr := runCmd("instrument", "-w", "--inlined", "."); code != 0 {
+			t.Fatalf("instrument -w again: exit %d, %s", code, stderr)
+		}
+		gofmt(same)
+		code, _, stderr := runCmd("instrument", "--undo", "-w", ".")
+		if code != 0 {
 			t.Fatalf("round %d: --undo -w after gofmt: exit %d, %s", round, code, stderr)
+		}
+		// An edit before instrumenting again is the new original.
+		if stderr != "" {
+			t.Errorf("round %d: --undo said %q", round, stderr)
 		}
 		got, _ := os.ReadFile(main)
 		want := edit(files["main.go"])
@@ -135,6 +146,78 @@ func TestUndoAfterGofmt(t *testing.T) {
 			t.Errorf("after gofmt, --undo gave\n%s\nwant the original\n%s", got, want)
 		case !instrument.SameSource(got, []byte(want)):
 			t.Errorf("after an edit and gofmt, --undo gave\n%s\nwant, but for layout,\n%s", got, want)
+		}
+	}
+}
+
+// TestUndoSaysEdited: a file edited after instrumenting comes back with
+// the edit, without the guards, and --undo says it is not the original
+// it keeps, and where that is.
+func TestUndoSaysEdited(t *testing.T) {
+	dir, files := instrumentModule(t)
+	chdir(t, dir)
+	if code, _, stderr := runCmd("instrument", "-w", "--inlined", "."); code != 0 {
+		t.Fatalf("instrument -w: exit %d, %s", code, stderr)
+	}
+	main := filepath.Join(dir, "main.go")
+	data, _ := os.ReadFile(main)
+	os.WriteFile(main, []byte(strings.Replace(string(data), "println(a[0])", "println(a[1])", 1)), 0o644)
+	code, _, stderr := runCmd("instrument", "--undo", "-w", ".")
+	if code != 0 || !strings.Contains(stderr, "main.go: the guards are out, but the file differs from its original beyond its layout") || !strings.Contains(stderr, "originals") {
+		t.Errorf("--undo of an edited file: exit %d, %q", code, stderr)
+	}
+	if got, _ := os.ReadFile(main); string(got) != strings.Replace(files["main.go"], "println(a[0])", "println(a[1])", 1) {
+		t.Errorf("--undo of an edited file gave\n%s", got)
+	}
+}
+
+// TestInstrumentDiffPatches: -d writes a diff that patch applies, from
+// the working directory, to give what -w writes; and --undo -d one that
+// gives the original back: a file with a final newline, one without.
+func TestInstrumentDiffPatches(t *testing.T) {
+	files := map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"a.go":   "package m\n\nfunc A() int { return 1 }\n\n// Note:\n//     indented\n",
+		"b.go":   "package m\n\nfunc B() int {\n\treturn 2\n}",
+	}
+	root := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
+	patched, written := filepath.Join(root, "patched"), filepath.Join(root, "written")
+	writeFiles(t, patched, files)
+	writeFiles(t, written, files)
+	apply := func(dir, diff string) {
+		t.Helper()
+		cmd := exec.Command("patch", "-s", "-p0")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(diff)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("patch: %v\n%s\n%s", err, out, diff)
+		}
+	}
+	chdir(t, patched)
+	code, diff, stderr := runCmd("instrument", "-d", "--inlined", "./...")
+	if code != 0 || !strings.Contains(diff, "--- a.go\n") {
+		t.Fatalf("instrument -d: exit %d, %s%s", code, diff, stderr)
+	}
+	apply(patched, diff)
+	chdir(t, written)
+	if code, _, stderr := runCmd("instrument", "-w", "--inlined", "./..."); code != 0 {
+		t.Fatalf("instrument -w: exit %d, %s", code, stderr)
+	}
+	for _, name := range []string{"a.go", "b.go"} {
+		p, _ := os.ReadFile(filepath.Join(patched, name))
+		w, _ := os.ReadFile(filepath.Join(written, name))
+		if string(p) != string(w) {
+			t.Errorf("%s patched with -d's diff:\n%s\nwritten by -w:\n%s", name, p, w)
+		}
+	}
+	code, diff, stderr = runCmd("instrument", "--undo", "-d", "./...")
+	if code != 0 {
+		t.Fatalf("--undo -d: exit %d, %s", code, stderr)
+	}
+	apply(written, diff)
+	for _, name := range []string{"a.go", "b.go"} {
+		if got, _ := os.ReadFile(filepath.Join(written, name)); string(got) != files[name] {
+			t.Errorf("%s patched with --undo -d's diff:\n%q\nwant\n%q", name, got, files[name])
 		}
 	}
 }

@@ -58,6 +58,9 @@ func (s Store) Load(file string) ([]byte, bool) {
 	return data, err == nil
 }
 
+// Path returns where the original of file is kept, for a user to find.
+func (s Store) Path(file string) (string, error) { return s.path(file) }
+
 // Remove forgets the original of file.
 func (s Store) Remove(file string) {
 	if p, err := s.path(file); err == nil {
