@@ -297,6 +297,23 @@ func TestInstrumentTells(t *testing.T) {
 			t.Errorf("instrument %s: exit %d, %d bytes out, %q", pkg, code, len(stdout), stderr)
 		}
 	}
+	// The module cache's, by a file's path, and by ./... run inside
+	// it, where the go command takes the module for the main one:
+	// golang.org/x/tools, which calltrail itself builds with.
+	modcache := strings.TrimSpace(runGo(t, "env", "GOMODCACHE"))
+	cached, _ := filepath.Glob(filepath.Join(modcache, "golang.org", "x", "tools@*", "go", "ast", "astutil", "util.go"))
+	if len(cached) == 0 {
+		t.Fatalf("no golang.org/x/tools in the module cache %s", modcache)
+	}
+	code, stdout, stderr := runCmd("instrument", "-l", "--inlined", cached[0])
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "in the module cache, not yours to change") {
+		t.Errorf("instrument -l %s: exit %d, %q, %q", cached[0], code, stdout, stderr)
+	}
+	chdir(t, filepath.Dir(cached[0]))
+	code, stdout, stderr = runCmd("instrument", "-l", "--inlined", "./...")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "in the module cache, not yours to change") {
+		t.Errorf("instrument -l ./... in the module cache: exit %d, %q, %q", code, stdout, stderr)
+	}
 }
 
 // runGo runs the go command, failing the test if it fails.

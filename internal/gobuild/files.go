@@ -84,15 +84,23 @@ func SourceFiles(args, flags []string, tests bool) (files []SourceFile, ignored 
 	modcache := ""
 	// notYours refuses the packages of the Go distribution and of the
 	// module cache, named by a pattern or by one of their files.
+	// inCache reports whether dir is in the module cache: a module there
+	// is not the user's though the go command, run inside it, takes it
+	// for the main module.
+	inCache := func(dir string) bool {
+		if modcache == "" {
+			modcache = goEnv(".", "GOMODCACHE")
+		}
+		abs, err := filepath.Abs(dir)
+		return err == nil && modcache != "" && strings.HasPrefix(abs, modcache+string(filepath.Separator))
+	}
+	const cacheWhy = "in the module cache, not yours to change; calltrail build, run and test trace your dependencies in copies of their own"
 	notYours := func(p Package) error {
 		if p.Standard {
 			return fmt.Errorf("%s: part of the Go distribution, not yours to change; calltrail build, run and test trace your code and your modules' dependencies", p.ImportPath)
 		}
-		if modcache == "" {
-			modcache = goEnv(".", "GOMODCACHE")
-		}
-		if p.Module != nil && !p.Module.Main && modcache != "" && strings.HasPrefix(p.Dir, modcache+string(filepath.Separator)) {
-			return fmt.Errorf("%s: in the module cache, not yours to change; calltrail build, run and test trace your dependencies in copies of their own", p.ImportPath)
+		if inCache(p.Dir) {
+			return fmt.Errorf("%s: %s", p.ImportPath, cacheWhy)
 		}
 		return nil
 	}
@@ -100,6 +108,9 @@ func SourceFiles(args, flags []string, tests bool) (files []SourceFile, ignored 
 		if strings.HasSuffix(a, ".go") {
 			if _, err := os.Stat(a); err != nil {
 				return nil, nil, err
+			}
+			if inCache(filepath.Dir(a)) {
+				return nil, nil, fmt.Errorf("%s: %s", a, cacheWhy)
 			}
 			pkg := ""
 			if ps, err := List(filepath.Dir(a), flags, false, "."); err == nil && len(ps) == 1 {
