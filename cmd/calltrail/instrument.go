@@ -146,7 +146,7 @@ func instrumentVerb() *verb {
 					}
 				case diff:
 					if changed {
-						sess.out.Write(lineDiff(diffName(r.path), r.src, r.res))
+						sess.out.Write(lineDiff(shownName(r.path), r.src, r.res))
 					}
 				case write:
 					if !changed {
@@ -186,7 +186,7 @@ func instrumentVerb() *verb {
 			if len(ignored) > 0 {
 				names := make([]string, 0, 3)
 				for _, p := range ignored[:min(3, len(ignored))] {
-					names = append(names, filepath.Base(p))
+					names = append(names, shownName(p)) // from here: two packages may have files of one name
 				}
 				more := ""
 				if len(ignored) > 3 {
@@ -261,10 +261,10 @@ func lineDiff(name string, a, b []byte) []byte {
 	return d.Bytes()
 }
 
-// diffName names a file in a diff: by its path from the working
+// shownName names a file in a diff or a message: by its path from the working
 // directory when it is under it, as patch -p0 takes it there (patch
 // refuses an absolute path), else as it is.
-func diffName(path string) string {
+func shownName(path string) string {
 	if wd, err := os.Getwd(); err == nil && filepath.IsAbs(path) {
 		if rel, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(rel) {
 			return rel

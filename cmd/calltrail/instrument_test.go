@@ -316,6 +316,26 @@ func TestInstrumentTells(t *testing.T) {
 	}
 }
 
+// TestInstrumentSyntaxError: a file that does not parse gets the
+// parser's error, with its position, and no advice to instrument every
+// function instead, which would fail the same way; nothing is written.
+func TestInstrumentSyntaxError(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	src := "package s\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B( {\n}\n"
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/s\n\ngo 1.22\n", "s.go": src})
+	chdir(t, dir)
+	for _, arg := range []string{"./s.go", "./..."} {
+		code, _, stderr := runCmd("instrument", "-w", arg)
+		if code != 1 || !strings.Contains(stderr, "s.go:7:9: expected ')'") || strings.Contains(stderr, "--inlined") {
+			t.Errorf("instrument -w %s: exit %d, %q", arg, code, stderr)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "s.go")); string(got) != src {
+		t.Errorf("s.go changed")
+	}
+}
+
 // runGo runs the go command, failing the test if it fails.
 func runGo(t *testing.T, args ...string) string {
 	t.Helper()

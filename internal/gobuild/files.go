@@ -3,6 +3,8 @@ package gobuild
 import (
 	"encoding/json"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
 	"path/filepath"
@@ -39,6 +41,11 @@ func InlinedIn(files []SourceFile, flags []string, tests bool) (map[instrument.P
 		}
 		src, err := os.ReadFile(f.Path)
 		if err != nil {
+			return nil, err
+		}
+		// A file that does not parse gets its own error, which
+		// --inlined would give too, not the compiler's report's.
+		if _, err := parser.ParseFile(token.NewFileSet(), f.Path, src, parser.SkipObjectResolution); err != nil {
 			return nil, err
 		}
 		if !instrument.Instrumented(src) {
