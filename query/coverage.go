@@ -105,6 +105,10 @@ func fullName(coverage []tracefile.Coverage, name string) bool {
 // its "[...]", or a function without its package path (pkg.F, F,
 // (*T).M), if no other function the coverage lists has that name.
 func known(coverage []tracefile.Coverage, name string) (string, bool) {
+	// Type arguments as Go writes them, lo.Map[int, string], are the
+	// [...] calltrail writes.
+	asked := name
+	name = typeParams.ReplaceAllString(name, "[...]")
 	var found []string
 	exact := false
 	match := func(full string) {
@@ -129,7 +133,7 @@ func known(coverage []tracefile.Coverage, name string) (string, bool) {
 		}
 	}
 	if exact {
-		return "", false
+		return name, name != asked
 	}
 	if len(found) == 1 {
 		return found[0], true
