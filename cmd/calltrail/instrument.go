@@ -142,7 +142,7 @@ func instrumentVerb() *verb {
 				switch {
 				case list:
 					if changed {
-						fmt.Fprintln(sess.out, r.path)
+						fmt.Fprintln(sess.out, shownName(r.path))
 					}
 				case diff:
 					if changed {
