@@ -46,7 +46,7 @@ func (h Health) Partial() bool { return h.Damage == nil || IsIncomplete(h.Damage
 func (h Health) Warnings() []string {
 	var out []string
 	if h.NoEnd {
-		out = append(out, "no end record: the program was killed or is still running; showing what was written")
+		out = append(out, "no end record: the program was killed, is still running, or called os.Exit without calltrail's exit hook (calltrail build, run and test link it); showing what was written")
 	}
 	if h.Dropped > 0 {
 		were := "were"

@@ -18,11 +18,11 @@ func TestHealth(t *testing.T) {
 	}{
 		{"sound", Health{}, true, nil, ""},
 		{"no end, drops, a profile left out", Health{NoEnd: true, Dropped: 3, Profiles: []error{errors.New("cpu profile: too thin")}}, true, []string{
-			"no end record: the program was killed or is still running; showing what was written",
+			"no end record: the program was killed, is still running, or called os.Exit without calltrail's exit hook (calltrail build, run and test link it); showing what was written",
 			"3 calls were dropped while recording (buffers full); figures leave them out",
 			"cpu profile: too thin",
 		}, ""},
-		{"cut", Health{Damage: cut, NoEnd: true}, true, []string{"no end record: the program was killed or is still running; showing what was written"},
+		{"cut", Health{Damage: cut, NoEnd: true}, true, []string{"no end record: the program was killed, is still running, or called os.Exit without calltrail's exit hook (calltrail build, run and test link it); showing what was written"},
 			"t.out: trace is truncated: file ends inside a chunk (the output shows what came before)"},
 		{"unreadable", Health{Damage: errors.New("read t.out: is a directory")}, false, nil, "t.out: read t.out: is a directory"},
 	} {

@@ -156,7 +156,7 @@ func TestInfoScanDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCmd("info", "--scan", cut)
-	if want := "ended       no end record: the program was killed or is still running"; code != 1 || !strings.Contains(stdout, want) {
+	if want := "ended       no end record: the program was killed, is still running, or called os.Exit without calltrail's exit hook (calltrail build, run and test link it)"; code != 1 || !strings.Contains(stdout, want) {
 		t.Errorf("info --scan of a cut trace: exit %d\n%s%s\nwant exit 1 and %q", code, stdout, stderr, want)
 	}
 }

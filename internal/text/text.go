@@ -222,7 +222,7 @@ func Info(w io.Writer, name string, s tracefile.Summary, scanned, damaged bool) 
 	row("clock", "%s; goroutine ids from %s; parents %s", m.Clock, goidSource(m.Goid), known(m.Parents))
 	end := s.End
 	if end == "" {
-		end = "no end record: the program was killed or is still running"
+		end = "no end record: the program was killed, is still running, or called os.Exit without calltrail's exit hook (calltrail build, run and test link it)"
 	}
 	row("ended", "%s", end)
 	switch {
