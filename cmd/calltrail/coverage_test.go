@@ -171,8 +171,12 @@ func TestEveryFunctionByDefault(t *testing.T) {
 		for _, args := range [][]string{{"chains", tc.name}, {"report", "-F", tc.name}, {"replay", "-F", tc.name},
 			{"export", "--format", "folded", "-F", tc.name}, {"export", "--format", "chrome", "-F", tc.name}} {
 			code, stdout, stderr := runCmd(args...)
-			if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || args[0] == "export" && stdout != "" {
-				t.Errorf("%v: exit %d, %q; want exit 1 with %q on one line", args, code, stderr, tc.want)
+			want := "calltrail: " + tc.want
+			if args[0] != "chains" {
+				want = "calltrail: -F: " + tc.want
+			}
+			if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || args[0] == "export" && stdout != "" {
+				t.Errorf("%v: exit %d, %q; want exit 1 with %q on one line, the same from every verb", args, code, stderr, want)
 			}
 		}
 		rec := httptest.NewRecorder()

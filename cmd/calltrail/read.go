@@ -70,6 +70,14 @@ func (sess *session) readTrace(name string, f *filter.Filter, use func(*tracefil
 	// A use that stopped early (its output closed) leaves a reader
 	// reading ahead: stopped, it is still, for Health to read.
 	file.StopReadAhead()
+	var unmatched focusError
+	if errors.As(err, &unmatched) {
+		// Not the file's fault: said as the verbs that do not stream say it.
+		if err := sess.told(name, file.Health(nil)); err != nil {
+			return err
+		}
+		return unmatched.error
+	}
 	return sess.told(name, file.Health(err))
 }
 
@@ -202,5 +210,9 @@ func focusMatched(r *tracefile.Reader, focus string, f *filter.Filter) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("-F: %w", query.NotFound(r.Coverage(), names, focus))
+	return focusError{fmt.Errorf("-F: %w", query.NotFound(r.Coverage(), names, focus))}
 }
+
+// focusError is focusMatched's error, which readTrace does not take for
+// damage of the trace.
+type focusError struct{ error }
