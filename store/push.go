@@ -284,7 +284,7 @@ func (g *gstate) Latest() int64 { return g.latest }
 
 func (g *gstate) At(i int) (uint32, chains) {
 	f := &g.calls.frames[i]
-	return f.traceFn, chains{f.node.id, f.request}
+	return f.traceFn, chains{all: f.node.id, request: f.request}
 }
 
 // Callee makes the open calls a spawn.Callees, as the local analysis's
@@ -296,7 +296,7 @@ func (g *gstate) Callee(i int, fn uint32) (chains, bool) {
 	if !ok {
 		return chains{}, false
 	}
-	return chains{g.p.node(c).id, f.request}, true
+	return chains{all: g.p.node(c).id, request: f.request}, true
 }
 
 // maxSpawns bounds the goroutines a push holds waiting for their chains:
@@ -325,8 +325,12 @@ type frame struct {
 
 // chains are the ids of a call's chain, and of its chain among the
 // calls of its request alone (0 for none): what the goroutines table
-// ties goroutines to.
-type chains struct{ all, request uint64 }
+// ties goroutines to. A goroutine's root call keeps its span too, for the
+// row of a later root chain (see linked).
+type chains struct {
+	all, request uint64
+	span         tracefile.SpanID
+}
 
 // idOf returns n's id, 0 for no node.
 func (n *node) idOf() uint64 {
@@ -417,7 +421,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			}
 			// The linker sees the open calls of the goroutine before
 			// this one.
-			p.links.Enter(ev.G, &g.pending, ev.Func, ev.Time, chains{n.id, rn.idOf()}, g)
+			p.links.Enter(ev.G, &g.pending, ev.Func, ev.Time, chains{n.id, rn.idOf(), ev.Span}, g)
 			g.calls.push(fn, ev.Func, chain, n, rn.idOf(), p.start+ev.Time)
 			g.latest = ev.Time
 			if rs != nil {
@@ -608,8 +612,10 @@ func (p *pusher) goroutine(g uint64, at int64) error {
 // started it (from), as the local analysis finds them.
 //
 // A later root chain of a goroutine (spawn.Link.Again) makes a row of its
-// own, of no request: one request's view links the goroutines started
-// from its own calls, and a goroutine's later chains are not.
+// own, of the request its root call served: one request's view links a
+// goroutine's later chain to the chain that started the goroutine when
+// both are the request's, as the local analysis narrowed to it does (a
+// goroutine started in a request that runs chain after chain for it).
 func (p *pusher) linked(l *spawn.Link[chains]) {
 	info, _ := p.r.Goroutine(l.G)
 	var creator uint64
@@ -617,7 +623,7 @@ func (p *pusher) linked(l *spawn.Link[chains]) {
 		creator = p.fn(info.CreatorFunc)
 	}
 	if l.Again {
-		p.goroutines = append(p.goroutines, []any{p.push, l.G, info.Parent, creator, info.FirstSeen, l.Root.all, l.From.all, "", uint64(0), uint64(0)})
+		p.goroutines = append(p.goroutines, []any{p.push, l.G, info.Parent, creator, info.FirstSeen, l.Root.all, l.From.all, p.traceID(l.Root.span), l.Root.request, l.From.request})
 		return
 	}
 	span, ok := p.inherit[l.G]

@@ -83,7 +83,8 @@ func open(t *testing.T, cluster bool) *Store {
 // goroutines, and calls left open at the end.
 var scripts = map[string]string{
 	// Two requests served in turn by one goroutine, the first starting
-	// a goroutine of its own, and a call outside any request.
+	// a goroutine of its own that runs two chains for it, and a call
+	// outside any request.
 	"requests": `
 1 +main.main 0
 1 +main.serve 10
@@ -96,6 +97,8 @@ var scripts = map[string]string{
 4 +main.D 34
 4 - 36
 4 - 37
+4 +main.D 38
+4 - 39
 2 - 40
 2 - 50
 2 end 1 52
