@@ -53,7 +53,15 @@ type flight struct {
 	ck checkpoint
 	// spans are the latest spans started, at most maxFlightSpans, for
 	// the span table of a snapshot.
-	spans []records.Span
+	spans []flightSpan
+}
+
+// A flightSpan is a span's entry, with the number of the segment of the
+// cycle that added it: a snapshot writes the entries its window needs
+// (see table).
+type flightSpan struct {
+	records.Span
+	seq uint64
 }
 
 // A checkpoint is what the flight recorder's calls and spans open were
@@ -71,17 +79,63 @@ type checkpoint struct {
 // whose entry is gone reads in a snapshot by its id alone.
 const maxFlightSpans = 1 << 14
 
-// addSpans keeps spans started in the latest cycle.
+// spanSlack is how many cycles before its start event a span's entry may
+// have been added: the entry goes in the table before the event goes in
+// a ring, which the writer may drain a cycle later, or later still if
+// the goroutine stops between the two.
+const spanSlack = 8
+
+// addSpans keeps spans started in the latest cycle, whose segment is the
+// next to be added.
 func (f *flight) addSpans(ss []records.Span) {
 	if len(ss) == 0 {
 		return
 	}
 	f.mu.Lock()
-	f.spans = append(f.spans, ss...)
+	seq := f.dropped + uint64(len(f.segs))
+	for _, sp := range ss {
+		f.spans = append(f.spans, flightSpan{sp, seq})
+	}
 	if n := len(f.spans); n > maxFlightSpans {
 		f.spans = append(f.spans[:0], f.spans[n-maxFlightSpans:]...)
 	}
 	f.mu.Unlock()
+}
+
+// table returns the span entries a snapshot needs whose first segment is
+// number first: the spans started from a little before it on
+// (spanSlack), those open when it starts (open), and their ancestors,
+// which --span matches by name. An idle program's snapshot then carries
+// the entries of none of the spans that ended before its window, where
+// it carried the whole table, 16,384 entries. f.mu is held.
+func (f *flight) table(first uint64, open openSpans) []records.Span {
+	keep := make([]bool, len(f.spans))
+	at := make(map[records.SpanID]int, len(f.spans))
+	for i, sp := range f.spans {
+		at[sp.ID] = i
+	}
+	var kept []records.Span
+	mark := func(i int) {
+		for !keep[i] {
+			keep[i] = true
+			j, ok := at[f.spans[i].Parent]
+			if !ok || f.spans[i].Parent == (records.SpanID{}) {
+				return
+			}
+			i = j
+		}
+	}
+	for i, sp := range f.spans {
+		if _, ok := open[sp.ID]; ok || sp.seq+spanSlack >= first {
+			mark(i)
+		}
+	}
+	for i, sp := range f.spans {
+		if keep[i] {
+			kept = append(kept, sp.Span)
+		}
+	}
+	return kept
 }
 
 // goroutineRecord is a goroutine's creation record, first seen at ticks.
@@ -294,6 +348,7 @@ type Window struct {
 	Calls      int           // calls entered within the window
 	Open       int           // calls open at its start, entered before it
 	Dropped    uint64        // segments dropped for room since tracing started
+	seq        uint64        // the number of its first segment
 }
 
 // window returns what f holds from since on (since tracing started; 0 for
@@ -331,6 +386,7 @@ func (f *flight) window(since time.Duration) ([]segment, openCalls, openSpans, m
 	}
 	maps.DeleteFunc(gs, func(_ uint64, r goroutineRecord) bool { return r.ticks > before })
 	segs = segs[k:]
+	w.seq = first + uint64(k)
 	w.Start, w.End = span(segs)
 	for _, s := range segs {
 		w.Calls += s.calls
@@ -358,8 +414,9 @@ func (f *flight) write(out io.Writer, since time.Duration, funcs []records.Func,
 	enc.Funcs(1, funcs)
 	enc.Errors(1, errs)
 	f.mu.Lock()
-	enc.Spans(f.spans)
+	table := f.table(w.seq, spans)
 	f.mu.Unlock()
+	enc.Spans(table)
 	for _, c := range allCoverage() {
 		enc.Coverage(c)
 	}

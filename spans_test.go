@@ -86,19 +86,33 @@ func TestSpansRecorded(t *testing.T) {
 // TestFlightOpenSpans keeps a span open while the flight recorder drops
 // the segment that holds its start: the snapshot starts it at its true
 // time, before the window, so that the calls in the window that ran under
-// it read as its, and the span's name comes with it.
+// it read as its, and the span's name comes with it. The entries of the
+// spans that ended long before the window stay out of the snapshot, but
+// for the parent of a span in it.
 func TestFlightOpenSpans(t *testing.T) {
 	defer useFlight(t, options{buffer: 256 << 10, every: 2 * time.Millisecond})()
 	f := tr.w.flight
 	span := [8]byte{42}
 	SpanStart([16]byte{1}, span, [8]byte{}, false, 2, "GET /long")
+	old, parent, child := [8]byte{43}, [8]byte{44}, [8]byte{45}
+	SpanStart([16]byte{2}, old, [8]byte{}, false, 2, "GET /old")
+	SpanEnd(old)
+	SpanStart([16]byte{3}, parent, [8]byte{}, false, 2, "GET /parent")
+	SpanEnd(parent)
 	call(&funcs[5], func() {}) // test.recovers: first, to be dropped
 	deadline := time.Now().Add(waitFor)
-	for f.droppedSegments() < 3 && time.Now().Before(deadline) {
+	for f.droppedSegments() < spanSlack+4 && time.Now().Before(deadline) {
 		for range 1000 {
 			call(&funcs[3], func() { call(&funcs[2], func() {}) })
 		}
 	}
+	done := make(chan bool)
+	go func() {
+		SpanStart([16]byte{3}, child, parent, false, 1, "send") // in the window, its parent long ended
+		SpanEnd(child)
+		done <- true
+	}()
+	<-done
 	call(&funcs[8], func() {}) // test.root, in the window, under the span
 	var buf bytes.Buffer
 	w, err := Snapshot(&buf)
@@ -106,8 +120,8 @@ func TestFlightOpenSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	SpanEnd(span)
-	if w.Dropped < 3 {
-		t.Fatalf("no segment dropped: %+v", w)
+	if w.Dropped < spanSlack+4 {
+		t.Fatalf("too few segments dropped: %+v", w)
 	}
 	path := filepath.Join(t.TempDir(), "snapshot.out")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -138,6 +152,14 @@ func TestFlightOpenSpans(t *testing.T) {
 	}
 	if s, _ := r.Span(span); started != 1 || root != 1 || recovers != 0 || s.Name != "GET /long" {
 		t.Errorf("span started %d times, test.root %d, test.recovers %d; span %+v", started, root, recovers, s)
+	}
+	for _, c := range []struct {
+		id   [8]byte
+		want string
+	}{{old, ""}, {parent, "GET /parent"}, {child, "send"}} {
+		if s, _ := r.Span(c.id); s.Name != c.want {
+			t.Errorf("span %x in the snapshot's table: %q, want %q", c.id, s.Name, c.want)
+		}
 	}
 }
 
