@@ -177,7 +177,12 @@ func (sess *session) run(args []string) (code int) {
 	}
 	err := v.run(sess, fs, rest)
 	if bw != nil {
-		bw.Flush() // what was written goes before any error message
+		// What was written goes before any error message; an output
+		// that could not be written (a full disk) is the verb's
+		// failure, whichever verb wrote it.
+		if ferr := bw.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		var ee exitError

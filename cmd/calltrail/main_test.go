@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -424,6 +425,31 @@ func TestOutputBuffered(t *testing.T) {
 		}
 		if lines := strings.Count(o.String(), "\n"); lines < 3 || o.writes != 1 {
 			t.Errorf("%s wrote %d lines in %d writes, want one write", verb, lines, o.writes)
+		}
+	}
+}
+
+// fullDisk is an output that takes nothing, as a full disk does.
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestOutputNotWritten checks that every verb that writes to standard
+// output fails, saying why, when the output cannot be written, rather
+// than exit 0 having written nothing.
+func TestOutputNotWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChainsTrace(t, path, true)
+	for _, args := range [][]string{
+		{"report", path}, {"report", "--json", path}, {"chains", "main.D", path}, {"goroutines", path},
+		{"info", path}, {"info", "--scan", path}, {"replay", path}, {"diff", path, path}, {"spans", path},
+		{"export", "--format", "pprof", path}, {"export", "--format", "folded", path}, {"export", "--format", "chrome", path},
+	} {
+		var e bytes.Buffer
+		code := run(args, fullDisk{}, &e)
+		last := e.String()[strings.LastIndex(strings.TrimSuffix(e.String(), "\n"), "\n")+1:] // after the warning of the dropped call
+		if code != 1 || !strings.HasPrefix(last, "calltrail: ") || !strings.Contains(last, "no space left on device") || strings.Contains(e.String(), "panic") {
+			t.Errorf("%v to a full disk: exit %d, %q; want exit 1 and one line saying so", args[:len(args)-1], code, e.String())
 		}
 	}
 }
