@@ -6,8 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/calltrail/calltrail/internal/originals"
 	"github.com/calltrail/calltrail/tracefile"
@@ -57,11 +60,75 @@ func createFile(path string) (*outputFile, error) {
 	if info, err := os.Stat(path); err == nil {
 		perm = info.Mode().Perm()
 	}
+	unfinished.Lock()
+	defer unfinished.Unlock()
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, err
 	}
+	unfinished.add(tmp.Name())
 	return &outputFile{File: tmp, path: path, perm: perm}, nil
+}
+
+// unfinished are the temporary files of the outputs being written. A
+// signal that ends calltrail (SIGINT, SIGTERM, SIGHUP) while there are
+// some removes them before calltrail dies of it, so that an interrupted
+// export leaves no file behind, as a failed one does not.
+var unfinished files
+
+type files struct {
+	sync.Mutex
+	names map[string]bool
+	sigs  chan os.Signal
+	// watched are the end signals calltrail did not start ignoring:
+	// under nohup, or in the background of a shell without job
+	// control, it goes on ignoring them.
+	watched []os.Signal
+}
+
+// add adds a file, watching for the signals from the first on. The lock
+// is held.
+func (u *files) add(name string) {
+	if u.sigs == nil {
+		u.sigs = make(chan os.Signal, 1)
+		for _, sig := range endSignals {
+			if !signal.Ignored(sig) {
+				u.watched = append(u.watched, sig)
+			}
+		}
+		go u.removeOnSignal()
+	}
+	if len(u.names) == 0 {
+		u.names = map[string]bool{}
+		if len(u.watched) > 0 {
+			signal.Notify(u.sigs, u.watched...)
+		}
+	}
+	u.names[name] = true
+}
+
+// done ends the watch of a file, and of the signals with the last.
+func (u *files) done(name string) {
+	u.Lock()
+	defer u.Unlock()
+	delete(u.names, name)
+	if len(u.names) == 0 {
+		signal.Stop(u.sigs)
+	}
+}
+
+func (u *files) removeOnSignal() {
+	sig := <-u.sigs
+	u.Lock() // for good: no file is added after
+	for name := range u.names {
+		os.Remove(name)
+	}
+	signal.Reset(u.watched...)
+	if s, ok := sig.(syscall.Signal); ok {
+		reraise(s)
+		os.Exit(128 + int(s))
+	}
+	os.Exit(1)
 }
 
 // commit ends the output: the file takes its place.
@@ -79,6 +146,7 @@ func (f *outputFile) commit() error {
 	if err != nil {
 		os.Remove(f.Name())
 	}
+	unfinished.done(f.Name())
 	return err
 }
 
@@ -88,6 +156,7 @@ func (f *outputFile) abandon() {
 	f.Close()
 	if f.path != "" {
 		os.Remove(f.Name())
+		unfinished.done(f.Name())
 	}
 }
 

@@ -22,3 +22,7 @@ func reraise(sig syscall.Signal) {
 		time.Sleep(time.Second)
 	}
 }
+
+// endSignals are the signals that end calltrail, which it cleans up
+// after first (see files).
+var endSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
