@@ -367,14 +367,22 @@ const MaxCalls = 2_000_000
 // maxCalls is MaxCalls, made small by tests.
 var maxCalls uint64 = MaxCalls
 
-// ErrTooBig says an export would be too large for its viewers.
+// ErrTooBig says an export would be too large for its viewers: it would
+// hold more than Limit calls. Reading stops there, so that a trace of
+// a hundred million calls is refused in the time its first two million
+// take; InTrace, when the caller knows it, is how many calls the whole
+// trace holds.
 type ErrTooBig struct {
-	Calls, Limit uint64
-	Format       string
+	Limit, InTrace uint64
+	Format         string
 }
 
 func (e *ErrTooBig) Error() string {
-	return fmt.Sprintf("%d calls are too many for %s viewers (limit %d): narrow the trace with -g, -F, -N, -D or -t, or export pprof or folded stacks", e.Calls, e.Format, e.Limit)
+	of := ""
+	if e.InTrace > 0 {
+		of = fmt.Sprintf(" (the trace holds %d)", e.InTrace)
+	}
+	return fmt.Sprintf("more than %d calls%s are too many for %s viewers: narrow the trace with -g, -F, -N, -D or -t, or export pprof or folded stacks", e.Limit, of, e.Format)
 }
 
 // call is one call, for the time-ordered formats.
@@ -390,8 +398,8 @@ type call struct {
 
 // calls reads the calls f selects from r, in order of their end within
 // each goroutine, leaving out calls nested deeper than MaxStack and
-// counting those. Past maxCalls it keeps none, reads on to count them
-// all, and returns an ErrTooBig that says how many there are.
+// counting those. Past maxCalls it stops, keeping none, and returns an
+// ErrTooBig.
 func calls(r *tracefile.Reader, f *filter.Filter, format string) (out []call, cut int, err error) {
 	if f == nil {
 		f = &filter.Filter{}
@@ -404,9 +412,6 @@ func calls(r *tracefile.Reader, f *filter.Filter, format string) (out []call, cu
 		if err != nil {
 			if err == io.EOF {
 				err = nil
-			}
-			if n > maxCalls {
-				return nil, cut, &ErrTooBig{Calls: n, Limit: maxCalls, Format: format}
 			}
 			return out, cut, err
 		}
@@ -422,8 +427,7 @@ func calls(r *tracefile.Reader, f *filter.Filter, format string) (out []call, cu
 				continue
 			}
 			if n++; n > maxCalls {
-				out = nil // too many: only counted, to say how many
-				continue
+				return nil, cut, &ErrTooBig{Limit: maxCalls, Format: format}
 			}
 			out = append(out, call{g: ev.G, fn: ev.Func, start: ev.Start, end: ev.Time, held: ev.Held, kind: ev.Exit, depth: ev.Depth, err: ev.Err})
 		}

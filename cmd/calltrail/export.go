@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -113,6 +114,10 @@ func exportVerb() *verb {
 					} else {
 						cut, err = export.Speedscope(w, r, f)
 					}
+					var big *export.ErrTooBig
+					if errors.As(err, &big) {
+						big.InTrace = callsIn(name)
+					}
 					if err != nil {
 						return err
 					}
@@ -144,4 +149,16 @@ func exportVerb() *verb {
 			return nil
 		},
 	}
+}
+
+// callsIn returns how many calls trace name holds, as its summary says;
+// 0 when it has none.
+func callsIn(name string) uint64 {
+	file, err := tracefile.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer file.Close()
+	s, _ := file.Summary()
+	return s.Calls
 }
