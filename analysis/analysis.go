@@ -318,7 +318,7 @@ type Profile struct {
 	// and off CPU: it is left out, with ThinCPU set.
 	HasCPU, HasWaits, ThinCPU bool
 	// focus is the filter's focus, which a sample's stack must hold a
-	// function of to count.
+	// function of to count (see CPUFocused).
 	focus *regexp.Regexp
 	// ProfilesLeftOut says the analysis read some calls only, and left
 	// out the trace's profiles whose samples cannot tell them from the

@@ -457,6 +457,11 @@ func (p *Profile) waits(prof *profile.Profile, res *resolver, mutex bool) {
 // focused reports whether a sample of stack st is of the calls the
 // analysis selects: under a focus, a traced function it matches is on
 // the stack.
+// CPUFocused reports whether the CPU times are of the samples with a
+// focused function (-F) on their stack only: TotalCPU is then theirs, not
+// the program's.
+func (p *Profile) CPUFocused() bool { return p.focus != nil }
+
 func (p *Profile) focused(st []*profile.Function, res *resolver) bool {
 	if p.focus == nil {
 		return true

@@ -177,8 +177,8 @@ func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	}
 	// Per call, the callee's CPU: the call's wall time would read as
 	// what the callee cost.
-	msg := fmt.Sprintf("%s spends %.0f%% of all CPU time in %s (%s of CPU over %s of %s, %s a call)",
-		f.Name, 100*share, c.On, d(ns), words.Count(f.Calls, "call"), f.Name, d(ns/int64(max(f.Calls, 1))))
+	msg := fmt.Sprintf("%s spends %.0f%% of %s in %s (%s of CPU over %s of %s, %s a call)",
+		f.Name, 100*share, allCPU(p), c.On, d(ns), words.Count(f.Calls, "call"), f.Name, d(ns/int64(max(f.Calls, 1))))
 	a := advice(c.On)
 	score := float64(ns) / float64(wall)
 	if a == noAdvice {
@@ -187,6 +187,15 @@ func callees(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 		score /= 2
 	}
 	return []Finding{{Kind: "callee", Function: f.Name, Message: msg + ": " + a, Score: score}}
+}
+
+// allCPU names what the CPU shares are of: the program's samples, or,
+// under -F, the focused calls' (see analysis.Profile.CPUFocused).
+func allCPU(p *analysis.Profile) string {
+	if p.CPUFocused() {
+		return "the CPU time of the calls shown (-F)"
+	}
+	return "all CPU time"
 }
 
 // mostlySyscalls says whether most of the CPU time f spent in callee c
@@ -317,8 +326,11 @@ func self(p *analysis.Profile, wall int64) []Finding {
 		if share < minShare {
 			return nil
 		}
-		msg := fmt.Sprintf("%s takes %.0f%% of the CPU time in its own code (%s, %s each, %s in all)",
-			top.Name, 100*share, words.Count(top.Calls, "call"), d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
+		// CPU figures only: the trace's times of the same calls hold
+		// their time off CPU, and the tracer's.
+		own := ownCPU(top)
+		msg := fmt.Sprintf("%s takes %.0f%% of %s in its own code (%s of CPU over %s, %s a call)",
+			top.Name, 100*share, allCPU(p), d(own), words.Count(top.Calls, "call"), d(own/int64(max(top.Calls, 1))))
 		return []Finding{{Kind: "self", Function: top.Name, Message: msg, Score: float64(ownCPU(top)) / float64(wall)}}
 	}
 	// Without a CPU profile, time outside traced functions may be spent
