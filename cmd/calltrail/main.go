@@ -163,7 +163,13 @@ func (sess *session) run(args []string) (code int) {
 				usage()
 				return 0
 			}
-			fmt.Fprintf(stderr, "calltrail %s: %v (calltrail %s -h lists its flags)\n", v.name, err, v.name)
+			hint := ""
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+				if near := nearFlag(fs, name); near != "" {
+					hint = "did you mean --" + near + "? "
+				}
+			}
+			fmt.Fprintf(stderr, "calltrail %s: %v (%scalltrail %s -h lists its flags)\n", v.name, err, hint, v.name)
 			return 2
 		}
 	}

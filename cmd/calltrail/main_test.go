@@ -241,10 +241,13 @@ func TestUsage(t *testing.T) {
 	if code, _, errOut := runCmd("replay", "-F", "(", "x"); code != 2 || !strings.Contains(errOut, "-F:") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("bad regexp: exit %d, %q", code, errOut)
 	}
-	// A flag mistyped: one line that says which, and where the flags are
-	// listed, not the whole usage.
-	if code, _, errOut := runCmd("report", "--jsn", "x"); code != 2 || errOut != "calltrail report: flag provided but not defined: -jsn (calltrail report -h lists its flags)\n" {
+	// A flag mistyped: one line that says which, the flag meant where
+	// one is near, and where the flags are listed, not the whole usage.
+	if code, _, errOut := runCmd("report", "--jsn", "x"); code != 2 || errOut != "calltrail report: flag provided but not defined: -jsn (did you mean --json? calltrail report -h lists its flags)\n" {
 		t.Errorf("flag mistyped: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd("chains", "--zzz", "x"); code != 2 || errOut != "calltrail chains: flag provided but not defined: -zzz (calltrail chains -h lists its flags)\n" {
+		t.Errorf("unknown flag: exit %d, %q", code, errOut)
 	}
 	if code, _, errOut := runCmd("replay", "a", "b"); code != 2 || !strings.Contains(errOut, "want one trace file") {
 		t.Errorf("two files: exit %d, %q", code, errOut)
