@@ -155,7 +155,7 @@ func TestOutputsInPlace(t *testing.T) {
 		before, _ := os.ReadFile(name)
 		code, _, stderr := runCmd("run", "-o", name, ".")
 		after, _ := os.ReadFile(name)
-		if code != 2 || !strings.Contains(stderr, "not a calltrail trace") || string(after) != string(before) {
+		if code != 2 || !strings.Contains(stderr, "that is the name of Go source") || string(after) != string(before) {
 			t.Errorf("run -o %s: exit %d, %q; the file is %d bytes, was %d", name, code, stderr, len(after), len(before))
 		}
 	}

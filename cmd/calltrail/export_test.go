@@ -260,15 +260,21 @@ func TestOutputChecked(t *testing.T) {
 	source := filepath.Join(dir, "main.go")
 	src := []byte("package main\n\nfunc main() {}\n")
 	os.WriteFile(source, src, 0o644)
+	empty := filepath.Join(dir, "go.mod")
+	os.WriteFile(empty, nil, 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"flame", "-o", other, trace}, "that is a calltrail trace"},
 		{[]string{"export", "--format", "folded", "-o", other, trace}, "that is a calltrail trace"},
-		{[]string{"flame", "-o", source, trace}, "that is Go source"},
-		{[]string{"export", "--format", "pprof", "-o", source, trace}, "that is Go source"},
-		{[]string{"record", "-o", source, "localhost:1"}, "is not a calltrail trace"},
+		{[]string{"flame", "-o", source, trace}, "that is the name of Go source"},
+		{[]string{"export", "--format", "pprof", "-o", source, trace}, "that is the name of Go source"},
+		{[]string{"record", "-o", source, "localhost:1"}, "that is the name of Go source"},
+		// Named as Go source, empty or not there: refused all the same.
+		{[]string{"export", "--format", "folded", "-o", empty, trace}, "that is the name of Go source"},
+		{[]string{"flame", "-o", filepath.Join(dir, "new.go"), trace}, "that is the name of Go source"},
+		{[]string{"run", "-o", filepath.Join(dir, "go.work"), "."}, "that is the name of Go source"},
 	} {
 		code, _, stderr := runCmd(c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -280,6 +286,12 @@ func TestOutputChecked(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(source); !bytes.Equal(got, src) {
 		t.Error("Go source was overwritten")
+	}
+	if got, err := os.ReadFile(empty); err != nil || len(got) != 0 {
+		t.Error("an empty go.mod was written")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.go")); err == nil {
+		t.Error("a new file named as Go source was written")
 	}
 	graph := filepath.Join(dir, "graph.svg")
 	for range 2 {

@@ -238,10 +238,14 @@ func notInput(output string, inputs ...string) error {
 // replaceable refuses a trace output path that names a file other than a
 // trace: calltrail run -o main.go would otherwise replace the program's
 // source with its trace. A new path, an empty file, a trace, and what is
-// not a regular file (/dev/null) may be written.
+// not a regular file (/dev/null) may be written, but for a name of Go
+// source (see goSource).
 //
 // named is how the user named the path, for the error: "-o x.out".
 func replaceable(path, named string) error {
+	if err := goSource(path, named); err != nil {
+		return err
+	}
 	info, err := os.Stat(path)
 	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
 		return nil
@@ -272,19 +276,30 @@ func traceHead(path string) (bool, error) {
 	return err == nil && string(head) == tracefile.Magic, nil
 }
 
+// goSource refuses an output path named as Go source is (x.go, go.mod,
+// go.sum, go.work), whether the file is there or not, empty or not: no
+// output of calltrail is Go source, and one written there breaks the
+// build of the package or module it lands in.
+func goSource(path, named string) error {
+	switch base := filepath.Base(path); {
+	case strings.HasSuffix(base, ".go") || base == "go.mod" || base == "go.sum" || base == "go.work":
+		return usageError{fmt.Sprintf("%s: that is the name of Go source; name another file", named)}
+	}
+	return nil
+}
+
 // notKept refuses an output path, for a graph or an export, that names
-// a trace or a Go source file: flame -o with its arguments in the wrong
-// order would replace a trace with a graph, export -o main.go the
-// program's source. Any other file is replaced, the previous graph or
-// profile of the same name first of all.
+// a trace or Go source: flame -o with its arguments in the wrong order
+// would replace a trace with a graph, export -o main.go the program's
+// source. Any other file is replaced, the previous graph or profile of
+// the same name first of all.
 func notKept(path string) error {
+	if err := goSource(path, "-o "+path); err != nil {
+		return err
+	}
 	info, err := os.Stat(path)
 	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
 		return nil
-	}
-	switch base := filepath.Base(path); {
-	case strings.HasSuffix(base, ".go") || base == "go.mod" || base == "go.sum" || base == "go.work":
-		return usageError{fmt.Sprintf("-o %s: that is Go source; name another file", path)}
 	}
 	if isTrace(path) {
 		return usageError{fmt.Sprintf("-o %s: that is a calltrail trace; name another file", path)}
