@@ -390,7 +390,7 @@ func TestPkgsLeavesMainOut(t *testing.T) {
 	if code, stdout, stderr := runCmd("run", "--pkgs", "example.com/m/lib", "."); code != 0 || stdout != "42\n" {
 		t.Fatalf("calltrail run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	want := "main.main is not traced: package main was not instrumented (not matched by --pkgs: --pkgs example.com/m traces it)"
+	want := "main.main is not traced: package main was not instrumented (not matched by --pkgs: add example.com/m to its patterns, separated by spaces, to trace it)"
 	if code, _, stderr := runCmd("chains", "main.main"); code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("chains main.main: exit %d, %q; want %q", code, stderr, want)
 	}
@@ -441,8 +441,8 @@ func TestPkgsOnlyModuleCache(t *testing.T) {
 		t.Errorf("chains dep.Twice: exit %d\n%s%s", code, stdout, stderr)
 	}
 	for name, want := range map[string]string{
-		"main.main":                 "main.main is not traced: package main was not instrumented (not matched by --pkgs: --pkgs example.com/m traces it)",
-		"example.com/dep/other.Add": "example.com/dep/other.Add is not traced: package example.com/dep/other was not instrumented (not matched by --pkgs: --pkgs example.com/dep/other traces it)",
+		"main.main":                 "main.main is not traced: package main was not instrumented (not matched by --pkgs: add example.com/m to its patterns, separated by spaces, to trace it)",
+		"example.com/dep/other.Add": "example.com/dep/other.Add is not traced: package example.com/dep/other was not instrumented (not matched by --pkgs: add example.com/dep/other to its patterns, separated by spaces, to trace it)",
 	} {
 		if code, _, stderr := runCmd("chains", name); code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("chains %s: exit %d, %q; want %q", name, code, stderr, want)

@@ -217,6 +217,15 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 	var importers []string
 	untraced := map[string]string{} // packages of the build not instrumented: why
 	var laterStd []string           // packages of the standard library to say why of, once the runtime's are known
+	// The hints name the main module: --pkgs replaces it, so a pattern
+	// given alone would leave it out.
+	mainMod := "./..."
+	for _, p := range pkgs {
+		if p.Module != nil && p.Module.Main {
+			mainMod = p.Module.Path + "/..."
+			break
+		}
+	}
 	for _, p := range pkgs {
 		if !p.DepOnly && !p.Standard {
 			importers = append(importers, p.ImportPath)
@@ -251,14 +260,14 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		// they are the user's own, as the main module's are.
 		own := p.Module != nil && p.Module.Main || p.ImportPath == "command-line-arguments" && !p.DepOnly
 		if b.Instrument != nil && !chosen[p.ImportPath] {
-			untraced[p.ImportPath] = "not matched by --pkgs: --pkgs " + p.ImportPath + " traces it"
+			untraced[p.ImportPath] = "not matched by --pkgs: add " + p.ImportPath + " to its patterns, separated by spaces, to trace it"
 			if _, said := untraced["main"]; p.Name == "main" && !said {
 				untraced["main"] = untraced[p.ImportPath] // see mainSaid
 			}
 			continue
 		}
 		if b.Instrument == nil && !own {
-			untraced[p.ImportPath] = "not in the main module: --pkgs " + p.ImportPath + " traces it"
+			untraced[p.ImportPath] = "not in the main module: --pkgs '" + mainMod + " " + p.ImportPath + "' traces it with the main module"
 			continue
 		}
 		selected = append(selected, p)
