@@ -358,6 +358,13 @@ func TestOutside(t *testing.T) {
 	if nf := NotFound(cov, names, "ain"); len(nf.Near) == 0 || nf.Near[len(nf.Near)-1] != "runtime.main" {
 		t.Errorf("ain: the traced names first: %+v", nf)
 	}
+	// A name longer than anyone types (a request to the web UI) gets
+	// no suggestion, which would cost its length times every name's,
+	// and its error does not repeat it whole.
+	long := strings.Repeat("a", 100_000)
+	if nf := NotFound(cov, names, long); len(nf.Near) != 0 || len(nf.Error()) > 2*maxQuery {
+		t.Errorf("a name of 100,000 bytes: %d suggestions, an error of %d bytes", len(nf.Near), len(nf.Error()))
+	}
 }
 
 // TestLookupUntraced: a function the trace's table names only as where

@@ -131,11 +131,22 @@ func (e *NotFoundError) Error() string {
 	if e.Why != "" {
 		return e.Why
 	}
-	if len(e.Near) == 0 {
-		return fmt.Sprintf("no function %q in the trace", e.Query)
+	q := e.Query
+	if len(q) > maxQuery {
+		q = q[:maxQuery] + "..."
 	}
-	return fmt.Sprintf("no function %q in the trace; closest: %s", e.Query, strings.Join(e.Near, ", "))
+	if len(e.Near) == 0 {
+		return fmt.Sprintf("no function %q in the trace", q)
+	}
+	return fmt.Sprintf("no function %q in the trace; closest: %s", q, strings.Join(e.Near, ", "))
 }
+
+// maxQuery bounds the name or pattern a query is compared with every
+// function's name for, to suggest the closest, and that its error
+// repeats: longer is no name anyone typed, and the comparison costs its
+// length times each name's (a name of 20,000 bytes took 8 s over a
+// thousand functions, in the web UI as on the command line).
+const maxQuery = 256
 
 // Func returns the id of the function named exactly name, or without
 // the start of its import path when only one function has that name (see
@@ -269,6 +280,9 @@ func NotFound(coverage []tracefile.Coverage, names []string, query string) *NotF
 // closest returns up to n of names closest to query, by edit distance,
 // names containing it first, those called before those not.
 func closest(names []string, called func(i int) bool, query string, n int) []string {
+	if len(query) > maxQuery {
+		return nil
+	}
 	type cand struct {
 		name   string
 		d      int
