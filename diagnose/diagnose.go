@@ -31,10 +31,11 @@ const (
 )
 
 // Findings returns at most max findings about p, the strongest first.
-// Findings from the CPU profile need at least 50ms of CPU samples. chain
-// writes a chain of p's tree as every view writes it (the query layer's
-// folded chains), for the findings that name one.
-func Findings(p *analysis.Profile, max int, chain func(*analysis.Node) string) []Finding {
+// Findings from the CPU profile need at least 50ms of CPU samples. chains
+// writes chains of p's tree as every view writes them (the query layer's
+// folded chains), each with steps enough to tell it from the others, for
+// the findings that name them.
+func Findings(p *analysis.Profile, max int, chains func(...*analysis.Node) []string) []Finding {
 	var fs []Finding
 	wall := programTime(p)
 	for _, f := range p.Funcs {
@@ -44,7 +45,7 @@ func Findings(p *analysis.Profile, max int, chain func(*analysis.Node) string) [
 	}
 	fs = append(fs, self(p, wall)...)
 	fs = append(fs, churn(p)...)
-	fs = append(fs, errorFindings(p, chain)...)
+	fs = append(fs, errorFindings(p, chains)...)
 	fs = append(fs, lost(p)...)
 	// Equal scores (CPU samples come in tens of milliseconds) are ordered
 	// by what they say, not by the map's order: the same trace gives the

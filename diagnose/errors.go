@@ -31,7 +31,7 @@ const (
 //   - discarded: a function returning errors in many calls, which its
 //     callers drop and carry on, paying for each error built;
 //   - growth: a function whose share of failed calls grows over the run.
-func errorFindings(p *analysis.Profile, chain func(*analysis.Node) string) []Finding {
+func errorFindings(p *analysis.Profile, chains func(...*analysis.Node) []string) []Finding {
 	byFunc := map[uint32][]*analysis.Node{}
 	p.Walk(func(n *analysis.Node) {
 		if f := p.Funcs[n.Func]; f != nil && f.Errors > 0 && n.Calls > 0 {
@@ -46,7 +46,7 @@ func errorFindings(p *analysis.Profile, chain func(*analysis.Node) string) []Fin
 	var fs []Finding
 	for _, id := range ids {
 		f, nodes := p.Funcs[id], byFunc[id]
-		fs = append(fs, failingChain(p, f, nodes, chain)...)
+		fs = append(fs, failingChain(p, f, nodes, chains)...)
 		fs = append(fs, discarded(p, f, nodes)...)
 		fs = append(fs, growth(p, f)...)
 	}
@@ -55,7 +55,7 @@ func errorFindings(p *analysis.Profile, chain func(*analysis.Node) string) []Fin
 
 // failingChain finds the chain through which f fails most, if it fails
 // in most of its calls there and never through another chain.
-func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node, chain func(*analysis.Node) string) []Finding {
+func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node, chains func(...*analysis.Node) []string) []Finding {
 	var bad, good *analysis.Node
 	for _, n := range nodes {
 		if n.Calls < minChainCalls {
@@ -71,8 +71,9 @@ func failingChain(p *analysis.Profile, f *analysis.Func, nodes []*analysis.Node,
 	if bad == nil || good == nil {
 		return nil
 	}
+	through := chains(bad.Parent, good.Parent)
 	msg := fmt.Sprintf("%s failed in %d of its %d calls through %s, and never in %s through %s: %s",
-		f.Name, bad.Errors, bad.Calls, chain(bad.Parent), words.Count(good.Calls, "call"), chain(good.Parent), mostly(p, bad.ErrorIDs))
+		f.Name, bad.Errors, bad.Calls, through[0], words.Count(good.Calls, "call"), through[1], mostly(p, bad.ErrorIDs))
 	return []Finding{{Kind: "errors", Function: f.Name, Message: msg, Score: errorScore}}
 }
 

@@ -156,12 +156,16 @@ func TestErrorFindings(t *testing.T) {
 
 // pathOf writes chains for the tests as their functions' names, where
 // the query layer folds them.
-func pathOf(p *analysis.Profile) func(*analysis.Node) string {
-	return func(n *analysis.Node) string {
-		var names []string
-		for _, id := range n.Path() {
-			names = append(names, p.Name(id))
+func pathOf(p *analysis.Profile) func(...*analysis.Node) []string {
+	return func(ns ...*analysis.Node) []string {
+		var out []string
+		for _, n := range ns {
+			var names []string
+			for _, id := range n.Path() {
+				names = append(names, p.Name(id))
+			}
+			out = append(out, strings.Join(names, " -> "))
 		}
-		return strings.Join(names, " -> ")
+		return out
 	}
 }

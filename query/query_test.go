@@ -625,3 +625,42 @@ func TestWeighs(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingChainsTold: a finding that sets two chains side by side
+// writes each back to where they differ, where the last four steps of
+// both are the same.
+func TestFindingChainsTold(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("1 +main.main 0\n")
+	at := 1
+	for _, test := range []string{"main.TestBad", "main.TestGood"} {
+		for range 2 {
+			for _, fn := range append([]string{test}, "main.parse", "main.keyval", "main.val", "main.str", "main.escaped") {
+				fmt.Fprintf(&b, "1 +%s %d\n", fn, at)
+				at++
+			}
+			exit := "-"
+			if test == "main.TestBad" {
+				exit = "-bad"
+			}
+			for i := range 6 {
+				if i > 0 {
+					exit = "-"
+				}
+				fmt.Fprintf(&b, "1 %s %d\n", exit, at)
+				at++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "1 - %d\n", at)
+	tr := script(t, b.String())
+	var msg string
+	for _, f := range tr.Findings {
+		if f.Kind == "errors" {
+			msg = f.Message
+		}
+	}
+	if !strings.Contains(msg, "main.TestBad -> main.parse") || !strings.Contains(msg, "main.TestGood -> main.parse") {
+		t.Errorf("the finding does not tell the two chains apart: %q", msg)
+	}
+}

@@ -45,7 +45,7 @@ func New(name string, p *analysis.Profile) *Trace {
 			t.byName[f.Name] = uint32(id)
 		}
 	}
-	t.Findings = diagnose.Findings(p, 5, t.chainTail)
+	t.Findings = diagnose.Findings(p, 5, t.chainTails)
 	return t
 }
 
@@ -53,16 +53,49 @@ func New(name string, p *analysis.Profile) *Trace {
 // last steps only: "… -> (main.even -> main.odd) ×3 -> main.C". It folds
 // n's path alone: a finding needs a chain or two, and report none of the
 // others.
-func (t *Trace) chainTail(n *analysis.Node) string {
+func (t *Trace) chainTail(n *analysis.Node) string { return t.chainTails(n)[0] }
+
+// chainTails writes the chains of ns as chainTail does, each with steps
+// enough to tell it from the others: two chains that end alike are
+// written back to where they differ, not cut to the same last four
+// steps.
+func (t *Trace) chainTails(ns ...*analysis.Node) []string {
 	const most = 4
-	steps := t.pathSteps(n, true)
-	switch {
-	case len(steps) == 0:
-		return "the start of a goroutine"
-	case len(steps) > most:
-		return "… -> " + Text(steps[len(steps)-most:], " -> ")
+	written := make([][]string, len(ns)) // each chain's steps, written
+	steps := make([][]Step, len(ns))
+	for i, n := range ns {
+		steps[i] = t.pathSteps(n, true)
+		for _, st := range steps[i] {
+			written[i] = append(written[i], Text([]Step{st}, ""))
+		}
 	}
-	return Text(steps, " -> ")
+	out := make([]string, len(ns))
+	for i, s := range steps {
+		k := most
+		for j := range ns {
+			if j != i {
+				k = max(k, sameEnd(written[i], written[j])+1)
+			}
+		}
+		switch {
+		case len(s) == 0:
+			out[i] = "the start of a goroutine"
+		case len(s) > k:
+			out[i] = "… -> " + Text(s[len(s)-k:], " -> ")
+		default:
+			out[i] = Text(s, " -> ")
+		}
+	}
+	return out
+}
+
+// sameEnd returns how many last elements a and b have in common.
+func sameEnd(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }
 
 // Errors returns the errors of ids, each with its count, the most
