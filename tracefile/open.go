@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // A File is a trace file opened for reading: its Reader, past the
@@ -31,9 +33,9 @@ func (f *File) Stat() (fs.FileInfo, error) { return f.f.Stat() }
 // the file and say what is wrong in one line: no such file, or not a
 // calltrail trace.
 func Open(name string) (*File, error) {
-	f, err := os.Open(name)
+	f, err := open(name)
 	if err != nil {
-		return nil, openError(name, err)
+		return nil, err
 	}
 	r, err := NewReader(f)
 	if err != nil {
@@ -47,9 +49,9 @@ func Open(name string) (*File, error) {
 // that read it more than once, with Open's errors. A file that is not a
 // trace is refused from its first bytes, not read to its end first.
 func ReadFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := open(name)
 	if err != nil {
-		return nil, openError(name, err)
+		return nil, err
 	}
 	defer f.Close()
 	var buf bytes.Buffer
@@ -63,6 +65,29 @@ func ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// open opens name for Open and ReadFile. A directory is refused at once,
+// naming the traces in it: calltrail test -o DIR writes one a test
+// binary there, and a directory named like a trace (-o before.trace)
+// is then what a user names.
+func open(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, openError(name, err)
+	}
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		f.Close()
+		traces, _ := filepath.Glob(filepath.Join(name, "*.trace"))
+		switch {
+		case len(traces) == 0:
+			return nil, fmt.Errorf("%s is a directory, not a trace file", name)
+		case len(traces) > 3:
+			traces = append(traces[:3], "...")
+		}
+		return nil, fmt.Errorf("%s is a directory, not a trace file; the traces in it: %s", name, strings.Join(traces, ", "))
+	}
+	return f, nil
 }
 
 func openError(name string, err error) error {

@@ -15,9 +15,16 @@ func TestOpenErrors(t *testing.T) {
 	if err := os.WriteFile(text, []byte("hello, not a trace\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A directory, as calltrail test -o before.trace makes one: the
+	// traces in it are named.
+	tests := filepath.Join(dir, "before.trace")
+	os.Mkdir(tests, 0o755)
+	os.WriteFile(filepath.Join(tests, "pkg.test.trace"), nil, 0o644)
 	inputs := []struct{ name, want string }{
 		{filepath.Join(dir, "absent.out"), "absent.out: no such trace file (record one with CALLTRAIL_OUT="},
 		{text, "notes.txt: not a calltrail trace"},
+		{dir, "is a directory, not a trace file"},
+		{tests, "before.trace is a directory, not a trace file; the traces in it: " + filepath.Join(tests, "pkg.test.trace")},
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		inputs = append(inputs, struct{ name, want string }{"/dev/zero", "/dev/zero: not a calltrail trace"})
