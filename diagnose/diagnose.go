@@ -363,7 +363,7 @@ func self(p *analysis.Profile, wall int64) []Finding {
 	if share < minShare {
 		return nil
 	}
-	msg := fmt.Sprintf("%s takes %.0f%% of the wall time outside traced functions (%s, %s each, %s in all): its own code or untraced callees, running or blocked (no CPU profile to tell)",
+	msg := fmt.Sprintf("%s takes %.0f%% of the goroutines' traced time outside traced functions (%s, %s each, %s in all): its own code or untraced callees, running or blocked (no CPU profile to tell)",
 		top.Name, 100*share, words.Count(top.Calls, "call"), d(top.Sum/int64(max(top.Calls, 1))), d(top.Self))
 	score := share
 	if lasting {

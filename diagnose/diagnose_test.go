@@ -138,7 +138,7 @@ func TestFindings(t *testing.T) {
 				return p
 			}(),
 			kinds: "self",
-			first: "main.handle takes 15% of the wall time outside traced functions (1000 calls, 3ms each, 2s in all): its own code or untraced callees, running or blocked (no CPU profile to tell)",
+			first: "main.handle takes 15% of the goroutines' traced time outside traced functions (1000 calls, 3ms each, 2s in all): its own code or untraced callees, running or blocked (no CPU profile to tell)",
 		},
 		{
 			// Only the long call: named, ranked low, with the doubt.
@@ -153,7 +153,7 @@ func TestFindings(t *testing.T) {
 				return p
 			}(),
 			kinds: "self",
-			first: "main.main takes 99% of the wall time outside traced functions (1 call, 10s each, 10s in all): its own code or untraced callees, running or blocked (no CPU profile to tell); a call that long is more often blocked",
+			first: "main.main takes 99% of the goroutines' traced time outside traced functions (1 call, 10s each, 10s in all): its own code or untraced callees, running or blocked (no CPU profile to tell); a call that long is more often blocked",
 		},
 		{
 			// Nothing takes a tenth of the program, and no call is long.

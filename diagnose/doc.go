@@ -10,7 +10,7 @@
 //     call), when that is a large share of all CPU time;
 //   - self: a traced function whose own code takes a large share of the
 //     CPU time, or, without a CPU profile, whose time outside traced
-//     functions takes a large share of the wall time (running or
+//     functions takes a large share of the goroutines' traced time (running or
 //     blocked: the finding says it cannot tell);
 //   - syscall: a function whose own time goes to system calls, on CPU in
 //     the kernel and off CPU waiting for them (a file synced, a read of
