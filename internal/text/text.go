@@ -204,7 +204,7 @@ func Info(w io.Writer, name string, s tracefile.Summary, scanned, damaged bool) 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
 	row("file", "%s (format version %d)", name, s.Version)
-	row("program", "%s %s", m.Path, m.Args)
+	row("program", "%s", strings.TrimSpace(m.Path+" "+m.Args))
 	if m.Package != "" {
 		row("package", "%s", m.Package)
 	}
