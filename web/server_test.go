@@ -142,6 +142,14 @@ func TestMethodsAndHosts(t *testing.T) {
 			t.Errorf("Sec-Fetch-Site %q, Sec-Fetch-Mode %q, Origin %q: %d, want %d", tc.site, tc.mode, tc.origin, w.Code, tc.code)
 		}
 	}
+	// What is answered may not be framed by another page.
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Host = "localhost:8080"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if csp := w.Header().Get("Content-Security-Policy"); w.Code != 200 || !strings.Contains(csp, "frame-ancestors 'none'") || w.Header().Get("X-Frame-Options") != "DENY" {
+		t.Errorf("the page: %d, Content-Security-Policy %q, X-Frame-Options %q; want no framing", w.Code, csp, w.Header().Get("X-Frame-Options"))
+	}
 }
 
 func TestGzip(t *testing.T) {
