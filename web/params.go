@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,8 +58,16 @@ func (p *params) choice(name string, words ...string) string {
 func (p *params) filter() *filter.Filter { return p.parse(p.q.Get) }
 
 // requests reads the filters that select requests alone, trace-id and
-// span, for the views the other filters do not apply to.
-func (p *params) requests() *filter.Filter {
+// span, for the views the other filters do not apply to. One of those
+// given is refused, not ignored: an answer for the whole trace would
+// read as one for the calls asked about. own names a parameter of the
+// view that a filter shares the name of (g, the goroutine of a lane).
+func (p *params) requests(own ...string) *filter.Filter {
+	for _, name := range []string{"g", "F", "N", "D", "t", "window"} {
+		if p.q.Get(name) != "" && !slices.Contains(own, name) && p.err == nil {
+			p.err = fmt.Errorf("parameter %s: this view takes trace-id and span of the filters, not %s (its page zooms and searches itself)", name, name)
+		}
+	}
 	return p.parse(func(name string) string {
 		if name == "trace-id" || name == "span" {
 			return p.q.Get(name)

@@ -58,6 +58,10 @@ func TestAPI(t *testing.T) {
 		{"/api/timeline?px=1e3", 400, "parameter px"},
 		{"/api/timeline?l0=5&l1=1", 400, "l0 and l1"},
 		{"/api/timeline?l0=0&l1=100000", 400, "l0 and l1"},
+		// A filter a view does not apply is refused, not ignored.
+		{"/api/flame?F=main.leaf", 400, "parameter F: this view takes trace-id and span of the filters"},
+		{"/api/func?name=main.leaf&g=2", 400, "parameter g"},
+		{"/api/overview?window=1ms-", 400, "parameter window"},
 		{"/api/tree?F=(", 400, "parameter F"},
 		{"/api/tree?window=2s-1s", 400, "parameter window"},
 		{"/api/tree?t=soon", 400, "parameter t"},

@@ -81,7 +81,7 @@ type laneJSON struct {
 // of the requests they select. The chains that started goroutines like
 // it are the whole trace's.
 func (s *Server) laneInfo(_ http.ResponseWriter, _ *http.Request, p *params) (any, error) {
-	f := p.requests()
+	f := p.requests("g")
 	g := uint64(p.int("g", 0, 1, 1<<62))
 	if g == 0 {
 		p.fail("g", "a goroutine id")
