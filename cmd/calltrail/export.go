@@ -39,6 +39,9 @@ func exportVerb() *verb {
 			if output == "-" {
 				output = "" // as most tools read it: standard output
 			}
+			if output == "" && format == "pprof" && sess.outTerminal {
+				return usageError{"--format pprof is binary (gzipped protocol buffers), not for a terminal: name a file with -o, or redirect the output"}
+			}
 			if output != "" {
 				if err := notInput(output, name); err != nil {
 					return err

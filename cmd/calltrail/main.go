@@ -68,7 +68,7 @@ func (e usageError) Error() string { return e.msg }
 func main() {
 	// calltrail build runs calltrail again as the compiler's wrapper.
 	gobuild.ServeReportCompile()
-	sess := &session{out: os.Stdout, errOut: os.Stderr}
+	sess := &session{out: os.Stdout, errOut: os.Stderr, outTerminal: isTerminal(os.Stdout)}
 	code := sess.run(os.Args[1:])
 	if sess.dieBy != 0 {
 		reraise(sess.dieBy)
@@ -80,6 +80,9 @@ func main() {
 // verb learned on the way that the end of the run reports.
 type session struct {
 	out, errOut io.Writer
+	// outTerminal says out is a terminal, to which no verb writes
+	// binary output.
+	outTerminal bool
 
 	// damage is the damage met reading a trace (see tracefile.Health),
 	// told when the verb is done: it shows what came before it first.

@@ -456,3 +456,20 @@ func TestOutputNotWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryNotToTerminal: a pprof export, which is binary, is not
+// written to a terminal; to a file or a pipe it is.
+func TestBinaryNotToTerminal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chains.out")
+	writeChainsTrace(t, path, true)
+	for _, tty := range []bool{true, false} {
+		var o, e bytes.Buffer
+		code := (&session{out: &o, errOut: &e, outTerminal: tty}).run([]string{"export", "--format", "pprof", path})
+		switch {
+		case tty && (code != 2 || o.Len() != 0 || !strings.Contains(e.String(), "not for a terminal")):
+			t.Errorf("to a terminal: exit %d, %d bytes written, %q; want exit 2, nothing written", code, o.Len(), e.String())
+		case !tty && (code != 0 || o.Len() == 0):
+			t.Errorf("to a pipe: exit %d, %d bytes written, %q", code, o.Len(), e.String())
+		}
+	}
+}

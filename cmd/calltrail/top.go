@@ -127,8 +127,15 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 	return tw.Flush()
 }
 
-// isTerminal reports whether f is a terminal, for top to redraw in place.
+// isTerminal reports whether f is a terminal: for top to redraw in place,
+// and for export to refuse to write binary to it. A character device
+// other than the null device (/dev/null, which is one too) is taken for
+// a terminal.
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }
