@@ -31,7 +31,7 @@ func instrumentVerb() *verb {
 			fs.BoolVar(&list, "l", false, "list the files that would change")
 			fs.BoolVar(&diff, "d", false, "print a diff of the changes")
 			fs.BoolVar(&undo, "undo", false, "remove calltrail's instrumentation, giving back the original source")
-			fs.BoolVar(&tests, "tests", false, "instrument _test.go files too")
+			fs.BoolVar(&tests, "tests", false, "instrument _test.go files too (--undo takes the guards out of them whatever it says)")
 			fs.StringVar(&tags, "tags", "", "choose files by the build tags `TAGS` (a,b), as go build -tags does")
 			fs.StringVar(&funcs, "funcs", "", "instrument only functions whose name matches `REGEX`")
 			fs.StringVar(&exclude, "exclude", "", "leave out functions whose name matches `REGEX`")
@@ -68,7 +68,10 @@ func instrumentVerb() *verb {
 			if tags != "" {
 				flags = []string{"-tags=" + tags}
 			}
-			files, ignored, err := gobuild.SourceFiles(args, flags, tests)
+			// --undo takes the guards out of every file, _test.go files
+			// too, whatever --tests: left in, they would import the
+			// runtime that go.mod then no longer requires.
+			files, ignored, err := gobuild.SourceFiles(args, flags, tests || undo)
 			if err != nil {
 				return err
 			}

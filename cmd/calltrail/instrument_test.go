@@ -362,3 +362,28 @@ func TestNoOriginalsKept(t *testing.T) {
 		t.Errorf("main.go was not instrumented")
 	}
 }
+
+// TestUndoTakesTests: --undo takes the guards out of _test.go files too,
+// without --tests: left in, they would import the runtime that go.mod
+// no longer requires once the user has taken it out.
+func TestUndoTakesTests(t *testing.T) {
+	dir, files := instrumentModule(t)
+	test := "package main\n\nimport \"testing\"\n\nfunc TestInc(t *testing.T) { (&T{}).inc() }\n"
+	writeFiles(t, dir, map[string]string{"main_test.go": test})
+	files["main_test.go"] = test
+	chdir(t, dir)
+	if code, _, stderr := runCmd("instrument", "-w", "--tests", "--inlined", "./..."); code != 0 {
+		t.Fatalf("instrument -w --tests: exit %d, %s", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "main_test.go")); !instrument.Instrumented(data) {
+		t.Fatal("main_test.go was not instrumented")
+	}
+	if code, _, stderr := runCmd("instrument", "--undo", "-w", "./..."); code != 0 {
+		t.Fatalf("instrument --undo -w: exit %d, %s", code, stderr)
+	}
+	for name, want := range files {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s after --undo without --tests:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}
