@@ -175,10 +175,12 @@ func TestRun(t *testing.T) {
 	// A directory, where the program would name its trace itself, is
 	// refused before building; a file not a trace is named as the
 	// variable names it.
+	os.WriteFile("notes.txt", []byte("not a trace\n"), 0o644)
 	for env, want := range map[string]string{
 		"traces/":   "CALLTRAIL_OUT=traces/ names a directory",
 		".":         "CALLTRAIL_OUT=. names a directory",
-		"main.go":   "CALLTRAIL_OUT=main.go: the file is there and is not a calltrail trace",
+		"main.go":   "CALLTRAIL_OUT=main.go: that is the name of Go source",
+		"notes.txt": "CALLTRAIL_OUT=notes.txt: the file is there and is not a calltrail trace",
 		"no/such/x": "CALLTRAIL_OUT=no/such/x:",
 	} {
 		t.Setenv("CALLTRAIL_OUT", env)
