@@ -60,13 +60,17 @@ func createFile(path string) (*outputFile, error) {
 	if info, err := os.Stat(path); err == nil {
 		perm = info.Mode().Perm()
 	}
+	// The signals are watched before the file is there: one that came
+	// between the two would leave it behind.
 	unfinished.Lock()
 	defer unfinished.Unlock()
+	unfinished.watch()
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		unfinished.idle()
 		return nil, err
 	}
-	unfinished.add(tmp.Name())
+	unfinished.names[tmp.Name()] = true
 	return &outputFile{File: tmp, path: path, perm: perm}, nil
 }
 
@@ -86,9 +90,9 @@ type files struct {
 	watched []os.Signal
 }
 
-// add adds a file, watching for the signals from the first on. The lock
+// watch watches for the signals, for a file about to be made. The lock
 // is held.
-func (u *files) add(name string) {
+func (u *files) watch() {
 	if u.sigs == nil {
 		u.sigs = make(chan os.Signal, 1)
 		for _, sig := range endSignals {
@@ -104,7 +108,14 @@ func (u *files) add(name string) {
 			signal.Notify(u.sigs, u.watched...)
 		}
 	}
-	u.names[name] = true
+}
+
+// idle stops watching for the signals when no file is left. The lock
+// is held.
+func (u *files) idle() {
+	if len(u.names) == 0 {
+		signal.Stop(u.sigs)
+	}
 }
 
 // done ends the watch of a file, and of the signals with the last.
@@ -112,9 +123,7 @@ func (u *files) done(name string) {
 	u.Lock()
 	defer u.Unlock()
 	delete(u.names, name)
-	if len(u.names) == 0 {
-		signal.Stop(u.sigs)
-	}
+	u.idle()
 }
 
 func (u *files) removeOnSignal() {
