@@ -309,6 +309,15 @@ func TestInstrumentTells(t *testing.T) {
 	if code != 1 || stdout != "" || !strings.Contains(stderr, "in the module cache, not yours to change") {
 		t.Errorf("instrument -l %s: exit %d, %q, %q", cached[0], code, stdout, stderr)
 	}
+	// A directory of it by its path, with /... or without, from the
+	// module here, where go list says only that it is outside the main
+	// module.
+	for _, pattern := range []string{filepath.Dir(cached[0]) + "/...", filepath.Dir(cached[0])} {
+		code, stdout, stderr = runCmd("instrument", "-l", "--inlined", pattern)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "in the module cache, not yours to change") {
+			t.Errorf("instrument -l %s: exit %d, %q, %q", pattern, code, stdout, stderr)
+		}
+	}
 	chdir(t, filepath.Dir(cached[0]))
 	code, stdout, stderr = runCmd("instrument", "-l", "--inlined", "./...")
 	if code != 1 || stdout != "" || !strings.Contains(stderr, "in the module cache, not yours to change") {

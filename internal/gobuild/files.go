@@ -112,6 +112,12 @@ func SourceFiles(args, flags []string, tests bool) (files []SourceFile, ignored 
 		return nil
 	}
 	for _, a := range args {
+		// A directory of the cache named by its path: the go command
+		// would say only that it is outside the main module, or, outside
+		// any module, that there is no go.mod.
+		if dir := strings.TrimSuffix(filepath.ToSlash(a), "/..."); (filepath.IsAbs(dir) || strings.HasPrefix(dir, ".")) && inCache(dir) {
+			return nil, nil, fmt.Errorf("%s: %s", a, cacheWhy)
+		}
 		if strings.HasSuffix(a, ".go") {
 			if _, err := os.Stat(a); err != nil {
 				return nil, nil, err
