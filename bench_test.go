@@ -123,7 +123,7 @@ func hotPath(b *testing.B) func() {
 	old, wasRecording := tr, recording.Load()
 	t := makeTracer(16, 1<<16, fullWait)
 	benchFuncs[0].id.Store(0)
-	tr = t
+	use(t)
 	recording.Store(true)
 	return func() {
 		b.StopTimer()
@@ -132,7 +132,7 @@ func hotPath(b *testing.B) func() {
 			dropped += t.rings[i].Dropped.Load()
 		}
 		b.ReportMetric(100*float64(dropped)/float64(b.N), "%dropped")
-		tr = old
+		use(old)
 		recording.Store(wasRecording)
 		benchFuncs[0].id.Store(0)
 	}

@@ -44,13 +44,13 @@ func useTracerOn(tb testing.TB, out io.WriteCloser, o options) (stop func()) {
 		tb.Fatal(err)
 	}
 	old := tr
-	tr = t
+	use(t)
 	benchFuncs[0].id.Store(0)
 	sites = sync.Map{}
 	recording.Store(true)
 	return func() {
 		Stop()
-		tr = old
+		use(old)
 		sites = sync.Map{}
 	}
 }

@@ -1,8 +1,11 @@
 package calltrail
 
 import (
+	"sync/atomic"
+
 	"github.com/calltrail/calltrail/internal/clock"
 	"github.com/calltrail/calltrail/internal/gstate"
+	"github.com/calltrail/calltrail/internal/ring"
 )
 
 // hotState is what the assembly hot path (hotpath_amd64.s) reads besides
@@ -18,6 +21,24 @@ type hotState struct {
 
 //lint:ignore U1000 the assembly reads it
 var hot hotState
+
+// ownedTable is the tracer's owned table, where the assembly reads its
+// address in one load beside the g's; through tr it would be two loads
+// after each other. use keeps it with tr.
+//
+//lint:ignore U1000 the assembly reads it
+var ownedTable *atomic.Pointer[ring.Ring]
+
+// use makes t the tracer. Nothing else sets tr, so that ownedTable is
+// always its table.
+func use(t *tracer) {
+	if t != nil {
+		ownedTable = &t.owned[0]
+	} else {
+		ownedTable = nil
+	}
+	tr = t
+}
 
 // setHot sets hot from what gstate and clock found: by setup, and by
 // tests that change them.

@@ -17,12 +17,14 @@
 // still; it jumps to fail if not. hot.pOff is in SI. The table is read
 // beside the m and its P, not after them: through the P's id, the ring
 // is two dependent loads further, which cost a tenth of a traced call
-// (README, Benchmarks).
+// (README, Benchmarks). For the same reason its entry is the g's
+// (ownedKey), not the goroutine id's, and its address is in ownedTable,
+// not in the tracer.
 #define OWNRING(fail) \
-	MOVQ	·tr(SB), BX \
-	MOVQ	R9, DI \
-	ANDQ	tracer_whereMask(BX), DI \
-	MOVQ	tracer_owned(BX), DX \
+	MOVQ	CX, DI \
+	SHRQ	$const_ownedShift, DI \
+	ANDQ	$const_ownedMask, DI \
+	MOVQ	·ownedTable(SB), DX \
 	MOVQ	(DX)(DI*8), DI		/* the ring it last owned */ \
 	TESTQ	DI, DI \
 	JZ	fail \

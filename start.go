@@ -293,7 +293,7 @@ func makeTracer(nshards, per int, policy fullPolicy) *tracer {
 		seenMask:  1<<12 - 1,
 		where:     whereTable(),
 		whereMask: 1<<14 - 1,
-		owned:     make([]atomic.Pointer[ring.Ring], 1<<14),
+		owned:     make([]atomic.Pointer[ring.Ring], ownedMask+1),
 	}
 	if policy == fullWait {
 		t.perP = nshards - 1
@@ -415,7 +415,7 @@ func begin(o options, out io.WriteCloser, text io.Writer, textCloser io.Closer, 
 	if err != nil {
 		return err
 	}
-	tr = t
+	use(t)
 	recording.Store(!o.paused)
 	if signals {
 		handleSignals(t)

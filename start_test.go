@@ -21,14 +21,14 @@ import (
 // back, when it ends.
 func fresh(t *testing.T) {
 	old := tr
-	tr = nil
+	use(nil)
 	for i := range funcs {
 		funcs[i].id.Store(0)
 	}
 	sites = sync.Map{}
 	t.Cleanup(func() {
 		Stop()
-		tr = old
+		use(old)
 		sites = sync.Map{}
 	})
 }

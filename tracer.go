@@ -27,7 +27,7 @@ type tracer struct {
 	ringMask  uint64
 	where     []atomic.Uint64 // by goroutine: its latest ring, see claim
 	whereMask uint64
-	owned     []atomic.Pointer[ring.Ring] // by goroutine, as where: the ring it last came to own, for the assembly hot path
+	owned     []atomic.Pointer[ring.Ring] // by g (ownedKey): the ring its goroutine last came to own, for the assembly hot path
 	barriers  atomic.Uint64               // numbers barriers, see claim
 	waitqs    []waitq                     // per ring: goroutines waiting for room
 	policy    fullPolicy                  // what a goroutine does when its ring is full

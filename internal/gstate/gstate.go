@@ -305,6 +305,11 @@ func Info() (parent uint64, gopc, startpc uintptr) {
 	return word(parentOff), uintptr(word(gopcOff)), uintptr(word(startOff))
 }
 
+// G returns the address of the calling goroutine's g in the runtime, 0
+// where there is no assembly to read it. A goroutine's g is the same as
+// long as it runs; another goroutine may have it after it ends.
+func G() uintptr { return gptr() }
+
 // Goid returns the id of the calling goroutine.
 func Goid() uint64 {
 	if fast {
