@@ -41,12 +41,13 @@ func use(t *tracer) {
 }
 
 // setHot sets hot from what gstate and clock found: by setup, and by
-// tests that change them.
+// tests that change them. The assembly also needs the g in R14 (see
+// hotpath_amd64.s), as Go has kept it since its register ABI.
 func setHot() {
 	h := hotState{}
 	goid, p := gstate.Offsets()
 	shift, counter := clock.Shift()
-	if p != 0 && counter && asmHotPath {
+	if p != 0 && counter && asmHotPath && gInR14() == gstate.G() {
 		h = hotState{goidOff: goid, pOff: p, shift: uintptr(shift)}
 	}
 	hot = h

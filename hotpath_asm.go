@@ -31,6 +31,10 @@ func enterFast(f *Func) Call
 // callMain) or a panicking goroutine too.
 func exitFast(c Call)
 
+// gInR14 returns what R14 holds when Go code calls an assembly function:
+// the g, where the hot path takes it from.
+func gInR14() uintptr
+
 // Constants for the assembly, which reads them from go_asm.h.
 const (
 	gM           = gstate.MOffset

@@ -22,6 +22,9 @@ func TestAsmHotPath(t *testing.T) {
 	if !asmHotPath {
 		t.Skip("no assembly hot path on " + runtime.GOARCH + " or under the race detector")
 	}
+	if g, want := gInR14(), gstate.G(); g != want {
+		t.Fatalf("R14 holds %#x, not the g at %#x: every call takes the Go path", g, want)
+	}
 	setup()
 	if hot.pOff == 0 {
 		t.Skip("the runtime's offsets or the cycle counter are not known here: every call takes the Go path")
