@@ -61,7 +61,7 @@ func procUnpin()
 // it, fails the check and takes the slow path. The table is keyed by the
 // g's address, not by the goroutine's id, which is one load further from
 // the g: every load in that chain delays the event by its latency, and
-// one fewer took a tenth of the floor off a traced call (README,
+// one fewer took 0.03-0.09x the floor off a traced call (README,
 // Benchmarks). A g that another goroutine takes over after its own
 // ended finds the ring's owner is not its goroutine.
 //

@@ -16,7 +16,7 @@
 // assembly function entered from it finds it there. That saves the load
 // through the thread's storage, the first of the chain of loads that
 // ends at the ring's slot: each costs a traced call its latency, and this
-// one a twentieth of the floor (README, Benchmarks). setHot checks at
+// one 0.04-0.07x the floor (README, Benchmarks). setHot checks at
 // start-up that R14 holds the g (gInR14), or leaves every call to Go.
 
 // OWNRING leaves in SI the ring that the goroutine in R9, running on g
