@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/scanner"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,11 +74,11 @@ func instrumentVerb() *verb {
 			// runtime that go.mod then no longer requires.
 			files, ignored, err := gobuild.SourceFiles(args, flags, tests || undo)
 			if err != nil {
-				return err
+				return shownError(err)
 			}
 			if !undo && !inlined {
 				if opts.KeepInlined, err = gobuild.InlinedIn(files, flags, tests); err != nil {
-					return err
+					return shownError(err)
 				}
 			}
 			// Every file first, then the writes: a file that cannot be
@@ -99,7 +100,7 @@ func instrumentVerb() *verb {
 				r := result{path: f.Path, src: src}
 				if undo {
 					if r.res, err = instrument.Undo(src); err != nil {
-						errs = append(errs, fmt.Sprintf("%s: %v", f.Path, err))
+						errs = append(errs, fmt.Sprintf("%s: %v", shownName(f.Path), err))
 						continue
 					}
 					if orig, ok := originalFiles.Load(f.Path); ok && instrument.SameSource(orig, r.res) {
@@ -112,7 +113,7 @@ func instrumentVerb() *verb {
 					o.Package = f.Pkg
 					ir, err := instrument.File(f.Path, src, o)
 					if err != nil {
-						errs = append(errs, err.Error())
+						errs = append(errs, shownError(err).Error())
 						continue
 					}
 					r.res = ir.Src
@@ -262,6 +263,19 @@ func lineDiff(name string, a, b []byte) []byte {
 		}
 	}
 	return d.Bytes()
+}
+
+// shownError is err with the files of a parser's error list named as
+// shownName names them, as the go command names them in its errors.
+func shownError(err error) error {
+	list, ok := err.(scanner.ErrorList)
+	if !ok {
+		return err
+	}
+	for _, e := range list {
+		e.Pos.Filename = shownName(e.Pos.Filename)
+	}
+	return list
 }
 
 // shownName names a file in a diff or a message: by its path from the working
