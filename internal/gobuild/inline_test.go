@@ -44,6 +44,8 @@ func TestKeepInlined(t *testing.T) {
 		"fail":        at(107, 6),
 		"leak":        at(117, 6),
 		"Leak":        at(123, 6),
+		"middleware":  at(128, 6),
+		"Use":         at(138, 6),
 	}
 	for _, tests := range []bool{false, true} {
 		got, err := KeepInlined(InlineQuery{Dir: dir, Packages: []string{"example.com/inline"}, Tests: tests})

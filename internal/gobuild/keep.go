@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/calltrail/calltrail/instrument"
 )
@@ -39,7 +40,7 @@ func (r inlineReport) keep(inlined map[instrument.Pos][]instrument.Pos, overlay 
 			if !ok {
 				continue
 			}
-			body := within(r.heap[file], fset.Position(fn.from), fset.Position(fn.body.Rbrace))
+			body := own(fset, fn, within(r.heap[file], fset.Position(fn.from), fset.Position(fn.body.Rbrace)))
 			if len(body) == 0 || !r.sparesSome(body, inlined[p]) {
 				continue
 			}
@@ -102,9 +103,36 @@ func funcsAt(fset *token.FileSet, f *ast.File) map[[2]int]funcAt {
 func within(es []escape, from, to token.Position) []escape {
 	var out []escape
 	for _, e := range es {
-		after := e.line > from.Line || e.line == from.Line && e.col >= from.Column
-		before := e.line < to.Line || e.line == to.Line && e.col <= to.Column
-		if after && before {
+		if e.between(from, to) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// between reports whether e is between from and to, inclusive.
+func (e escape) between(from, to token.Position) bool {
+	after := e.line > from.Line || e.line == from.Line && e.col >= from.Column
+	before := e.line < to.Line || e.line == to.Line && e.col <= to.Column
+	return after && before
+}
+
+// own returns the escapes es of fn's body that are its own: not those of
+// the function literals in it, past their func keyword, which happen
+// when a literal runs, wherever fn is inlined. The literal's own
+// allocation, reported at its func keyword, is fn's.
+func own(fset *token.FileSet, fn funcAt, es []escape) []escape {
+	var lits [][2]token.Position // from just past the func keyword to the closing brace
+	ast.Inspect(fn.body, func(n ast.Node) bool {
+		if l, ok := n.(*ast.FuncLit); ok {
+			lits = append(lits, [2]token.Position{fset.Position(l.Type.Func + 1), fset.Position(l.Body.Rbrace)})
+			return false
+		}
+		return true
+	})
+	out := es[:0:0]
+	for _, e := range es {
+		if !slices.ContainsFunc(lits, func(l [2]token.Position) bool { return e.between(l[0], l[1]) }) {
 			out = append(out, e)
 		}
 	}
