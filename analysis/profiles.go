@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) trac
 			p.leftOut("the trace's CPU profile")
 		case sampled(prof) >= int64(MinCPU):
 			p.HasCPU = true
-			p.cpu(prof, res) // counts TotalCPU, without the tracer's own
+			p.cpu(prof, res, p.chainResolver(funcs, info)) // counts TotalCPU, without the tracer's own
 		default:
 			p.TotalCPU, p.ThinCPU = sampled(prof), true
 		}
@@ -68,21 +69,64 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) trac
 		p.HasWaits = true
 		p.waits(prof, res, kind == "mutex")
 	}
+	if p.HasCPU {
+		p.splitCPU()
+	}
 	for _, f := range p.Funcs {
-		if p.HasCPU {
-			// A sample stands for a period of CPU time (10ms): one in
-			// a function that ran 2ms would put it on CPU longer than
-			// it ran. No function is, so its split is of its total.
-			f.CPU = min(f.CPU, f.Total)
-			f.Tracing = min(f.Tracing, f.Total-f.CPU)
-			f.Wait = f.Total - f.CPU - f.Tracing
-		}
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
 		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })
 		sort.Slice(f.Syscalls, func(i, j int) bool { return f.Syscalls[i].Ns > f.Syscalls[j].Ns })
 	}
-	if p.HasCPU {
-		p.Walk(func(n *Node) { n.Wait = max(n.Total-n.CPU-n.Tracing, 0) })
+}
+
+// splitCPU splits each chain's wall time into time on CPU, tracing and
+// waiting, then each function's. A sample stands for a period of CPU time
+// (10ms): one in a chain whose calls ran 2ms of their own would put them
+// on CPU longer than they ran. No chain is: the samples of a chain's own
+// code count up to its self time, and what is over goes to its caller's
+// chain, as the period was spent around the call, up to where there is
+// room. A chain's split is its own and its callees' chains' added up, so
+// that none waits less than its callees. A function's figures are its
+// chains' added up, the chains outermost in its own recursion only, as
+// its total is: report, chains, the flame graphs and the web UI give each
+// function one split. (Split by function instead, a sample's excess in
+// one chain took time off another's wait.)
+func (p *Profile) splitCPU() {
+	// cpu left each chain's samples and its callees' in CPU and
+	// Tracing. First each chain's own (parents before children, whose
+	// figures are still cpu's); then, children before parents, each
+	// chain's own within its self time, the rest handed to its caller,
+	// and its callees' added back.
+	var nodes []*Node
+	p.Walk(func(n *Node) {
+		nodes = append(nodes, n)
+		for _, c := range n.Children {
+			n.CPU -= c.CPU
+			n.Tracing -= c.Tracing
+		}
+	})
+	for _, f := range p.Funcs {
+		f.CPU, f.Tracing, f.Wait = 0, 0, 0
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
+		cpu := min(n.CPU, n.Self)
+		tracing := min(n.Tracing, n.Self-cpu)
+		if n.Parent != p.Root {
+			n.Parent.CPU += n.CPU - cpu
+			n.Parent.Tracing += n.Tracing - tracing
+		}
+		n.CPU, n.Tracing = cpu, tracing
+		for _, c := range n.Children {
+			n.CPU += c.CPU
+			n.Tracing += c.Tracing
+		}
+		n.Wait = max(n.Total-n.CPU-n.Tracing, 0)
+		if f := p.Funcs[n.Func]; f != nil && n.up < 0 {
+			f.CPU += n.CPU
+			f.Tracing += n.Tracing
+			f.Wait += n.Wait
+		}
 	}
 }
 
@@ -333,7 +377,7 @@ func valueIndex(prof *profile.Profile, unit string) int {
 // cpu adds each CPU sample to the traced functions on its stack, once
 // each, and to the chain of traced calls it was taken in: as their CPU
 // time, or, for a sample in calltrail's runtime, as their tracing time.
-func (p *Profile) cpu(prof *profile.Profile, res *resolver) {
+func (p *Profile) cpu(prof *profile.Profile, res, chains *resolver) {
 	vi := valueIndex(prof, "nanoseconds")
 	for _, s := range prof.Sample {
 		v := s.Value[vi]
@@ -347,32 +391,39 @@ func (p *Profile) cpu(prof *profile.Profile, res *resolver) {
 			p.TotalCPU += v
 			p.selfCPU(st, inlined, res, v)
 		}
-		seen := map[*Func]bool{}
+		// The sample's chain, and each chain it is in: splitCPU gives
+		// functions their share from their chains'.
 		n := p.Root
 		for _, fn := range st {
-			f := res.of(fn)
+			f := chains.of(fn)
 			if f == nil {
 				continue
 			}
-			if !seen[f] {
-				seen[f] = true
-				if tracing {
-					f.Tracing += v
-				} else {
-					f.CPU += v
-				}
+			if n = n.existing(f.ID); n == nil {
+				break
 			}
-			if n != nil {
-				if n = n.existing(f.ID); n != nil {
-					if tracing {
-						n.Tracing += v
-					} else {
-						n.CPU += v
-					}
-				}
+			if tracing {
+				n.Tracing += v
+			} else {
+				n.CPU += v
 			}
 		}
 	}
+}
+
+// chainResolver is a resolver of every function with a chain in p's
+// tree: funcs, those p shows, and those a focus shows only as the
+// callers of what it shows, which chains pass through.
+func (p *Profile) chainResolver(funcs []*Func, info func(uint32) tracefile.Func) *resolver {
+	all := slices.Clone(funcs)
+	seen := map[uint32]bool{}
+	p.Walk(func(n *Node) {
+		if p.Funcs[n.Func] == nil && !seen[n.Func] {
+			seen[n.Func] = true
+			all = append(all, &Func{ID: n.Func, Name: p.Name(n.Func)})
+		}
+	})
+	return newResolver(all, info, p.Meta.Package)
 }
 
 // selfCPU adds a sample of the program's code to the innermost traced

@@ -129,6 +129,61 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// TestSplitByChain: a sample stands for 10ms of CPU; one in work's 1ms
+// chain under a puts that chain on CPU for its 1ms, not 10ms, and takes
+// nothing off the 20ms that work waited under b; the rest goes to a's own
+// 2ms, then to main's. A function's split is its chains' added up, as the
+// flame graphs draw them, and no chain waits less than its callees.
+func TestSplitByChain(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+1 +a 0
+1 +work 1000000
+1 - 2000000
+1 - 3000000
+1 +b 10000000
+1 +work 10000000
+1 - 30000000
+1 - 30000000
+1 - 100000000
+`), Options{})
+	p.splitProfiles(map[string][]byte{
+		"cpu": pprofOf(t, "cpu", map[string]int64{
+			"runtime.main;main":        60 * ms,
+			"runtime.main;main;a;work": 10 * ms,
+		}),
+	}, nowhere, nil)
+	if !p.HasCPU {
+		t.Fatal("profile not seen")
+	}
+	f := funcsByName(p)
+	if w := f["work"]; w.CPU != 1*ms || w.Wait != 20*ms || w.Tracing != 0 {
+		t.Errorf("work (total %d): cpu %d, wait %d, tracing %d; want 1ms, 20ms, 0", w.Total, w.CPU, w.Wait, w.Tracing)
+	}
+	if a, m := f["a"], f["main"]; a.CPU != 3*ms || a.Wait != 0 || m.CPU != 70*ms || m.Wait != 30*ms {
+		t.Errorf("a: cpu %d, wait %d; main: cpu %d, wait %d; want 3ms, 0, 70ms, 30ms", a.CPU, a.Wait, m.CPU, m.Wait)
+	}
+	sums := map[string][3]int64{}
+	p.Walk(func(n *Node) {
+		var below int64
+		for _, c := range n.Children {
+			below += c.Wait
+		}
+		if n.Wait < below {
+			t.Errorf("%s waits %d, its callees %d", p.Name(n.Func), n.Wait, below)
+		}
+		if n.up < 0 {
+			s := sums[p.Name(n.Func)]
+			sums[p.Name(n.Func)] = [3]int64{s[0] + n.CPU, s[1] + n.Tracing, s[2] + n.Wait}
+		}
+	})
+	for name, fn := range f {
+		if got := [3]int64{fn.CPU, fn.Tracing, fn.Wait}; got != sums[name] {
+			t.Errorf("%s: cpu, tracing, wait %v; its chains' %v", name, got, sums[name])
+		}
+	}
+}
+
 // TestSplitWithinTotal: a sample stands for 10ms of CPU, more than a
 // 2ms call ran; the function's split is of its total all the same: on
 // CPU, tracing and waiting add up to it, none above it.
@@ -344,7 +399,7 @@ func TestResolve(t *testing.T) {
 1 +main.f.func1 60000000
 1 - 90000000
 1 - 100000000
-1 - 100000000
+1 - 101000000
 `), Options{})
 	places := map[string]tracefile.Func{
 		"main.main":          {File: "main.go", Line: 40},
