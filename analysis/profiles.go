@@ -74,6 +74,7 @@ func (p *Profile) splitProfiles(pprofs map[string][]byte, info func(uint32) trac
 	}
 	for _, f := range p.Funcs {
 		sort.Slice(f.Waits, func(i, j int) bool { return f.Waits[i].Ns > f.Waits[j].Ns })
+		sort.Slice(f.OwnWaits, func(i, j int) bool { return f.OwnWaits[i].Ns > f.OwnWaits[j].Ns })
 		sort.Slice(f.Callees, func(i, j int) bool { return f.Callees[i].Ns > f.Callees[j].Ns })
 		sort.Slice(f.Syscalls, func(i, j int) bool { return f.Syscalls[i].Ns > f.Syscalls[j].Ns })
 	}

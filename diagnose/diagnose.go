@@ -14,7 +14,7 @@ import (
 
 // Finding is one thing worth looking at.
 type Finding struct {
-	Kind     string  `json:"kind"`     // wait, callee, syscall, self, churn, errors or lost
+	Kind     string  `json:"kind"`     // wait, callee, syscall, self, offcpu, churn, errors or lost
 	Function string  `json:"function"` // the function it is about, if any
 	Message  string  `json:"message"`
 	Score    float64 `json:"-"` // share of the goroutines' time it concerns, for ordering
@@ -44,6 +44,7 @@ func Findings(p *analysis.Profile, max int, chains func(...*analysis.Node) []str
 		fs = append(fs, syscalls(p, f, wall)...)
 	}
 	fs = append(fs, self(p, wall)...)
+	fs = append(fs, offCPU(p, wall)...)
 	fs = append(fs, churn(p)...)
 	fs = append(fs, errorFindings(p, chains)...)
 	fs = append(fs, lost(p)...)
@@ -65,18 +66,41 @@ func Findings(p *analysis.Profile, max int, chains func(...*analysis.Node) []str
 // programTime is the wall time of the goroutines' traced work: the
 // measure of "a share of the program". A profile without goroutines'
 // figures (a store's) has it as the time of the calls at the roots of its
-// chains, which are each goroutine's outermost calls: the same sum.
+// chains, which are each goroutine's outermost calls: the same sum. The
+// time of goroutines parked for the run is left out (see parked): a
+// server's main waiting on its listener, a goroutine waiting for a
+// signal. Counted, they made a request's slowest function a small share.
 func programTime(p *analysis.Profile) int64 {
 	var t int64
 	for _, w := range p.Work {
 		t += w
 	}
-	if len(p.Work) == 0 {
-		for _, n := range p.Root.Children {
+	for _, n := range p.Root.Children {
+		if len(p.Work) == 0 {
 			t += n.Total
 		}
+		t -= parked(p, n)
 	}
 	return max(t, 1)
+}
+
+// parked returns the time the calls of chain n spent parked: a call or
+// two lasting half the run or more, nine tenths of it in their own code
+// or untraced callees, off CPU when the trace has a CPU profile to say.
+// That is a goroutine serving, or waiting for a signal, more likely than
+// slow; 0 if they are not.
+func parked(p *analysis.Profile, n *analysis.Node) int64 {
+	own := n.Self
+	if p.HasCPU {
+		own = n.Wait
+		for _, c := range n.Children {
+			own -= c.Wait
+		}
+	}
+	if n.Calls > 2 || 2*n.Total < int64(p.Duration) || 10*own < 9*n.Total {
+		return 0
+	}
+	return own
 }
 
 func d(ns int64) string { return indented.Round(time.Duration(ns)).String() }
@@ -371,6 +395,58 @@ func self(p *analysis.Profile, wall int64) []Finding {
 		score /= 10
 	}
 	return []Finding{{Kind: "self", Function: top.Name, Message: msg, Score: score}}
+}
+
+// maxBusy is the share of the program's CPUs (GOMAXPROCS over the run)
+// under which its goroutines' time off CPU is not the scheduler's delay:
+// with CPUs to spare, a runnable goroutine runs.
+const maxBusy = 0.5
+
+// offCPU finds functions whose own time is mostly off CPU on nothing the
+// block or mutex profiles name (a sleep, the network, a file, a system
+// call in an untraced callee), at least 10% of the program's time, in a
+// program that left its CPUs idle at least half the time: their waits
+// are theirs, not the scheduler's. Their own time off CPU is their
+// chains' less their callees' (see analysis.Profile), which leaves out
+// the tracer's; a goroutine parked for the run is no finding.
+func offCPU(p *analysis.Profile, wall int64) []Finding {
+	procs := max(p.Meta.GOMAXPROCS, 1)
+	if !p.HasCPU || p.Duration <= 0 || float64(p.TotalCPU+p.TracingCPU) >= maxBusy*float64(procs)*float64(p.Duration) {
+		return nil
+	}
+	own := map[uint32]int64{}
+	p.Walk(func(n *analysis.Node) {
+		if n.Parent == p.Root && parked(p, n) > 0 {
+			return
+		}
+		w := n.Wait
+		for _, c := range n.Children {
+			w -= c.Wait
+		}
+		own[n.Func] += max(w, 0)
+	})
+	var fs []Finding
+	for id, off := range own {
+		f := p.Funcs[id]
+		if f == nil || len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU {
+			continue // unknown, or the syscall finding's
+		}
+		for _, w := range f.OwnWaits {
+			off -= w.Ns
+		}
+		if share := float64(off) / float64(wall); share < minShare || 2*off < f.Self {
+			continue
+		}
+		on := "on nothing the block profile names"
+		if !p.HasWaits {
+			on = "on what no block profile here names"
+		}
+		msg := fmt.Sprintf("%s spends %.0f%% of its own time off CPU, %s (%s over %s, %s a call), while the program used %.0f%% of its %s: a sleep, a wait for the network or a file, or a system call in an untraced callee",
+			f.Name, 100*float64(off)/float64(max(f.Self, 1)), on, d(off), words.Count(f.Calls, "call"), d(off/int64(max(f.Calls, 1))),
+			100*float64(p.TotalCPU+p.TracingCPU)/(float64(procs)*float64(p.Duration)), words.Count(uint64(procs), "CPU"))
+		fs = append(fs, Finding{Kind: "offcpu", Function: f.Name, Message: msg, Score: float64(off) / float64(wall)})
+	}
+	return fs
 }
 
 func churn(p *analysis.Profile) []Finding {

@@ -263,6 +263,46 @@ func TestFindings(t *testing.T) {
 			first: "main.main takes 17% of all CPU time in its own code (15ms of CPU over 1 call, 15ms a call)",
 		},
 		{
+			// A server: main parked on its listener for the run, a
+			// handler whose callee sleeps. With CPUs to spare, the
+			// sleep is the callee's, and main's parked time is no
+			// share of the program's work.
+			name: "off CPU, a server",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.main", Calls: 1, Total: 10e9, Sum: 10e9, Self: 10e9, Wait: 10e9},
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 12e8, Sum: 12e8, Self: 2e8, CPU: 1e8, SelfCPU: 1e8, Wait: 11e8},
+					&analysis.Func{Name: "main.sleepy", Calls: 1000, Total: 1e9, Sum: 1e9, Self: 1e9, Wait: 1e9},
+				)
+				main := &analysis.Node{Func: 1, Parent: p.Root, Calls: 1, Total: 10e9, Self: 10e9, Wait: 10e9}
+				handle := &analysis.Node{Func: 2, Parent: p.Root, Calls: 1000, Total: 12e8, Self: 2e8, CPU: 1e8, Wait: 11e8}
+				sleepy := &analysis.Node{Func: 3, Parent: handle, Calls: 1000, Total: 1e9, Self: 1e9, Wait: 1e9}
+				handle.Children = []*analysis.Node{sleepy}
+				p.Root.Children = []*analysis.Node{main, handle}
+				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{10e9, 12e8}, 2e8, 10e9, 2
+				return p
+			}(),
+			kinds: "offcpu self",
+			first: "main.sleepy spends 100% of its own time off CPU, on nothing the block profile names (1s over 1000 calls, 1ms a call), while the program used 1% of its 2 CPUs",
+		},
+		{
+			// The same with the CPUs busy: off CPU may be the
+			// scheduler's delay, and nothing is said of it.
+			name: "off CPU, the CPUs busy",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 12e8, Sum: 12e8, Self: 2e8, CPU: 1e8, SelfCPU: 1e8, Wait: 11e8},
+					&analysis.Func{Name: "main.sleepy", Calls: 1000, Total: 1e9, Sum: 1e9, Self: 1e9, Wait: 1e9},
+				)
+				handle := &analysis.Node{Func: 1, Parent: p.Root, Calls: 1000, Total: 12e8, Self: 2e8, CPU: 1e8, Wait: 11e8}
+				handle.Children = []*analysis.Node{{Func: 2, Parent: handle, Calls: 1000, Total: 1e9, Self: 1e9, Wait: 1e9}}
+				p.Root.Children = []*analysis.Node{handle}
+				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{12e8}, 15e8, 12e8, 1
+				return p
+			}(),
+			kinds: "",
+		},
+		{
 			name: "nothing to say",
 			p: func() *analysis.Profile {
 				p := profile(&analysis.Func{Name: "main.a", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5}, &analysis.Func{Name: "main.b", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5})

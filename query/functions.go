@@ -45,9 +45,10 @@ func (t *Trace) function(f *analysis.Func) Function {
 		fn.CPUNs, fn.TracingNs, fn.WaitNs = &cpu, &tracing, &wait
 	}
 	switch {
-	case len(f.Waits) > 0 && 10*f.Waits[0].Ns >= f.Total:
-		// A wait of 27µs in 2s is no answer to where the time went.
-		fn.Mostly = "waits on " + f.Waits[0].On
+	case len(f.OwnWaits) > 0 && 10*f.OwnWaits[0].Ns >= f.Self:
+		// Its own waits, not those of its callees, which say theirs;
+		// a wait of 27µs in 2s is no answer to where the time went.
+		fn.Mostly = "waits on " + f.OwnWaits[0].On
 	case len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU:
 		fn.Mostly = "in system calls: " + f.Syscalls[0].On
 	}
