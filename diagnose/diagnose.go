@@ -88,7 +88,7 @@ func programTime(p *analysis.Profile) int64 {
 // two lasting half the run or more, nine tenths of it in their own code
 // or untraced callees, off CPU when the trace has a CPU profile to say.
 // That is a goroutine serving, or waiting for a signal, more likely than
-// slow; 0 if they are not.
+// slow; 0 if they are not, or the run's length is not known.
 func parked(p *analysis.Profile, n *analysis.Node) int64 {
 	own := n.Self
 	if p.HasCPU {
@@ -97,7 +97,7 @@ func parked(p *analysis.Profile, n *analysis.Node) int64 {
 			own -= c.Wait
 		}
 	}
-	if n.Calls > 2 || 2*n.Total < int64(p.Duration) || 10*own < 9*n.Total {
+	if p.Duration <= 0 || n.Calls > 2 || 2*n.Total < int64(p.Duration) || 10*own < 9*n.Total {
 		return 0
 	}
 	return own
