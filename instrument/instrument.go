@@ -121,7 +121,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	orig := src
 	src, err := Undo(src)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("%s: %w", filename, err)
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)

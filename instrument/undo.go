@@ -20,6 +20,9 @@ var (
 	guardRE  = regexp.MustCompile(guardPattern())
 	nameRE   = regexp.MustCompile(`^__ct(?:(?:a|r|p)[0-9]+|p?Err)_?$`)
 	importRE = regexp.MustCompile(`; import __ct "[^"\n]+"`)
+	// The import, as File writes it or a formatter moved it: the name
+	// alone is in C translated to Go (__ctype_b_loc).
+	importLineRE = regexp.MustCompile(`(?m)(?:^[ \t]*(?:import[ \t]+)?|; import )__ct[ \t]+"`)
 	// The table, after the blank line before it (none before 2026-11-29).
 	tableRE = regexp.MustCompile(`\n(?:\r?\n)?var __ctf_[0-9a-f]{8} = \[\.\.\.\]__ct\.Func\{[^\n]*\}(?:\r?\n)?$`)
 )
@@ -41,7 +44,7 @@ func guardPattern() string {
 // Instrumented reports whether src holds calltrail's instrumentation, as
 // File left it or reformatted since.
 func Instrumented(src []byte) bool {
-	return tableRE.Match(src) || bytes.Contains(src, []byte(importName+" "))
+	return tableRE.Match(src) || importLineRE.Match(src)
 }
 
 // Undo removes the instrumentation File added to src. Where the inserted
@@ -114,6 +117,9 @@ func undoParsed(src []byte) ([]byte, error) {
 		}
 	}
 	if table == "" {
+		if !ours(f) {
+			return src, nil // the names are the user's: __ctype_b_loc
+		}
 		return nil, errors.New("instrumented by calltrail, but its function table is gone: cannot undo safely")
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -138,7 +144,9 @@ func undoParsed(src []byte) ([]byte, error) {
 		}
 	}
 	if bytes.Contains(out, []byte(importName)) || bytes.Contains(out, []byte(tablePref)) {
-		return nil, errors.New("calltrail's instrumentation was edited by hand: cannot undo safely")
+		if left, err := parser.ParseFile(token.NewFileSet(), "", out, parser.SkipObjectResolution); err != nil || ours(left) {
+			return nil, errors.New("calltrail's instrumentation was edited by hand: cannot undo safely")
+		}
 	}
 	if _, err := parser.ParseFile(token.NewFileSet(), "", out, parser.SkipObjectResolution); err != nil {
 		return nil, fmt.Errorf("cannot undo: %v", err)
@@ -189,6 +197,23 @@ func undoNames(src []byte) ([]byte, error) {
 	var out bytes.Buffer
 	apply(&out, src, edits)
 	return out.Bytes(), nil
+}
+
+// ours reports whether f holds a name of calltrail's instrumentation: the
+// runtime's import, a use of it, or a function table. Source may hold the
+// same letters as part of its own names (__ctype_b_loc).
+func ours(f *ast.File) bool {
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ImportSpec:
+			found = found || n.Name != nil && n.Name.Name == importName
+		case *ast.Ident:
+			found = found || n.Name == importName || strings.HasPrefix(n.Name, tablePref)
+		}
+		return !found
+	})
+	return found
 }
 
 // isGuard reports whether s is the guard File inserts, however

@@ -268,3 +268,53 @@ func TestGuardPattern(t *testing.T) {
 		}
 	}
 }
+
+// ctypeSrc is C translated to Go, whose names hold the letters of
+// calltrail's (__ctype_b_loc, __ctr): it is not instrumented.
+const ctypeSrc = `package libc
+
+// X__ctype_b_loc returns __ctype_b, as glibc's __ctype_b_loc does.
+func X__ctype_b_loc(__ctrl int) int { return __ctype_b + __ctrl }
+
+var __ctype_b = 1
+
+func __ct_helper() {}
+`
+
+// TestNotOursByName: source whose own names hold calltrail's letters is
+// not taken for instrumented; File instruments it, and Undo gives it
+// back, byte for byte as File left it, and whole after gofmt.
+func TestNotOursByName(t *testing.T) {
+	if Instrumented([]byte(ctypeSrc)) {
+		t.Errorf("Instrumented(ctypeSrc) = true")
+	}
+	if out, err := Undo([]byte(ctypeSrc)); err != nil || string(out) != ctypeSrc {
+		t.Errorf("Undo(ctypeSrc) = %q, %v; want it unchanged", out, err)
+	}
+	res, err := File("ctype.go", []byte(ctypeSrc), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Funcs) != 2 || !Instrumented(res.Src) {
+		t.Fatalf("instrumented %d functions: %s", len(res.Funcs), res.Src)
+	}
+	formatted, err := format.Source(res.Src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string][]byte{"as File left it": res.Src, "formatted": formatted} {
+		out, err := Undo(src)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if name == "formatted" {
+			// gofmt opened the one-line bodies the guards went in.
+			if Instrumented(out) || !bytes.Contains(out, []byte("return __ctype_b + __ctrl")) || !bytes.Contains(out, []byte("func __ct_helper() {")) {
+				t.Errorf("%s: undone\n%s", name, out)
+			}
+		} else if string(out) != ctypeSrc {
+			t.Errorf("%s: undone\n%s\nwant\n%s", name, out, ctypeSrc)
+		}
+	}
+}

@@ -74,11 +74,11 @@ func instrumentVerb() *verb {
 			// runtime that go.mod then no longer requires.
 			files, ignored, err := gobuild.SourceFiles(args, flags, tests || undo)
 			if err != nil {
-				return shownError(err)
+				return shownError(err, "")
 			}
 			if !undo && !inlined {
 				if opts.KeepInlined, err = gobuild.InlinedIn(files, flags, tests); err != nil {
-					return shownError(err)
+					return shownError(err, "")
 				}
 			}
 			// Every file first, then the writes: a file that cannot be
@@ -113,7 +113,7 @@ func instrumentVerb() *verb {
 					o.Package = f.Pkg
 					ir, err := instrument.File(f.Path, src, o)
 					if err != nil {
-						errs = append(errs, shownError(err).Error())
+						errs = append(errs, shownError(err, f.Path).Error())
 						continue
 					}
 					r.res = ir.Src
@@ -265,11 +265,17 @@ func lineDiff(name string, a, b []byte) []byte {
 	return d.Bytes()
 }
 
-// shownError is err with the files of a parser's error list named as
-// shownName names them, as the go command names them in its errors.
-func shownError(err error) error {
+// shownError is err with the files of a parser's error list, or the
+// file its message begins with (path, or any absolute path when path is
+// ""), named as shownName names them, as the go command names them in
+// its errors.
+func shownError(err error, path string) error {
 	list, ok := err.(scanner.ErrorList)
 	if !ok {
+		file, rest, ok := strings.Cut(err.Error(), ": ")
+		if ok && (file == path || path == "" && filepath.IsAbs(file)) {
+			return fmt.Errorf("%s: %s", shownName(file), rest)
+		}
 		return err
 	}
 	for _, e := range list {
