@@ -69,6 +69,12 @@ type Options struct {
 	// their columns. (Not in a file with line directives of its own,
 	// whose positions are a generator's input, or instrumented on disk.)
 	LineFile string
+	// Inits is how many init functions the package's files before this
+	// one declare, in the order the go command hands them to the
+	// compiler (its GoFiles, CgoFiles, then TestGoFiles), which numbers
+	// them across the package: this file's first is init.<Inits>. The
+	// sum of the Result.Inits before it.
+	Inits int
 }
 
 // Func describes one instrumented function.
@@ -83,6 +89,7 @@ type Result struct {
 	Funcs   []Func    // functions instrumented, in order of their guards
 	Omitted []Omitted // functions left untraced, and why
 	Skipped string    // why the file was left alone, if it was
+	Inits   int       // init functions the file declares, for the next file's Options.Inits
 }
 
 // Omitted is a function left untraced, and why.
@@ -160,11 +167,11 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 	}
 	switch {
 	case v.skip == WhyGenerated:
-		return Result{Src: src, Omitted: v.omitted, Skipped: "generated file"}, nil
+		return Result{Src: src, Omitted: v.omitted, Skipped: "generated file", Inits: v.inits}, nil
 	case v.skip == WhyIgnored:
-		return Result{Src: src, Omitted: v.omitted, Skipped: "//calltrail:ignore"}, nil
+		return Result{Src: src, Omitted: v.omitted, Skipped: "//calltrail:ignore", Inits: v.inits}, nil
 	case len(v.funcs) == 0:
-		return Result{Src: src, Omitted: v.omitted, Skipped: "no functions to instrument"}, nil
+		return Result{Src: src, Omitted: v.omitted, Skipped: "no functions to instrument", Inits: v.inits}, nil
 	}
 	runtimePath := opts.Runtime
 	if runtimePath == "" {
@@ -209,7 +216,7 @@ func File(filename string, src []byte, opts Options) (Result, error) {
 		out.WriteByte('\n')
 	}
 	fmt.Fprintf(&out, "var %s = [...]%s.Func{", v.table, importName)
-	res := Result{Omitted: v.omitted}
+	res := Result{Omitted: v.omitted, Inits: v.inits}
 	for i, fn := range v.funcs {
 		if i > 0 {
 			out.WriteString(", ")
@@ -592,6 +599,13 @@ func (v *visitor) where(p token.Pos) (string, int) {
 
 func (v *visitor) funcDecl(d *ast.FuncDecl) {
 	name := v.pkg + "." + DeclName(d)
+	if d.Name.Name == "init" && d.Recv == nil {
+		// Go numbers a package's init functions, init.0, init.1, in the
+		// order it compiles them, across its files: Options.Inits says
+		// how many came before this file's.
+		name = fmt.Sprintf("%s.init.%d", v.pkg, v.opts.Inits+v.inits)
+		v.inits++
+	}
 	switch {
 	case d.Body == nil:
 		v.omit(name, d.Pos(), WhyNoBody, "")
@@ -599,13 +613,6 @@ func (v *visitor) funcDecl(d *ast.FuncDecl) {
 	case hasDirective(d.Doc, "//calltrail:ignore"):
 		v.omit(name, d.Pos(), WhyIgnored, "")
 		return
-	}
-	if d.Name.Name == "init" && d.Recv == nil {
-		// Go numbers a package's init functions, init.0, init.1, in the
-		// order it compiles them; counted here within the file, which is
-		// exact for packages with init functions in one file.
-		name = fmt.Sprintf("%s.init.%d", v.pkg, v.inits)
-		v.inits++
 	}
 	if hasDirective(d.Doc, "//go:nosplit") {
 		v.omit(name, d.Pos(), WhyNosplit, "")

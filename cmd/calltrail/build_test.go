@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -104,6 +105,50 @@ func readSummary(t *testing.T, path string) tracefile.Summary {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestRunInitNames runs a program with init functions in two files: each
+// is its own function in the trace, named as the runtime names it, as Go
+// numbers them across the package's files.
+func TestRunInitNames(t *testing.T) {
+	dir := t.TempDir()
+	named := "func name() string {\n\tpc, _, _, _ := runtime.Caller(1)\n\treturn runtime.FuncForPC(pc).Name()\n}\n"
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/inits\n\ngo 1.22\n",
+		"a.go":   "package main\n\nimport (\n\t\"fmt\"\n\t\"runtime\"\n)\n\nvar names []string\n\n" + named + "\nfunc init() { names = append(names, name()) }\n\nfunc main() { fmt.Println(names) }\n",
+		"b.go":   "package main\n\nfunc init() { names = append(names, name()) }\n\nfunc init() { names = append(names, name()) }\n",
+	})
+	chdir(t, dir)
+	code, stdout, stderr := runCmd("run", "--inlined", "-o", "t.out", ".")
+	if code != 0 || stdout != "[main.init.0 main.init.1 main.init.2]\n" {
+		t.Fatalf("calltrail run: exit %d, printed %q\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd("report", "--json", "t.out")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	var rep struct {
+		Functions []struct {
+			Name  string
+			Calls uint64
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	inits := map[string]uint64{}
+	for _, f := range rep.Functions {
+		if strings.Contains(f.Name, "init") {
+			inits[f.Name] = f.Calls
+		}
+	}
+	if want := map[string]uint64{"main.init.0": 1, "main.init.1": 1, "main.init.2": 1}; !reflect.DeepEqual(inits, want) {
+		t.Errorf("init functions in the trace %v, want %v", inits, want)
+	}
+	// instrument names them the same in the source.
+	if code, stdout, stderr := runCmd("instrument", "-d", "--inlined", "."); code != 0 || !strings.Contains(stdout, `{Name: "main.init.1", File: "b.go"`) || !strings.Contains(stdout, `{Name: "main.init.2", File: "b.go"`) {
+		t.Errorf("instrument -d: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 }
 
 // TestRunOddSources runs a program whose files go build takes but that

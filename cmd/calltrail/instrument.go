@@ -92,6 +92,7 @@ func instrumentVerb() *verb {
 			}
 			var results []result
 			var errs []string
+			inits := map[string]int{} // by package: see instrument.Options.Inits
 			for _, f := range files {
 				src, err := os.ReadFile(f.Path)
 				if err != nil {
@@ -111,7 +112,9 @@ func instrumentVerb() *verb {
 				} else {
 					o := opts
 					o.Package = f.Pkg
+					o.Inits = inits[f.Pkg]
 					ir, err := instrument.File(f.Path, src, o)
+					inits[f.Pkg] += ir.Inits
 					if err != nil {
 						errs = append(errs, shownError(err, f.Path).Error())
 						continue

@@ -327,6 +327,7 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		// package's own tests, not into those of the packages that
 		// import it, whose traces would lack its coverage.
 		last, lastTest := "", ""
+		inits := map[string]int{} // by package, the test's apart: see instrument.Options.Inits
 		for _, name := range files {
 			o := opts
 			o.Package = p.ImportPath
@@ -356,7 +357,9 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 				return nil, st, err
 			}
 			o.LineFile = src // the copy lives elsewhere
+			o.Inits = inits[o.Package]
 			res, err := instrument.File(src, data, o)
+			inits[o.Package] += res.Inits
 			var syntax scanner.ErrorList
 			if errors.As(err, &syntax) && b.Tests {
 				continue // go test says so, and tests the other packages
@@ -836,6 +839,7 @@ func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string,
 		files := append(append([]string(nil), p.GoFiles...), p.CgoFiles...)
 		cov := tracefile.Coverage{Package: p.ImportPath}
 		first := len(edits)
+		inits := 0 // see instrument.Options.Inits
 		for _, name := range files {
 			path := filepath.Join(p.Dir, name)
 			data, err := os.ReadFile(path)
@@ -844,10 +848,12 @@ func (b *Build) instrumentModule(d *depModule, opts instrument.Options) (string,
 			}
 			o := opts
 			o.Package = p.ImportPath
+			o.Inits = inits
 			res, err := instrument.File(path, data, o)
 			if err != nil {
 				return "", st, err
 			}
+			inits += res.Inits
 			st.count(res.Omitted)
 			addCoverage(&cov, path, res)
 			if res.Skipped != "" {
