@@ -441,6 +441,14 @@ func TestPkgsLeavesMainOut(t *testing.T) {
 	if code, _, stderr := runCmd("chains", "main.main"); code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("chains main.main: exit %d, %q; want %q", code, stderr, want)
 	}
+	// A pattern that matches nothing is said, whether the others match
+	// or not.
+	for _, pkgs := range []string{"example.com/m/lbi", "example.com/m/lib example.com/m/lbi", "example.com/m/lib ./nothere/..."} {
+		bad := strings.Fields(pkgs)[len(strings.Fields(pkgs))-1]
+		if code, _, stderr := runCmd("run", "--pkgs", pkgs, "."); code == 0 || !strings.Contains(stderr, "--pkgs "+bad+": matches no package") {
+			t.Errorf("run --pkgs %q: exit %d, %q", pkgs, code, stderr)
+		}
+	}
 }
 
 // TestPkgsOnlyModuleCache: a program whose --pkgs names only a package

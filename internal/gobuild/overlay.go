@@ -190,13 +190,25 @@ func (b *Build) Prepare() ([]string, Stats, error) {
 		if err != nil {
 			return nil, st, err
 		}
+		matched := map[string]bool{}
 		for _, p := range sel {
 			if p.Error == nil || len(p.GoFiles)+len(p.CgoFiles) > 0 {
 				chosen[p.ImportPath] = true
+				for _, m := range p.Match {
+					matched[m] = true
+				}
 			}
 		}
-		if len(chosen) == 0 {
-			return nil, st, fmt.Errorf("--pkgs %s: matches no package", strings.Join(b.Instrument, " "))
+		// Each pattern on its own: a misspelt one beside others that
+		// match would leave its packages untraced without a word.
+		var none []string
+		for _, pat := range b.Instrument {
+			if !matched[pat] {
+				none = append(none, pat)
+			}
+		}
+		if len(none) > 0 {
+			return nil, st, fmt.Errorf("--pkgs %s: matches no package", strings.Join(none, " "))
 		}
 	}
 	replace := map[string]string{}

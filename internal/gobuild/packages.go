@@ -26,6 +26,7 @@ type Package struct {
 	// leave out of this build (other systems, other tags).
 	IgnoredGoFiles []string
 	Deps           []string // the packages it depends on, with -deps
+	Match          []string // the patterns asked for that match it
 	Module         *struct {
 		Path    string
 		Version string
@@ -43,7 +44,7 @@ func List(dir string, flags []string, deps bool, patterns ...string) ([]Package,
 
 // list is List with extra environment variables for the go command.
 func list(dir string, env, flags []string, deps bool, patterns ...string) ([]Package, error) {
-	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles,Deps,Module,Error"}
+	args := []string{"list", "-e", "-json=ImportPath,Name,DepOnly,Dir,Standard,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles,Deps,Match,Module,Error"}
 	if deps {
 		args = append(args, "-deps")
 	}
