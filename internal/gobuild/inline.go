@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,7 +108,7 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 	if err != nil {
 		return nil, err
 	}
-	args := q.listArgs([]string{"-f", "{{.Name}} {{.ImportPath}} {{.Dir}}"}, rest, gcflags)
+	args := q.listArgs([]string{"-f", "{{.Name}}\t{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \"\\t\"}}\t{{join .CgoFiles \"\\t\"}}"}, rest, gcflags)
 	env := append(os.Environ(), q.Env...)
 	// The compiles end with their front end when this program can be
 	// their wrapper and the packages' plain compiles are at hand: listed
@@ -177,17 +178,25 @@ func keepInlined(q InlineQuery, flags string) (map[instrument.Pos]string, error)
 		}
 		return nil, fmt.Errorf("the compiler cannot say what it inlines in packages that do not build: %s", strings.Join(lines, "; "))
 	}
-	names := map[string]string{} // import path -> package name
-	dirs := map[string]string{}  // import path -> directory
+	names := map[string]string{}   // import path -> package name
+	dirs := map[string]string{}    // import path -> directory
+	files := map[string][]string{} // directory and package name -> the files the build compiles
 	for _, line := range strings.Split(string(out), "\n") {
-		if name, rest, ok := strings.Cut(line, " "); ok {
-			path, pdir, _ := strings.Cut(rest, " ")
-			names[basePath(path)] = name
-			dirs[basePath(path)] = pdir
+		fields := strings.Split(line, "\t")
+		if len(fields) < 3 {
+			continue
+		}
+		name, path, pdir := fields[0], basePath(fields[1]), fields[2]
+		names[path], dirs[path] = name, pdir
+		key := pdir + "\x00" + name
+		for _, f := range fields[3:] {
+			if f != "" && !slices.Contains(files[key], f) {
+				files[key] = append(files[key], f)
+			}
 		}
 	}
 	r := parseInlining(dir, dirs, stderr.Bytes())
-	return r.keep(r.inlined(names), readOverlay(q.Overlay))
+	return r.keep(r.inlined(names), readOverlay(q.Overlay), files)
 }
 
 // reportFlags are the compiler flags of the packages asked about: -m for

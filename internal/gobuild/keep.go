@@ -18,8 +18,9 @@ import (
 // escape to the heap, unless it does so at every call inlined too, and
 // that are not recursive: each with the compiler's first such line.
 // Files are read through the overlay, which maps a file to the copy the
-// compiler read.
-func (r inlineReport) keep(inlined map[instrument.Pos][]instrument.Pos, overlay map[string]string) (map[instrument.Pos]string, error) {
+// compiler read; files lists, by directory and package name, the files
+// the build compiles, to tell recursion from.
+func (r inlineReport) keep(inlined map[instrument.Pos][]instrument.Pos, overlay map[string]string, files map[string][]string) (map[instrument.Pos]string, error) {
 	byFile := map[string][]instrument.Pos{}
 	for p := range inlined {
 		if len(r.heap[p.File]) > 0 {
@@ -49,7 +50,7 @@ func (r inlineReport) keep(inlined map[instrument.Pos][]instrument.Pos, overlay 
 				key := filepath.Dir(file) + "\x00" + f.Name.Name
 				g := graphs[key]
 				if g == nil {
-					if g, err = packageGraph(filepath.Dir(file), f.Name.Name, overlay); err != nil {
+					if g, err = packageGraph(filepath.Dir(file), f.Name.Name, overlay, files[key]); err != nil {
 						return nil, err
 					}
 					graphs[key] = g
@@ -204,11 +205,19 @@ type callGraph struct {
 }
 
 // packageGraph builds the call graph of the package named name from the
-// .go files of dir, tests included.
-func packageGraph(dir, name string, overlay map[string]string) (*callGraph, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		return nil, err
+// files of dir the build compiles, names, tests included; from all of its
+// .go files when names is empty. All of them were every platform's: 59 MB
+// in modernc.org/sqlite/lib, parsed on every build, against 8 MB.
+func packageGraph(dir, name string, overlay map[string]string, names []string) (*callGraph, error) {
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, filepath.Join(dir, n))
+	}
+	if len(paths) == 0 {
+		var err error
+		if paths, err = filepath.Glob(filepath.Join(dir, "*.go")); err != nil {
+			return nil, err
+		}
 	}
 	fset := token.NewFileSet()
 	var files []*ast.File
