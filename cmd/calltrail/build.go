@@ -353,6 +353,13 @@ func buildVerb() *verb {
 			if err := parseTraced(fs, &a, args, false); err != nil {
 				return err
 			}
+			if a.out != "" {
+				// The program would replace it: go build -o go.mod
+				// writes a binary there.
+				if err := goSource(a.out, "-o "+a.out); err != nil {
+					return err
+				}
+			}
 			b, flags, _, err := sess.prepare(a, false)
 			if err != nil {
 				return err

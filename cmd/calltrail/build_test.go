@@ -250,6 +250,13 @@ func TestBuild(t *testing.T) {
 		t.Errorf("%d calls, want 178", s.Calls)
 	}
 	unchanged(t, dir, files)
+	// Nor does the binary replace Go source, there or not.
+	for _, out := range []string{"go.mod", "main.go", "new.go"} {
+		if code, _, stderr := runCmd("build", "-o", out, "."); code != 2 || !strings.Contains(stderr, "that is the name of Go source") {
+			t.Errorf("build -o %s: exit %d, %q", out, code, stderr)
+		}
+	}
+	unchanged(t, dir, files)
 
 	// A compile error names the user's file and line.
 	os.WriteFile("bad.go", []byte("package main\n\nfunc broken() int {\n\treturn \"x\"\n}\n"), 0o644)
