@@ -282,7 +282,7 @@ func printAll(w io.Writer, pr *printer, gs *gtable.Table[goroutine], ids []uint6
 		}
 		g := gs.Get(id)
 		var parent []byte
-		if o.Parents {
+		if o.Parents && g.shown > 0 { // said of the goroutines shown
 			pr.mu.Lock()
 			parent = appendParent(nil, pr.r, id)
 			pr.mu.Unlock()

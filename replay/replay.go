@@ -98,6 +98,7 @@ func (cs *calls) at(i int) *call {
 type goroutine struct {
 	calls calls
 	more  *more // nil for a goroutine whose calls carry nothing more
+	shown int   // calls shown: those of calls the filters keep at their exit
 }
 
 // more holds what few calls carry, by index in calls.
@@ -221,6 +222,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			if g.calls.add(call{fn: ev.Func&fnMask | shownBit, depth: uint32(depth)}, sp) {
 				sp.queue(&g.calls, ev.G)
 			}
+			g.shown++
 			if sp.resident > spillCalls {
 				sp.trim(&gs)
 			}
@@ -259,6 +261,7 @@ func Write(w io.Writer, r *tracefile.Reader, f *filter.Filter, o Options) error 
 			c.fn |= uint32(ev.Exit&3) << kindShift
 			if !f.Long(time.Duration(c.dur)) {
 				c.fn &^= shownBit
+				g.shown--
 			}
 			sp.put(&g.calls, i, c)
 		}

@@ -51,6 +51,8 @@ func TestWrite(t *testing.T) {
 	}{
 		{"all", filter.Filter{}, Options{}},
 		{"parents", filter.Filter{}, Options{Parents: true}},
+		// Said only of the goroutines whose calls are shown.
+		{"parents-focus", filter.Filter{Focus: regexp.MustCompile(`main\.worker`)}, Options{Parents: true}},
 		{"goroutine", filter.Filter{G: 2}, Options{}},
 		{"focus", filter.Filter{Focus: regexp.MustCompile(`main\.B`)}, Options{}},
 		{"hide", filter.Filter{Hide: regexp.MustCompile(`main\.A`)}, Options{}},
