@@ -287,7 +287,7 @@ func (t *Trace) shortName(name string) (id uint32, ok bool) {
 // by edit distance, names containing it first, functions that were
 // called before those that were not.
 func (t *Trace) Near(query string, n int) []string {
-	return closest(t.names[1:], func(i int) bool { return t.Profile.Funcs[uint32(i+1)] != nil }, query, n)
+	return closest(t.names[1:], func(i int) bool { return t.Profile.Funcs[uint32(i+1)] != nil }, func(i int) bool { return t.traced(uint32(i + 1)) }, query, n)
 }
 
 // typeParams matches a list of type parameters or arguments, [K, V].
@@ -300,19 +300,21 @@ var typeParams = regexp.MustCompile(`\[[^\[\]]*\]`)
 func NotFound(coverage []tracefile.Coverage, names []string, query string) *NotFoundError {
 	traced := func(i int) bool { return Traced(coverage, names[i]) }
 	if why, misspelt := outside(coverage, query, false); misspelt {
-		return &NotFoundError{Query: query, Why: why, Near: closest(names, traced, query, 3)}
+		return &NotFoundError{Query: query, Why: why, Near: closest(names, traced, traced, query, 3)}
 	} else if why != "" {
 		return &NotFoundError{Query: query, Why: why}
 	}
 	if slices.Contains(names, query) {
 		return &NotFoundError{Query: query, Why: onlyNamed(query)}
 	}
-	return &NotFoundError{Query: query, Near: closest(names, traced, query, 3)}
+	return &NotFoundError{Query: query, Near: closest(names, traced, traced, query, 3)}
 }
 
 // closest returns up to n of names closest to query, by edit distance,
-// names containing it first, those called before those not.
-func closest(names []string, called func(i int) bool, query string, n int) []string {
+// names containing it first, those called before those not; of the names
+// traced only: the table also names functions that only created or
+// started goroutines (runtime.main), which no query answers for.
+func closest(names []string, called, traced func(i int) bool, query string, n int) []string {
 	if len(query) > maxQuery {
 		return nil
 	}
@@ -326,6 +328,9 @@ func closest(names []string, called func(i int) bool, query string, n int) []str
 	q := strings.ToLower(typeParams.ReplaceAllString(query, "[...]"))
 	var cs []cand
 	for i, name := range names {
+		if !traced(i) && !called(i) {
+			continue
+		}
 		name := strings.ToLower(name)
 		d := distance(q, name)
 		if !strings.Contains(q, "/") {
