@@ -244,6 +244,14 @@ func TestTop(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "calls/s") != 2 || !strings.Contains(stdout, "main.D") {
 		t.Fatalf("top: exit %d: %s%s", code, stdout, stderr)
 	}
+	// A program not recording says so, rather than show no calls.
+	paused := startService(t, exec.Command(bin), "SVC_PACE=1", "CALLTRAIL=paused")
+	if code, stdout, stderr := runCmd("top", "--count", "1", "--every", "200ms", paused); code != 0 || !strings.Contains(stdout, "recording is off in "+paused) {
+		t.Errorf("top of a paused program: exit %d: %s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "recording is off") {
+		t.Errorf("top of a program recording says it is off: %s", stdout)
+	}
 	if code, _, stderr := runCmd("top", "--sort", "nonsense", addr); code != 2 || !strings.Contains(stderr, "--sort") {
 		t.Errorf("top --sort nonsense: exit %d: %s", code, stderr)
 	}

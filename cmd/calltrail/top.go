@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/calltrail/calltrail/analysis"
 	"github.com/calltrail/calltrail/filter"
 	"github.com/calltrail/calltrail/internal/text"
+	"github.com/calltrail/calltrail/live"
 	"github.com/calltrail/calltrail/query"
 	"github.com/calltrail/calltrail/tracefile"
 )
@@ -60,8 +62,14 @@ func topVerb() *verb {
 					return err
 				}
 				var buf bytes.Buffer
-				if err := writeTop(&buf, args[0], data, key, n); err != nil {
+				calls, err := writeTop(&buf, args[0], data, key, n)
+				if err != nil {
 					return err
+				}
+				if calls == 0 && paused(args[0]) {
+					// No call: a program idle, or not recording, which
+					// a table of nothing would not say.
+					fmt.Fprintf(&buf, "\nrecording is off in %s (CALLTRAIL=paused, or switched off): calltrail record --seconds N %s records N seconds of it; POST to %s%son switches it on\n", args[0], args[0], args[0], live.Prefix)
 				}
 				if tty {
 					sess.out.Write([]byte("\x1b[H\x1b[2J")) // home, clear
@@ -75,12 +83,20 @@ func topVerb() *verb {
 	}
 }
 
+// paused reports whether the program at addr says it is not recording.
+func paused(addr string) bool {
+	data, err := fetchEndpoint(context.Background(), addr, "counters", nil, 10*time.Second)
+	var c live.Counters
+	return err == nil && json.Unmarshal(data, &c) == nil && !c.Recording
+}
+
 // writeTop analyses a snapshot of the last seconds and writes its table:
-// per function, calls and times per second of the window.
-func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) error {
+// per function, calls and times per second of the window. It returns
+// how many calls began in the window.
+func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) (uint64, error) {
 	r, err := tracefile.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("%s did not send a trace: %v", addr, err)
+		return 0, fmt.Errorf("%s did not send a trace: %v", addr, err)
 	}
 	m := r.Meta()
 	from, to, open := m.Window.Start, m.Window.End, m.Window.Open
@@ -89,7 +105,7 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 	// began before it, and their whole time would not be per second.
 	p := analysis.Analyze(r, analysis.Options{Filter: &filter.Filter{From: from}})
 	if p.Err != nil {
-		return fmt.Errorf("%s sent a damaged trace: %v", addr, p.Err)
+		return 0, fmt.Errorf("%s sent a damaged trace: %v", addr, p.Err)
 	}
 	t := query.New(addr, p)
 	calls := r.Calls() - min(open, r.Calls())
@@ -124,7 +140,7 @@ func writeTop(w *bytes.Buffer, addr string, data []byte, key string, n int) erro
 		}
 		fmt.Fprintf(tw, "\t%s\n", f.Name)
 	}
-	return tw.Flush()
+	return calls, tw.Flush()
 }
 
 // isTerminal reports whether f is a terminal: for top to redraw in place,
