@@ -342,7 +342,7 @@ func buildVerb() *verb {
 	var a tracedArgs
 	return &verb{
 		name:    "build",
-		args:    "[-o BIN] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block] [--live] [go build flags] [PKG...]",
+		args:    "[-o BIN] [--pkgs PATTERNS] [--funcs REGEX] [--exclude REGEX] [--inlined] [--args REGEX] [--errors=false] [--profiles cpu,mutex,block|none] [--live=true|false] [--otel=false] [go build flags] [PKG...]",
 		summary: "build a program with every function of the main module traced; the source is not changed",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {

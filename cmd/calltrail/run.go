@@ -14,7 +14,7 @@ func runVerb() *verb {
 	var a tracedArgs
 	return &verb{
 		name:    "run",
-		args:    "[-o TRACE] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go build flags] PKG [ARGS...]",
+		args:    "[-o TRACE] [--pkgs PATTERNS] [--funcs REGEX] [--exclude REGEX] [--inlined] [--args REGEX] [--errors=false] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [--live=true|false] [--otel=false] [go build flags] PKG [ARGS...]",
 		summary: "build and run a program with every function traced, then summarise the trace",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {

@@ -14,7 +14,7 @@ func testVerb() *verb {
 	var a tracedArgs
 	return &verb{
 		name:    "test",
-		args:    "[-o DIR] [--pkgs PATTERN] [--funcs REGEX] [--exclude REGEX] [--inlined] [--errors] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [go test flags] [PKG...]",
+		args:    "[-o DIR] [--pkgs PATTERNS] [--funcs REGEX] [--exclude REGEX] [--inlined] [--args REGEX] [--errors=false] [--profiles cpu,mutex,block|none] [--mutex-fraction N] [--block-rate NS] [--otel=false] [go test flags] [PKG...]",
 		summary: "run tests with every function traced, writing one trace per test binary",
 		custom:  true,
 		flags: func(fs *flag.FlagSet) {
