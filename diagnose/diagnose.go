@@ -141,15 +141,28 @@ func waits(p *analysis.Profile, f *analysis.Func, wall int64) []Finding {
 	score := float64(w.Ns) / float64(wall)
 	if w.On == "channel receive" || w.On == "channel send" || w.On == "select" {
 		msg = fmt.Sprintf("%s spends %.0f%% of its time waiting on a %s (%s in %s): look at what feeds or drains the channel", f.Name, 100*share, w.On, d(w.Ns), words.Count(f.Calls, "call"))
-		if f.Calls <= 2 && share >= 0.9 {
-			// One long wait in a call or two: a goroutine parked on
-			// purpose, for a signal or for the end of the work, which
-			// costs nothing. Findings about the work rank before it.
+		if share >= 0.9 && (f.Calls <= 2 || outermost(p, f)) {
+			// One long wait in a call or two, or in each goroutine
+			// that runs nothing else (a context's watcher, database/
+			// sql's awaitDone): a goroutine parked on purpose, for a
+			// signal or for the end of the work, which costs nothing.
+			// Findings about the work rank before it.
 			msg += ", unless it is parked on purpose (waiting for a signal, or for the work to end)"
 			score /= 10
 		}
 	}
 	return []Finding{{Kind: "wait", Function: f.Name, Message: msg, Score: score}}
+}
+
+// outermost reports whether every call of f was a goroutine's outermost.
+func outermost(p *analysis.Profile, f *analysis.Func) bool {
+	var calls uint64
+	for _, n := range p.Root.Children {
+		if n.Func == f.ID {
+			calls += n.Calls
+		}
+	}
+	return calls == f.Calls
 }
 
 // lost says that calls were dropped while recording: every figure and

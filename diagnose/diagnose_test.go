@@ -303,6 +303,23 @@ func TestFindings(t *testing.T) {
 			kinds: "",
 		},
 		{
+			// A goroutine per transaction that only waits for its end
+			// (database/sql's awaitDone): parked on purpose, though in
+			// 50 calls; the work ranks first.
+			name: "watchers parked",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.watch", Calls: 50, Total: 5e9, Sum: 5e9, Self: 5e9, Waits: []analysis.Wait{{On: "channel receive", Ns: 4.8e9}}},
+					&analysis.Func{Name: "main.query", Calls: 1000, Total: 2e9, Sum: 2e9, Self: 2e9, CPU: 2e9, SelfCPU: 2e9},
+				)
+				p.Root.Children = []*analysis.Node{{Func: 1, Parent: p.Root, Calls: 50, Total: 5e9, Self: 5e9}}
+				p.Work, p.TotalCPU = []int64{7e9}, 2e9
+				return p
+			}(),
+			kinds: "self wait",
+			first: "main.query takes 100% of all CPU time in its own code",
+		},
+		{
 			name: "nothing to say",
 			p: func() *analysis.Profile {
 				p := profile(&analysis.Func{Name: "main.a", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5}, &analysis.Func{Name: "main.b", Calls: 1, Total: 1e6, Sum: 1e6, SelfCPU: 1e5})
