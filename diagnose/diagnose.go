@@ -411,23 +411,28 @@ func self(p *analysis.Profile, wall int64) []Finding {
 }
 
 // maxBusy is the share of the program's CPUs (GOMAXPROCS over the run)
-// under which its goroutines' time off CPU is not the scheduler's delay:
-// with CPUs to spare, a runnable goroutine runs.
+// past which its goroutines' time off CPU is more likely a wait for its
+// own work, on other goroutines (an RPC's client for its server, over
+// the network), than a sleep or a slow peer.
 const maxBusy = 0.5
 
-// offCPU finds functions whose own time is mostly off CPU on nothing the
-// block or mutex profiles name (a sleep, the network, a file, a system
-// call in an untraced callee), at least 10% of the program's time, in a
-// program that left its CPUs idle at least half the time: their waits
-// are theirs, not the scheduler's. Their own time off CPU is their
-// chains' less their callees' (see analysis.Profile), which leaves out
-// the tracer's; a goroutine parked for the run is no finding.
+// offCPU finds functions whose own time is nearly all off CPU on nothing
+// the block or mutex profiles name (a sleep, the network, a file, a
+// system call in an untraced callee), at least 10% of the program's
+// time, and far more of it than the program's other functions spend off
+// CPU, in a program that left its CPUs idle at least half the time.
+// Time a goroutine waits for a core, which the program's other
+// goroutines or other processes hold, falls on every function alike, in
+// proportion to its time: a CPU-bound program on a machine busy with
+// others had each function two thirds off CPU. Their own time off CPU is
+// their chains' less their callees' (see analysis.Profile), which leaves
+// out the tracer's; a goroutine parked for the run is no finding.
 func offCPU(p *analysis.Profile, wall int64) []Finding {
 	procs := max(p.Meta.GOMAXPROCS, 1)
 	if !p.HasCPU || p.Duration <= 0 || float64(p.TotalCPU+p.TracingCPU) >= maxBusy*float64(procs)*float64(p.Duration) {
 		return nil
 	}
-	own := map[uint32]int64{}
+	own, self := map[uint32]int64{}, map[uint32]int64{}
 	p.Walk(func(n *analysis.Node) {
 		if n.Parent == p.Root && parked(p, n) > 0 {
 			return
@@ -437,25 +442,39 @@ func offCPU(p *analysis.Profile, wall int64) []Finding {
 			w -= c.Wait
 		}
 		own[n.Func] += max(w, 0)
+		self[n.Func] += n.Self
 	})
-	var fs []Finding
+	var allOff, allSelf int64
 	for id, off := range own {
 		f := p.Funcs[id]
-		if f == nil || len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU {
-			continue // unknown, or the syscall finding's
+		if f == nil {
+			delete(own, id)
+			continue
 		}
 		for _, w := range f.OwnWaits {
 			off -= w.Ns
 		}
-		if share := float64(off) / float64(wall); share < minShare || 2*off < f.Self {
+		own[id] = max(off, 0)
+		allOff += own[id]
+		allSelf += self[id]
+	}
+	var fs []Finding
+	for id, off := range own {
+		f := p.Funcs[id]
+		if len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU {
+			continue // the syscall finding's
+		}
+		share := float64(off) / float64(max(self[id], 1))
+		others := float64(allOff-off) / float64(max(allSelf-self[id], 1))
+		if float64(off) < minShare*float64(wall) || share < 0.9 || share < others+(1-others)/2 {
 			continue
 		}
 		on := "on nothing the block profile names"
 		if !p.HasWaits {
 			on = "on what no block profile here names"
 		}
-		msg := fmt.Sprintf("%s spends %.0f%% of its own time off CPU, %s (%s over %s, %s a call), while the program used %.0f%% of its %s: a sleep, a wait for the network or a file, or a system call in an untraced callee",
-			f.Name, 100*float64(off)/float64(max(f.Self, 1)), on, d(off), words.Count(f.Calls, "call"), d(off/int64(max(f.Calls, 1))),
+		msg := fmt.Sprintf("%s spends %.0f%% of its own time off CPU, %s (%s over %s, %s a call), where the program's other functions spent %.0f%% of theirs, and it used %.0f%% of its %s: a sleep, a wait for the network or a file, or a system call in an untraced callee",
+			f.Name, 100*share, on, d(off), words.Count(f.Calls, "call"), d(off/int64(max(f.Calls, 1))), 100*others,
 			100*float64(p.TotalCPU+p.TracingCPU)/(float64(procs)*float64(p.Duration)), words.Count(uint64(procs), "CPU"))
 		fs = append(fs, Finding{Kind: "offcpu", Function: f.Name, Message: msg, Score: float64(off) / float64(wall)})
 	}

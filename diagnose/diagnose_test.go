@@ -283,12 +283,13 @@ func TestFindings(t *testing.T) {
 				return p
 			}(),
 			kinds: "offcpu self",
-			first: "main.sleepy spends 100% of its own time off CPU, on nothing the block profile names (1s over 1000 calls, 1ms a call), while the program used 1% of its 2 CPUs",
+			first: "main.sleepy spends 100% of its own time off CPU, on nothing the block profile names (1s over 1000 calls, 1ms a call), where the program's other functions spent 50% of theirs, and it used 1% of its 2 CPUs",
 		},
 		{
-			// The same with the CPUs busy: off CPU may be the
-			// scheduler's delay, and nothing is said of it.
-			name: "off CPU, the CPUs busy",
+			// The same server with its CPUs busy: its handler's time off
+			// CPU is more likely a wait for the program's own work (an
+			// RPC's client for its server) than a sleep.
+			name: "off CPU, the program busy",
 			p: func() *analysis.Profile {
 				p := profile(
 					&analysis.Func{Name: "main.handle", Calls: 1000, Total: 12e8, Sum: 12e8, Self: 2e8, CPU: 1e8, SelfCPU: 1e8, Wait: 11e8},
@@ -297,10 +298,28 @@ func TestFindings(t *testing.T) {
 				handle := &analysis.Node{Func: 1, Parent: p.Root, Calls: 1000, Total: 12e8, Self: 2e8, CPU: 1e8, Wait: 11e8}
 				handle.Children = []*analysis.Node{{Func: 2, Parent: handle, Calls: 1000, Total: 1e9, Self: 1e9, Wait: 1e9}}
 				p.Root.Children = []*analysis.Node{handle}
-				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{12e8}, 15e8, 12e8, 1
+				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{12e8}, 15e8, 12e8, 2
 				return p
 			}(),
 			kinds: "",
+		},
+		{
+			// A CPU-bound program on a machine busy with others: each
+			// function two thirds off CPU, waiting for a core, alike.
+			// Nothing is said of it.
+			name: "off CPU alike, the machine busy",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.encode", Calls: 1e5, Total: 3e9, Sum: 3e9, Self: 1e9, CPU: 1e9, SelfCPU: 33e7, Wait: 2e9},
+					&analysis.Func{Name: "main.clone", Calls: 9e5, Total: 2e9, Sum: 2e9, Self: 2e9, CPU: 67e7, SelfCPU: 67e7, Wait: 133e7},
+				)
+				encode := &analysis.Node{Func: 1, Parent: p.Root, Calls: 1e5, Total: 3e9, Self: 1e9, CPU: 1e9, Wait: 2e9}
+				encode.Children = []*analysis.Node{{Func: 2, Parent: encode, Calls: 9e5, Total: 2e9, Self: 2e9, CPU: 67e7, Wait: 133e7}}
+				p.Root.Children = []*analysis.Node{encode}
+				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{3e9}, 1e9, 3e9, 2
+				return p
+			}(),
+			kinds: "self",
 		},
 		{
 			// A goroutine per transaction that only waits for its end
