@@ -197,7 +197,11 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 // waiting for its next event. A parent in one long call that starts
 // goroutine after goroutine reads as early for each, though its stack is
 // not behind: past maxEarly, they take the chain its stack showed, and go.
-const maxEarly = 1024
+// A stack behind takes as many children as the trace writer put before
+// the parent's next event, from other rings: at 1,024, a loop that
+// started 1,000 goroutines right after another phase of the program had
+// 787 of them set on that phase. A link is some eighty bytes.
+const maxEarly = 1 << 16
 
 // guess gives the children read early that p holds the chains the
 // parent's stack showed when they were read, and drops them from p.

@@ -342,6 +342,39 @@ func TestLinkerBounded(t *testing.T) {
 	}
 }
 
+// TestLinkerStaleThousands: a parent's stack read behind its children:
+// it shows main calling phase1 (f2), returned by the time phase2 (f3)
+// started 2,000 goroutines, whose records are read before the parent's
+// exit of phase1 and enter of phase2 (written in another ring). Each is
+// tied to phase2, not to the call the stale stack showed.
+func TestLinkerStaleThousands(t *testing.T) {
+	const children = 2000
+	var from []string
+	l := New(1<<12, func(k *Link[string]) { from = append(from, k.From) })
+	parent := &stack{fns: []uint32{1, 2}, starts: []int64{0, 10}, callees: [][]string{nil, nil}, latest: 20}
+	for g := uint64(2); g < 2+children; g++ {
+		l.Started(g, 1, 3, int64(100+g), parent, &parent.pending)
+		child := &stack{}
+		l.Enter(g, &child.pending, 9, int64(101+g), name(9, int64(101+g)), child)
+	}
+	// phase1 returns at 50; phase2, entered at 60, is open through the
+	// children's start and returns at 5000.
+	parent.fns, parent.starts, parent.callees = parent.fns[:1], parent.starts[:1], [][]string{{name(2, 10)}}
+	l.Exit(&parent.pending, 50, parent)
+	l.Enter(1, &parent.pending, 3, 60, name(3, 60), parent)
+	parent.fns, parent.starts, parent.callees = []uint32{1, 3}, []int64{0, 60}, [][]string{{name(2, 10)}, nil}
+	l.Exit(&parent.pending, 5000, parent)
+	l.Flush()
+	if len(from) != children {
+		t.Fatalf("%d links, want %d", len(from), children)
+	}
+	for i, f := range from {
+		if f != "f3@60" {
+			t.Fatalf("link %d from %q, want f3@60 (phase2)", i, f)
+		}
+	}
+}
+
 // BenchmarkLinkerWaiting: a parent whose children's records are read
 // before its own first call (thousands then wait for it), and then more
 // before its next event, each read early. Every child costs the Linker a
