@@ -447,7 +447,7 @@ func (p *Profile) CheckValid() error {
 // Health is what reading the trace found wrong with it (see
 // tracefile.Health).
 func (p *Profile) Health() tracefile.Health {
-	return tracefile.Health{Damage: p.Err, NoEnd: !p.Ended, Dropped: p.Stats.DroppedCalls, LostSpans: p.Stats.LostSpans, Profiles: p.ProfileErrors}
+	return tracefile.Health{Damage: p.Err, NoEnd: !p.Ended, Dropped: p.Stats.DroppedCalls, LostSpans: p.Stats.LostSpans, LostValues: p.Stats.LostErrors, Profiles: p.ProfileErrors}
 }
 
 // Name returns the name of function id, "?" for an id not in the table.

@@ -26,6 +26,9 @@ type Health struct {
 	Dropped uint64
 	// LostSpans counts the OpenTelemetry spans not followed.
 	LostSpans uint64
+	// LostValues counts the errors, arguments and results of recorded
+	// calls left out for want of room (Stats.LostErrors).
+	LostValues uint64
 	// Profiles are the runtime's profiles in the trace left out of the
 	// analysis, and why.
 	Profiles []error
@@ -35,7 +38,8 @@ type Health struct {
 // error that stopped reading (nil or io.EOF at its end).
 func (rd *Reader) Health(err error) Health {
 	_, ended := rd.End()
-	return Health{Damage: err, NoEnd: !ended, Dropped: rd.Stats().DroppedCalls, LostSpans: rd.Stats().LostSpans}
+	st := rd.Stats()
+	return Health{Damage: err, NoEnd: !ended, Dropped: st.DroppedCalls, LostSpans: st.LostSpans, LostValues: st.LostErrors}
 }
 
 // Partial reports whether the damage left a readable part to show: the
@@ -54,6 +58,9 @@ func (h Health) Warnings() []string {
 			were = "was"
 		}
 		out = append(out, fmt.Sprintf("%s %s dropped while recording (buffers full); figures leave them out", words.Count(h.Dropped, "call"), were))
+	}
+	if h.LostValues > 0 {
+		out = append(out, fmt.Sprintf("%d errors, arguments or results of recorded calls were left out for want of room (buffers full): those calls show no error, or fewer values, than they had", h.LostValues))
 	}
 	if h.LostSpans > 0 {
 		out = append(out, fmt.Sprintf("%d OpenTelemetry spans were not recorded (too many open at once, or buffers full); their calls read as outside them", h.LostSpans))
@@ -80,5 +87,5 @@ func (h Health) DamageError(name string) error {
 // it: the calls dropped. A trace with a summary has an end record; damage
 // before the summary goes unseen, where Summarize would find it.
 func (s Summary) Health() Health {
-	return Health{Dropped: s.Stats.DroppedCalls, LostSpans: s.Stats.LostSpans}
+	return Health{Dropped: s.Stats.DroppedCalls, LostSpans: s.Stats.LostSpans, LostValues: s.Stats.LostErrors}
 }

@@ -22,6 +22,9 @@ func TestHealth(t *testing.T) {
 			"3 calls were dropped while recording (buffers full); figures leave them out",
 			"cpu profile: too thin",
 		}, ""},
+		{"values lost", Health{LostValues: 47}, true, []string{
+			"47 errors, arguments or results of recorded calls were left out for want of room (buffers full): those calls show no error, or fewer values, than they had",
+		}, ""},
 		{"cut", Health{Damage: cut, NoEnd: true}, true, []string{"no end record: the program was killed, is still running, or called os.Exit without calltrail's exit hook (calltrail build, run and test link it); showing what was written"},
 			"t.out: trace is truncated: file ends inside a chunk (the output shows what came before)"},
 		{"unreadable", Health{Damage: errors.New("read t.out: is a directory")}, false, nil, "t.out: read t.out: is a directory"},

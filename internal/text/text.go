@@ -230,6 +230,9 @@ func Info(w io.Writer, name string, s tracefile.Summary, scanned, damaged bool) 
 		pct = 100 * float64(s.Stats.DroppedCalls) / float64(total)
 	}
 	row("dropped", "%s (%.2f%%)", words.Count(s.Stats.DroppedCalls, "call"), pct)
+	if s.Stats.LostErrors > 0 {
+		row("lost", "%d errors, arguments or results of recorded calls, for want of room", s.Stats.LostErrors)
+	}
 	if h := heldUp(s); h != "" {
 		row("held up", "%s", h)
 	}
