@@ -416,6 +416,10 @@ func self(p *analysis.Profile, wall int64) []Finding {
 // the network), than a sleep or a slow peer.
 const maxBusy = 0.5
 
+// maxLoops is how many calls, each a tenth of the run or longer, offCPU
+// takes for goroutines' loops rather than slow calls.
+const maxLoops = 16
+
 // offCPU finds functions whose own time is nearly all off CPU on nothing
 // the block or mutex profiles name (a sleep, the network, a file, a
 // system call in an untraced callee), at least 10% of the program's
@@ -463,6 +467,13 @@ func offCPU(p *analysis.Profile, wall int64) []Finding {
 		f := p.Funcs[id]
 		if len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU {
 			continue // the syscall finding's
+		}
+		if f.Calls <= maxLoops && 10*(f.Sum/int64(max(f.Calls, 1))) >= int64(p.Duration) {
+			// A few calls a tenth of the run each or longer: goroutines'
+			// loops (an RPC's client, a connection's server), whose
+			// time off CPU is a wait for work, for the program's own
+			// perhaps, not a slow call.
+			continue
 		}
 		share := float64(off) / float64(max(self[id], 1))
 		others := float64(allOff-off) / float64(max(allSelf-self[id], 1))

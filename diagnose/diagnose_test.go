@@ -304,6 +304,25 @@ func TestFindings(t *testing.T) {
 			kinds: "",
 		},
 		{
+			// An RPC's client loops, four calls of most of the run,
+			// waiting on the network for the program's own server:
+			// loops waiting for work, not slow calls.
+			name: "off CPU, a client's loops",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.client", Calls: 4, Total: 8e9, Sum: 8e9, Self: 8e9, CPU: 1e8, SelfCPU: 1e8, Wait: 79e8},
+					&analysis.Func{Name: "main.handle", Calls: 1e5, Total: 4e9, Sum: 4e9, Self: 4e9, CPU: 8e8, SelfCPU: 8e8, Wait: 32e8},
+				)
+				p.Root.Children = []*analysis.Node{
+					{Func: 1, Parent: p.Root, Calls: 4, Total: 8e9, Self: 8e9, CPU: 1e8, Wait: 79e8},
+					{Func: 2, Parent: p.Root, Calls: 1e5, Total: 4e9, Self: 4e9, CPU: 8e8, Wait: 32e8},
+				}
+				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{8e9, 4e9}, 9e8, 2e9, 2
+				return p
+			}(),
+			kinds: "self",
+		},
+		{
 			// A CPU-bound program on a machine busy with others: each
 			// function two thirds off CPU, waiting for a core, alike.
 			// Nothing is said of it.
