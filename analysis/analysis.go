@@ -757,7 +757,7 @@ func Analyze(r *tracefile.Reader, o Options) *Profile {
 			if len(g.stack) == 0 {
 				// A fresh state is the same as an empty one.
 				gs.Delete(gid)
-				links.Idle(gid, &g.pending)
+				links.Idle(gid, &g.pending, fr.node.Func, fr.node)
 				if len(free) < 1024 {
 					free = append(free, g)
 				}

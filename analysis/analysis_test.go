@@ -212,6 +212,35 @@ func TestSpawnReadFirst(t *testing.T) {
 	}
 }
 
+// TestSpawnAfterReturn: a handler, its goroutine's outermost call,
+// starts a goroutine and returns before the goroutine's first call: the
+// handler's call started it, as the parent's next events, a second
+// request, do not say otherwise.
+func TestSpawnAfterReturn(t *testing.T) {
+	p := Analyze(build(t, `
+1 +main 0
+2 go 1 main 5
+2 +handle 10
+2 - 20
+3 go 2 handle 30
+3 +audit 30
+3 - 40
+2 +handle 50
+2 - 60
+1 - 100
+`), Options{})
+	var got []string
+	p.Walk(func(n *Node) {
+		for from := range n.SpawnedFrom {
+			got = append(got, p.Name(n.Func)+" from "+p.Name(from.Func))
+		}
+	})
+	slices.Sort(got)
+	if want := "audit from handle,handle from main"; strings.Join(got, ",") != want {
+		t.Errorf("spawns: %v, want %s", got, want)
+	}
+}
+
 // TestEveryRootSpawned: a goroutine whose outermost code is not traced
 // (a server's connection) runs chain after chain; each says where the
 // goroutine was started, once per goroutine however often it runs: two

@@ -190,7 +190,7 @@ func Spans(r *tracefile.Reader, o Options) (ptrace.Traces, error) {
 		if n := len(st.frames); n > 0 {
 			st.frames[n-1].pending = append(st.frames[n-1].pending, fr.pending...)
 		} else {
-			links.Idle(ev.G, &st.pending)
+			links.Idle(ev.G, &st.pending, fr.fn, call{depth: 1, start: fr.start, req: fr.req})
 			delete(b.stacks, ev.G)
 		}
 	}

@@ -135,10 +135,11 @@ func Read(r *tracefile.Reader) (*Index, error) {
 				continue
 			}
 			links.Exit(&st.pending, ev.Time, st)
+			root := st.calls[0]
 			st.calls = st.calls[:len(st.calls)-1]
 			st.latest = ev.Time
 			if len(st.calls) == 0 {
-				links.Idle(ev.G, &st.pending)
+				links.Idle(ev.G, &st.pending, root.fn, root.c)
 				delete(stacks, ev.G)
 			}
 		}

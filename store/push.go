@@ -436,6 +436,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 				continue
 			}
 			p.links.Exit(&g.pending, ev.Time, g)
+			rootFn, root := g.At(0) // as the linker saw it at its enter
 			g.latest = ev.Time
 			var errID uint64
 			if ev.Err != 0 {
@@ -447,7 +448,7 @@ func (p *pusher) run(progress func(done, size int64), size int64) error {
 			}
 			if len(g.calls.frames) == 0 {
 				delete(p.gs, ev.G)
-				p.links.Idle(ev.G, &g.pending)
+				p.links.Idle(ev.G, &g.pending, rootFn, root)
 			}
 			if rs := g.requests[id]; rs != nil && len(rs.frames) > 0 {
 				if err := p.requestRows.add(p, rs.exit(p, &ev, uint32(len(rs.frames)), errID, id)); err != nil {

@@ -71,6 +71,12 @@ type Linker[C comparable] struct {
 	max     int
 	links   map[uint64]*Link[C]   // by goroutine, until linked
 	waiting map[uint64][]*Link[C] // by parent, while the parent has no open call
+	// last holds the outermost call that returned last of each of the
+	// latest goroutines to have none open (see Idle), lastOrder them
+	// in the order they came, to forget the oldest past maxEnded.
+	last      map[uint64]endedCall[C]
+	lastOrder []uint64
+	lastNext  int
 
 	// With EveryRoot: of each goroutine linked, its first chain and the
 	// chain that started it; and the other root chains of those that
@@ -159,6 +165,7 @@ func New[C comparable](max int, linked func(*Link[C])) *Linker[C] {
 		max:     max,
 		links:   map[uint64]*Link[C]{},
 		waiting: map[uint64][]*Link[C]{},
+		last:    map[uint64]endedCall[C]{},
 	}
 }
 
@@ -189,6 +196,13 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 			p.early++
 		}
 		return
+	}
+	if e, ok := l.last[parent]; ok && e.fn == creator {
+		// Read after the parent's call of the creator returned, with
+		// none open: that call started it, unless a later one, read
+		// late, began before the child did (the parent's next events
+		// say, as for a call of the creator read before the child).
+		k.From, k.HasFrom, k.tentative = e.chain, true, true
 	}
 	l.waiting[parent] = append(l.waiting[parent], k)
 }
@@ -263,13 +277,23 @@ func (l *Linker[C]) Exit(p *Pending[C], at int64, stack Stack[C]) {
 	}
 }
 
-// Idle tells that g has no open call left: the children p waiting for
-// its calls wait for its next.
-func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
+// Idle tells that g has no open call left, its outermost, of fn and
+// chain root, having returned: the children p waiting for its calls wait
+// for its next. A child of a go statement in fn itself, read before or
+// after, came from root: a goroutine a handler starts, which first runs
+// after the handler returned.
+func (l *Linker[C]) Idle(g uint64, p *Pending[C], fn uint32, root C) {
+	l.ended(g, fn, root)
 	for _, k := range p.links {
 		// A From of a call of the creator stands, though the call
 		// ended: the parent's next event says if a later one did.
 		if k.early && !k.called {
+			if k.Creator == fn {
+				// The call that returned holds the go statement: the
+				// latest call of the creator, as if read at its enter.
+				k.From, k.HasFrom, k.tentative, k.early, k.called = root, true, true, false, true
+				continue
+			}
 			// The calls open when the child's record was read ended
 			// before it began: they did not start it.
 			var none C
@@ -280,6 +304,31 @@ func (l *Linker[C]) Idle(g uint64, p *Pending[C]) {
 		l.waiting[g] = append(l.waiting[g], p.links...)
 	}
 	p.links, p.early = nil, 0
+}
+
+// maxEnded is how many goroutines' last outermost calls the Linker
+// keeps, for the children read after them (see Idle): the latest to end.
+const maxEnded = 1 << 16
+
+// ended keeps g's outermost call that returned, of fn and chain root,
+// among the latest maxEnded.
+func (l *Linker[C]) ended(g uint64, fn uint32, root C) {
+	if _, ok := l.last[g]; !ok {
+		if len(l.lastOrder) == maxEnded {
+			delete(l.last, l.lastOrder[l.lastNext])
+			l.lastOrder[l.lastNext] = g
+			l.lastNext = (l.lastNext + 1) % maxEnded
+		} else {
+			l.lastOrder = append(l.lastOrder, g)
+		}
+	}
+	l.last[g] = endedCall[C]{fn, root}
+}
+
+// endedCall is a goroutine's outermost call that returned.
+type endedCall[C comparable] struct {
+	fn    uint32
+	chain C
 }
 
 // Flush calls linked with every goroutine still waiting, with what is

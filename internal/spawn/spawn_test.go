@@ -84,10 +84,11 @@ func run(t *testing.T, max int, script string) []string {
 		case "exit":
 			fmt.Sscan(line, &g, &verb, &b)
 			l.Exit(&st.pending, int64(b), st)
+			fn, root := st.At(0)
 			st.fns, st.starts, st.callees = st.fns[:len(st.fns)-1], st.starts[:len(st.starts)-1], st.callees[:len(st.callees)-1]
 			st.latest = int64(b)
 			if len(st.fns) == 0 {
-				l.Idle(g, &st.pending)
+				l.Idle(g, &st.pending, fn, root)
 			}
 		case "start":
 			fmt.Sscan(line, &g, &verb, &a, &b, &c)
@@ -405,7 +406,7 @@ func BenchmarkLinkerWaiting(b *testing.B) {
 					at++
 				}
 				l.Exit(&st.pending, at, st)
-				l.Idle(parent, &st.pending)
+				l.Idle(parent, &st.pending, 1, "f1@0")
 				l.Flush()
 			}
 			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*n), "ns/child")
@@ -451,7 +452,7 @@ func BenchmarkLinkerLoop(b *testing.B) {
 						st.latest = int64(10*g + 8)
 					}
 				}
-				l.Idle(parent, &st.pending)
+				l.Idle(parent, &st.pending, 1, "f1@0")
 				l.Flush()
 			}
 			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*n), "ns/child")
