@@ -201,8 +201,9 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 		// Read after the parent's call of the creator returned, with
 		// none open: that call started it, unless a later one, read
 		// late, began before the child did (the parent's next events
-		// say, as for a call of the creator read before the child).
-		k.From, k.HasFrom, k.tentative = e.chain, true, true
+		// say, as for a call of the creator read before the child; a
+		// call of another function does not take its place).
+		k.From, k.HasFrom, k.tentative, k.called = e.chain, true, true, true
 	}
 	l.waiting[parent] = append(l.waiting[parent], k)
 }
