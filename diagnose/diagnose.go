@@ -468,11 +468,13 @@ func offCPU(p *analysis.Profile, wall int64) []Finding {
 		if len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU {
 			continue // the syscall finding's
 		}
-		if f.Calls <= maxLoops && 10*(f.Sum/int64(max(f.Calls, 1))) >= int64(p.Duration) {
+		if f.Calls <= maxLoops && 10*(f.Sum/int64(max(f.Calls, 1))) >= int64(p.Duration) || outermost(p, f) {
 			// A few calls a tenth of the run each or longer: goroutines'
 			// loops (an RPC's client, a connection's server), whose
 			// time off CPU is a wait for work, for the program's own
-			// perhaps, not a slow call.
+			// perhaps, not a slow call. Or calls each a goroutine's
+			// outermost: a goroutine per pixel, 65,536 of them, waited
+			// for a core in turns, off CPU all alike.
 			continue
 		}
 		share := float64(off) / float64(max(self[id], 1))

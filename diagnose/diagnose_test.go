@@ -323,6 +323,24 @@ func TestFindings(t *testing.T) {
 			kinds: "self",
 		},
 		{
+			// A goroutine per pixel: 65,536 of them, each waiting for
+			// a core in turns, off CPU in its outermost call.
+			name: "off CPU, a goroutine per item",
+			p: func() *analysis.Profile {
+				p := profile(
+					&analysis.Func{Name: "main.render.func1", Calls: 65536, Total: 100e9, Sum: 100e9, Self: 100e9, Wait: 100e9},
+					&analysis.Func{Name: "main.render", Calls: 1, Total: 1e9, Sum: 1e9, Self: 1e9, CPU: 4e8, SelfCPU: 4e8, Wait: 6e8},
+				)
+				p.Root.Children = []*analysis.Node{
+					{Func: 1, Parent: p.Root, Calls: 65536, Total: 100e9, Self: 100e9, Wait: 100e9},
+					{Func: 2, Parent: p.Root, Calls: 1, Total: 1e9, Self: 1e9, CPU: 4e8, Wait: 6e8},
+				}
+				p.Work, p.TotalCPU, p.Duration, p.Meta.GOMAXPROCS = []int64{100e9, 1e9}, 4e8, 1e9, 2
+				return p
+			}(),
+			kinds: "self",
+		},
+		{
 			// A CPU-bound program on a machine busy with others: each
 			// function two thirds off CPU, waiting for a core, alike.
 			// Nothing is said of it.
