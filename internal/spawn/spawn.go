@@ -215,8 +215,9 @@ func (l *Linker[C]) Started(g, parent uint64, creator uint32, at int64, stack St
 // A stack behind takes as many children as the trace writer put before
 // the parent's next event, from other rings: at 1,024, a loop that
 // started 1,000 goroutines right after another phase of the program had
-// 787 of them set on that phase. A link is some eighty bytes.
-const maxEarly = 1 << 16
+// 787 of them set on that phase. A link is some eighty bytes: at 65,536,
+// goroutines over a million goroutines started in one call held 6 MB more.
+const maxEarly = 1 << 13
 
 // guess gives the children read early that p holds the chains the
 // parent's stack showed when they were read, and drops them from p.
