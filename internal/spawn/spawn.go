@@ -310,8 +310,7 @@ func (l *Linker[C]) Idle(g uint64, p *Pending[C], fn uint32, root C) {
 
 // maxEnded is how many goroutines' last outermost calls the Linker
 // keeps, for the children read after them (see Idle): the latest to end,
-// within a few milliseconds of a program's run. (At 65,536, the table
-// of a trace of a million goroutines took 255 MB, one more.)
+// within a few milliseconds of a program's run.
 const maxEnded = 1 << 12
 
 // ended keeps g's outermost call that returned, of fn and chain root,
