@@ -468,6 +468,12 @@ func offCPU(p *analysis.Profile, wall int64) []Finding {
 		if len(f.Syscalls) > 0 && 2*f.SyscallCPU() >= f.SelfCPU {
 			continue // the syscall finding's
 		}
+		share := float64(off) / float64(max(self[id], 1))
+		others := float64(allOff-off) / float64(max(allSelf-self[id], 1))
+		if float64(off) < minShare*float64(wall) || share < 0.9 || share < others+(1-others)/2 {
+			continue
+		}
+		// Last, for the few left: outermost walks the root's chains.
 		if f.Calls <= maxLoops && 10*(f.Sum/int64(max(f.Calls, 1))) >= int64(p.Duration) || outermost(p, f) {
 			// A few calls a tenth of the run each or longer: goroutines'
 			// loops (an RPC's client, a connection's server), whose
@@ -475,11 +481,6 @@ func offCPU(p *analysis.Profile, wall int64) []Finding {
 			// perhaps, not a slow call. Or calls each a goroutine's
 			// outermost: a goroutine per pixel, 65,536 of them, waited
 			// for a core in turns, off CPU all alike.
-			continue
-		}
-		share := float64(off) / float64(max(self[id], 1))
-		others := float64(allOff-off) / float64(max(allSelf-self[id], 1))
-		if float64(off) < minShare*float64(wall) || share < 0.9 || share < others+(1-others)/2 {
 			continue
 		}
 		on := "on nothing the block profile names"
